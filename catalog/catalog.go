@@ -1,0 +1,342 @@
+// Package catalog owns the model of catalog.yaml: strict loading with
+// file:line:column errors, ${VAR} expansion inside decoded values, defaults in
+// one place, and validation into read-only values that the rest of the
+// gateway shares without locks.
+//
+// It imports nothing from this module. Enforcement (gates, upstream calls,
+// rendering) lives in authz, proxy and rendering; this package only says
+// what the operator declared and whether it is coherent.
+package catalog
+
+// Defaults, exported so that docs, flags and tests name the same numbers.
+const (
+	DefaultListen           = "127.0.0.1:8080"
+	DefaultMCPPath          = "/mcp"
+	DefaultAdminPath        = "/admin/mcp"
+	DefaultTimeout          = Duration(10e9)
+	DefaultMaxResponseBytes = Size(8 << 20)
+	DefaultStructuredBytes  = Size(64 << 10)
+	DefaultTextBytes        = Size(80 << 10)
+	DefaultInlineBytes      = Size(16 << 10)
+	DefaultRequestBytes     = Size(1 << 20)
+	DefaultPageSize         = 20
+	DefaultMaxPageSize      = 100
+	DefaultMaxInFlight      = 1024
+	DefaultKillSwitchEnv    = "GATEWAY_DISABLE_SENSITIVE_DATA"
+	DefaultSensitiveNote    = "historyNote"
+	DefaultWorkspacePattern = `^[A-Za-z0-9._-]{1,128}$`
+	DefaultMaxLeeway        = Duration(60e9)
+
+	// ViewGate is the gate that fronts the whole surface.
+	ViewGate = "view"
+
+	KindRead  = "read"
+	KindWrite = "write"
+
+	RenderJSON    = "json"
+	RenderPayload = "payload"
+
+	// Reserved placeholder names: they come from the verified principal,
+	// never from arguments.
+	ReservedWorkspace = "workspace"
+	ReservedActor     = "actor"
+)
+
+// Pos is a 1-based position in the catalog file. The zero Pos means unknown.
+type Pos struct{ Line, Column int }
+
+// Meta records where a mapping and each of its keys' values stood in the
+// file. The loader fills it; validation uses it to point at problems, and
+// defaults use it to tell an absent key from a zero value.
+type Meta struct {
+	Pos  Pos
+	Keys map[string]Pos
+}
+
+// Has reports whether key was written in the mapping.
+func (m Meta) Has(key string) bool { _, ok := m.Keys[key]; return ok }
+
+// At returns the position of key's value, or of the mapping when key is absent.
+func (m Meta) At(key string) Pos {
+	if p, ok := m.Keys[key]; ok {
+		return p
+	}
+	return m.Pos
+}
+
+// Catalog is a loaded, validated catalog. After [Load] returns it is never
+// modified, so it is safe for concurrent use.
+type Catalog struct {
+	Meta          `yaml:"-"`
+	Version       int                      `yaml:"version"`
+	Server        Server                   `yaml:"server"`
+	Auth          Auth                     `yaml:"auth"`
+	Gates         map[string]*Gate         `yaml:"gates"`
+	SensitiveData SensitiveData            `yaml:"sensitive_data"`
+	Upstreams     map[string]*Upstream     `yaml:"upstreams"`
+	Prerequisites map[string]*Prerequisite `yaml:"prerequisites"`
+	Limits        Limits                   `yaml:"limits"`
+	Audit         Audit                    `yaml:"audit"`
+	Tools         []*Tool                  `yaml:"tools"`
+
+	// File is the name the catalog was loaded from, as given to Load.
+	File string `yaml:"-"`
+	// Hash is the hex SHA-256 of the file's bytes.
+	Hash string `yaml:"-"`
+	// Warnings are problems that do not stop loading (tool names outside
+	// the portable [A-Za-z0-9_-]{1,64}, for example), formatted like errors.
+	Warnings []string `yaml:"-"`
+
+	byName map[string]*Tool
+}
+
+// Tool returns the enabled tool called name, or nil.
+func (c *Catalog) Tool(name string) *Tool { return c.byName[name] }
+
+// Server is the identity and mount points of the gateway.
+type Server struct {
+	Meta           `yaml:"-"`
+	Name           string   `yaml:"name"`
+	Title          string   `yaml:"title"`
+	Version        string   `yaml:"version"`
+	Instructions   string   `yaml:"instructions"`
+	Listen         string   `yaml:"listen"`
+	MCPPath        string   `yaml:"mcp_path"`
+	AdminPath      string   `yaml:"admin_path"` // "" disables the REST surface
+	AllowedOrigins []string `yaml:"allowed_origins"`
+	Enabled        bool     `yaml:"enabled"` // default true
+}
+
+// Auth says how bearer tokens are verified and mapped to a principal.
+type Auth struct {
+	Meta             `yaml:"-"`
+	JWT              *JWT              `yaml:"jwt"`
+	APIKeysFile      string            `yaml:"api_keys_file"`
+	Principal        Principal         `yaml:"principal"`
+	ResourceMetadata *ResourceMetadata `yaml:"resource_metadata"`
+}
+
+// JWT configures JSON Web Token verification. Exactly one key source is set.
+type JWT struct {
+	Meta          `yaml:"-"`
+	JWKSURL       string   `yaml:"jwks_url"`
+	PublicKeyFile string   `yaml:"public_key_file"`
+	HMACSecretEnv string   `yaml:"hmac_secret_env"`
+	Algorithms    []string `yaml:"algorithms"`
+	Issuer        string   `yaml:"issuer"`
+	Audience      string   `yaml:"audience"`
+	Leeway        Duration `yaml:"leeway"`
+}
+
+// Principal holds gjson paths into the verified claims.
+type Principal struct {
+	Meta             `yaml:"-"`
+	Subject          string `yaml:"subject"`           // default "sub"
+	Workspace        string `yaml:"workspace"`         // default "ws"
+	Scopes           string `yaml:"scopes"`            // default "scope"
+	Actor            string `yaml:"actor"`             // default: the subject
+	WorkspacePattern string `yaml:"workspace_pattern"` // default DefaultWorkspacePattern
+}
+
+// ResourceMetadata is served as RFC 9728 protected resource metadata.
+type ResourceMetadata struct {
+	Meta                 `yaml:"-"`
+	Resource             string   `yaml:"resource"`
+	AuthorizationServers []string `yaml:"authorization_servers"`
+	ScopesSupported      []string `yaml:"scopes_supported"`
+}
+
+// Gate is a named permission: a caller passes when it holds every scope.
+type Gate struct {
+	Meta   `yaml:"-"`
+	Scopes []string `yaml:"scopes"`
+	OnDeny string   `yaml:"on_deny"` // "" (hide + isError) or "challenge" (HTTP 403)
+}
+
+// SensitiveData is the triple lock.
+type SensitiveData struct {
+	Meta          `yaml:"-"`
+	Gate          string `yaml:"gate"`            // lock 1; "" keeps it closed for everyone
+	Expose        bool   `yaml:"expose"`          // lock 2; default true
+	KillSwitchEnv string `yaml:"kill_switch_env"` // lock 3; default DefaultKillSwitchEnv
+}
+
+// Upstream is a named REST service the tools call.
+type Upstream struct {
+	Meta             `yaml:"-"`
+	Name             string            `yaml:"-"`
+	BaseURL          string            `yaml:"base_url"`
+	Timeout          Duration          `yaml:"timeout"`
+	Headers          map[string]string `yaml:"headers"`
+	Workspace        *WorkspaceBinding `yaml:"workspace"`
+	ActorHeader      string            `yaml:"actor_header"`
+	MaxResponseBytes Size              `yaml:"max_response_bytes"`
+	MaxConcurrent    int               `yaml:"max_concurrent"` // 0: no cap
+}
+
+// WorkspaceBinding says where the principal's workspace goes on every
+// request to an upstream: a header or a query parameter (or a {workspace}
+// placeholder in a tool's path, which needs no binding here).
+type WorkspaceBinding struct {
+	Meta   `yaml:"-"`
+	Header string `yaml:"header"`
+	Query  string `yaml:"query"`
+}
+
+// Prerequisite is a per-workspace condition for tool visibility.
+type Prerequisite struct {
+	Meta  `yaml:"-"`
+	Name  string `yaml:"-"`
+	Probe *Probe `yaml:"probe"`
+	Claim string `yaml:"claim"` // gjson query on the claims; met when it yields a truthy value
+}
+
+// Probe is an upstream call whose answer decides a prerequisite.
+type Probe struct {
+	Meta     `yaml:"-"`
+	Upstream string   `yaml:"upstream"`
+	Method   string   `yaml:"method"` // default GET
+	Path     string   `yaml:"path"`
+	TrueWhen string   `yaml:"true_when"` // gjson path; met when truthy. "" means a 2xx answer is enough
+	Cache    Duration `yaml:"cache"`     // default 60s
+}
+
+// Limits bound requests and responses.
+type Limits struct {
+	Meta            `yaml:"-"`
+	StructuredBytes Size     `yaml:"structured_bytes"`
+	TextBytes       Size     `yaml:"text_bytes"`
+	InlineBytes     Size     `yaml:"inline_bytes"`
+	PageSize        PageSize `yaml:"page_size"`
+	RequestBytes    Size     `yaml:"request_bytes"`
+	Rate            *Rate    `yaml:"rate"`
+	MaxInFlight     int      `yaml:"max_in_flight"`
+}
+
+// PageSize is the default and the ceiling of a paged tool's page size.
+type PageSize struct {
+	Meta    `yaml:"-"`
+	Default int `yaml:"default"`
+	Max     int `yaml:"max"`
+}
+
+// Rate configures token buckets. A nil *Rate means no rate limit.
+type Rate struct {
+	Meta         `yaml:"-"`
+	PerPrincipal *Bucket            `yaml:"per_principal"`
+	PerTool      map[string]*Bucket `yaml:"per_tool"`
+}
+
+// Bucket is a token bucket: RPS tokens a second, up to Burst.
+type Bucket struct {
+	Meta  `yaml:"-"`
+	RPS   float64 `yaml:"rps"`
+	Burst int     `yaml:"burst"`
+}
+
+// Audit says where write records go.
+type Audit struct {
+	Meta `yaml:"-"`
+	Path string `yaml:"path"` // "" sends records to the log stream
+}
+
+// Tool is one MCP tool: a projection of one upstream REST call.
+type Tool struct {
+	Meta        `yaml:"-"`
+	Name        string         `yaml:"name"`
+	Title       string         `yaml:"title"`
+	Description string         `yaml:"description"`
+	Enabled     bool           `yaml:"enabled"` // default true
+	Kind        string         `yaml:"kind"`    // KindRead (default) or KindWrite
+	Gate        string         `yaml:"gate"`    // default ViewGate
+	Sensitive   bool           `yaml:"sensitive"`
+	Requires    []string       `yaml:"requires"`
+	Annotations *Annotations   `yaml:"annotations"`
+	Input       map[string]any `yaml:"input"` // JSON Schema 2020-12; default {type: object, additionalProperties: false}
+	Request     Request        `yaml:"request"`
+	Paging      *Paging        `yaml:"paging"`
+	Response    Response       `yaml:"response"`
+
+	// Compiled by Load; read-only afterwards.
+
+	// Schema validates arguments. Never nil after Load.
+	Schema Validator `yaml:"-"`
+	// InputJSON is Input as compact JSON, the published inputSchema.
+	InputJSON []byte `yaml:"-"`
+	// Required lists the schema's required argument names.
+	Required []string `yaml:"-"`
+}
+
+// Validator checks a decoded JSON value (from encoding/json, with
+// json.Number or float64 numbers) against a compiled schema.
+type Validator interface {
+	Validate(v any) error
+}
+
+// Annotations override the hints derived from kind.
+type Annotations struct {
+	Meta        `yaml:"-"`
+	Title       string `yaml:"title"`
+	Destructive *bool  `yaml:"destructive"`
+	Idempotent  *bool  `yaml:"idempotent"`
+	OpenWorld   *bool  `yaml:"open_world"`
+}
+
+// Request is the upstream call a tool makes, as templates.
+type Request struct {
+	Meta     `yaml:"-"`
+	Upstream string            `yaml:"upstream"`
+	Method   string            `yaml:"method"` // default GET for reads, POST for writes
+	Path     string            `yaml:"path"`
+	Query    map[string]string `yaml:"query"`
+	Headers  map[string]string `yaml:"headers"`
+	Body     any               `yaml:"body"` // JSON template; nil sends no body
+
+	// Compiled by Load.
+	PathTemplate Template `yaml:"-"`
+	QueryParams  []Param  `yaml:"-"` // sorted by name
+	HeaderParams []Param  `yaml:"-"` // sorted by canonical name
+}
+
+// Param is one compiled query parameter or header.
+type Param struct {
+	Name     string
+	Template Template
+}
+
+// Paging states a paged tool's conventions.
+type Paging struct {
+	Meta             `yaml:"-"`
+	PageSizeArgument string `yaml:"page_size_argument"`
+	CursorArgument   string `yaml:"cursor_argument"` // "" for top-N tools
+	Max              int    `yaml:"max"`             // the upstream's own ceiling; 0: limits.page_size.max
+}
+
+// Response shapes the upstream answer.
+type Response struct {
+	Meta               `yaml:"-"`
+	Select             string    `yaml:"select"`
+	Fields             Fields    `yaml:"fields"`
+	List               string    `yaml:"list"`
+	Untrusted          []string  `yaml:"untrusted"`
+	Sensitive          []string  `yaml:"sensitive"`
+	SensitiveNoteField string    `yaml:"sensitive_note_field"`
+	NotFound           *NotFound `yaml:"not_found"`
+	Render             string    `yaml:"render"` // RenderJSON (default) or RenderPayload
+}
+
+// Fields maps output names to gjson paths, in the order written.
+type Fields []Field
+
+// Field is one output field.
+type Field struct {
+	Name string
+	Path string
+}
+
+// NotFound maps upstream statuses to a normal result.
+type NotFound struct {
+	Meta   `yaml:"-"`
+	Status []int          `yaml:"status"`
+	Result map[string]any `yaml:"result"` // default {found: false}
+}
