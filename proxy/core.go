@@ -6,11 +6,17 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/mcpgw/gateway/rendering"
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
@@ -24,13 +30,22 @@ type Options struct {
 	Logger *slog.Logger
 	// Getenv reads the environment (the kill switch). Nil: os.Getenv.
 	Getenv func(string) string
+	// Audit receives one record per write call. Nil: the Logger.
+	Audit AuditSink
+	// Now is the clock for caches. Nil: time.Now.
+	Now func() time.Time
 }
 
 // Core serves one loaded catalog. It is immutable after New and safe for
 // concurrent use; a reload builds a new Core.
 type Core struct {
-	cat    *catalog.Catalog
-	logger *slog.Logger
+	cat     *catalog.Catalog
+	logger  *slog.Logger
+	audit   AuditSink
+	policy  *authz.Policy
+	prereqs *authz.Prerequisites
+	tools   map[string]*tool
+	order   []*tool
 }
 
 // Catalog returns the catalog c serves.
@@ -103,17 +118,216 @@ type ChallengeError struct {
 
 func (e *ChallengeError) Error() string { return fmt.Sprintf("gate %q denied: insufficient scope", e.Gate) }
 
-// New builds a Core for cat.
-func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
-	panic("TODO")
+// tool is a catalog tool with what the core precomputes for it.
+type tool struct {
+	def           *catalog.Tool
+	up            *upstream
+	listed        *Listed
+	shape         rendering.ShapeOptions
+	bodyTemplates map[string]catalog.Template
+	notFound      map[int]bool
+	notFoundJSON  []byte
 }
 
-// List returns the tools p may see, in catalog order.
+// New builds a Core for cat: it compiles everything a call needs, so a
+// call does no parsing of the catalog.
+func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	c := &Core{cat: cat, logger: opts.Logger, tools: make(map[string]*tool, len(cat.Tools))}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	rt := opts.Transport
+	if rt == nil {
+		rt = sharedTransport
+	}
+	c.audit = opts.Audit
+	if c.audit == nil {
+		c.audit = &LogAudit{Logger: c.logger}
+	}
+	ups := make(map[string]*upstream, len(cat.Upstreams))
+	for name, def := range cat.Upstreams {
+		u, err := newUpstream(name, def, rt)
+		if err != nil {
+			return nil, err
+		}
+		ups[name] = u
+	}
+	c.prereqs = authz.NewPrerequisites(cat.Prerequisites, c.probeFunc(ups), opts.Now)
+	c.policy = authz.NewPolicy(cat, &authz.PolicyOptions{Getenv: opts.Getenv, Prerequisites: c.prereqs})
+	for _, def := range cat.Tools {
+		t := &tool{def: def, up: ups[def.Request.Upstream]}
+		if t.up == nil {
+			return nil, fmt.Errorf("tool %q: unknown upstream %q", def.Name, def.Request.Upstream)
+		}
+		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
+		t.shape = rendering.ShapeOptions{Select: def.Response.Select, Paged: def.Paging != nil && def.Paging.CursorArgument != ""}
+		for _, f := range def.Response.Fields {
+			t.shape.Fields = append(t.shape.Fields, rendering.Field{Name: f.Name, Path: f.Path})
+		}
+		t.bodyTemplates = compileBody(def.Request.Body, nil)
+		if nf := def.Response.NotFound; nf != nil {
+			t.notFound = make(map[int]bool, len(nf.Status))
+			for _, s := range nf.Status {
+				t.notFound[s] = true
+			}
+			res := nf.Result
+			if res == nil {
+				res = map[string]any{"found": false}
+			}
+			t.notFoundJSON, _ = json.Marshal(res)
+		}
+		c.tools[def.Name] = t
+		c.order = append(c.order, t)
+	}
+	return c, nil
+}
+
+func compileBody(v any, into map[string]catalog.Template) map[string]catalog.Template {
+	switch v := v.(type) {
+	case string:
+		if t, err := catalog.ParseTemplate(v); err == nil {
+			if into == nil {
+				into = make(map[string]catalog.Template)
+			}
+			into[v] = t
+		}
+	case map[string]any:
+		for _, e := range v {
+			into = compileBody(e, into)
+		}
+	case []any:
+		for _, e := range v {
+			into = compileBody(e, into)
+		}
+	}
+	return into
+}
+
+// Policy returns the authorization policy c decides with.
+func (c *Core) Policy() *authz.Policy { return c.policy }
+
+// List returns the tools p may see, in catalog order. It asks the same
+// question as Call, through the same policy.
 func (c *Core) List(ctx context.Context, p *authz.Principal) []*Listed {
-	panic("TODO")
+	out := make([]*Listed, 0, len(c.order))
+	for _, t := range c.order {
+		if c.policy.Decide(ctx, p, t.def).Allowed {
+			out = append(out, t.listed)
+		}
+	}
+	return out
 }
 
 // Call calls the tool name for p with args (a JSON object, or empty).
 func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args []byte) (*Result, error) {
-	panic("TODO")
+	t := c.tools[name]
+	if t == nil {
+		return nil, &UnknownToolError{Name: name}
+	}
+	start := time.Now()
+	res, status, err := c.call(ctx, p, t, args)
+	if t.def.Kind == catalog.KindWrite {
+		c.record(ctx, p, t, args, status, res, err, time.Since(start))
+	}
+	return res, err
+}
+
+func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte) (*Result, int, error) {
+	d := c.policy.Decide(ctx, p, t.def)
+	if !d.Allowed {
+		if d.Challenge != nil {
+			return &Result{IsError: true, Text: d.Reason, Outcome: OutcomeDenied}, 0, &ChallengeError{Gate: d.ChallengeGate, Scopes: d.Challenge.Scopes}
+		}
+		return toolError(OutcomeDenied, d.Reason), 0, nil
+	}
+	args, err := decodeArgs(raw)
+	if err != nil {
+		return toolError(OutcomeToolError, err.Error()), 0, nil
+	}
+	if err := t.def.Schema.Validate(args); err != nil {
+		return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), 0, nil
+	}
+	c.applyPaging(t, args)
+	b := binding{workspace: p.Workspace, actor: p.Actor}
+	if t.def.Kind == catalog.KindWrite && b.actor == "" {
+		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
+	}
+	req, err := t.up.buildRequest(t, args, b)
+	if err != nil {
+		return toolError(OutcomeToolError, err.Error()), 0, nil
+	}
+	resp, err := t.up.do(ctx, req, t.def.Kind == catalog.KindRead)
+	if err != nil {
+		return toolError(OutcomeToolError, err.Error()), 0, nil
+	}
+	return c.render(t, resp), resp.status, nil
+}
+
+func toolError(outcome, msg string) *Result {
+	return &Result{IsError: true, Text: msg, Outcome: outcome}
+}
+
+// decodeArgs decodes the arguments object, keeping numbers exact.
+func decodeArgs(raw []byte) (map[string]any, error) {
+	args := map[string]any{}
+	if len(raw) == 0 || string(raw) == "null" {
+		return args, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	return args, nil
+}
+
+// applyPaging fills a missing page size with the default and clamps a
+// larger one to the ceiling.
+func (c *Core) applyPaging(t *tool, args map[string]any) {
+	pg := t.def.Paging
+	if pg == nil || pg.PageSizeArgument == "" {
+		return
+	}
+	def, max := c.cat.Limits.PageSize.Default, c.cat.Limits.PageSize.Max
+	if def <= 0 {
+		def = catalog.DefaultPageSize
+	}
+	if max <= 0 {
+		max = catalog.DefaultMaxPageSize
+	}
+	if pg.Max > 0 && pg.Max < max {
+		max = pg.Max
+	}
+	v, ok := args[pg.PageSizeArgument]
+	if !ok || v == nil {
+		args[pg.PageSizeArgument] = json.Number(strconv.Itoa(min(def, max)))
+		return
+	}
+	if n, ok := v.(json.Number); ok {
+		if i, err := n.Int64(); err == nil && i > int64(max) {
+			args[pg.PageSizeArgument] = json.Number(strconv.Itoa(max))
+		}
+	}
+}
+
+// render turns an upstream answer into the result.
+func (c *Core) render(t *tool, r *upstreamResponse) *Result {
+	switch {
+	case t.notFound[r.status]:
+		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}
+	case r.status < 200 || r.status > 299:
+		return toolError(OutcomeToolError, r.failure(t.up.name))
+	}
+	if t.def.Response.Render == catalog.RenderPayload {
+		out := rendering.Payload(r.body, r.total, int(c.cat.Limits.InlineBytes))
+		return &Result{Structured: out, Text: string(out), Outcome: OutcomeOK}
+	}
+	out, err := rendering.Shape(r.body, t.shape)
+	if err != nil {
+		return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType()))
+	}
+	return &Result{Structured: out, Text: string(out), Outcome: OutcomeOK}
 }

@@ -1,0 +1,123 @@
+package authz
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// ProbeFunc asks an upstream whether a prerequisite holds for a workspace.
+// The wiring supplies it (proxy owns upstream calls); an error counts as
+// not met.
+type ProbeFunc func(ctx context.Context, pr *catalog.Prerequisite, workspace string) (bool, error)
+
+// Prerequisites decides the catalog's per-workspace conditions. Probe
+// answers are cached per workspace for the probe's cache duration, and
+// concurrent askers of the same missing answer share one probe. A nil
+// *Prerequisites meets nothing.
+type Prerequisites struct {
+	defs  map[string]*catalog.Prerequisite
+	probe ProbeFunc
+	now   func() time.Time
+
+	mu    sync.Mutex
+	cache map[probeKey]*probeEntry
+}
+
+type probeKey struct{ name, workspace string }
+
+type probeEntry struct {
+	done    chan struct{} // closed when met and expires are set
+	met     bool
+	expires time.Time
+}
+
+// NewPrerequisites builds the decider for defs. probe may be nil when no
+// prerequisite uses a probe; a probe prerequisite then fails closed.
+func NewPrerequisites(defs map[string]*catalog.Prerequisite, probe ProbeFunc, now func() time.Time) *Prerequisites {
+	if now == nil {
+		now = time.Now
+	}
+	return &Prerequisites{defs: defs, probe: probe, now: now, cache: make(map[probeKey]*probeEntry)}
+}
+
+// Met reports whether p's workspace meets the prerequisite called name.
+func (ps *Prerequisites) Met(ctx context.Context, p *Principal, name string) bool {
+	if ps == nil || p == nil {
+		return false
+	}
+	def := ps.defs[name]
+	switch {
+	case def == nil:
+		return false
+	case def.Claim != "":
+		return truthy(gjson.GetBytes(p.Claims, def.Claim))
+	case def.Probe != nil && ps.probe != nil:
+		return ps.probed(ctx, def, p.Workspace)
+	}
+	return false
+}
+
+func (ps *Prerequisites) probed(ctx context.Context, def *catalog.Prerequisite, ws string) bool {
+	key := probeKey{def.Name, ws}
+	ps.mu.Lock()
+	e := ps.cache[key]
+	if e != nil {
+		select {
+		case <-e.done:
+			if ps.now().Before(e.expires) {
+				ps.mu.Unlock()
+				return e.met
+			}
+			e = nil // expired: probe again
+		default:
+		}
+	}
+	if e != nil { // a probe is in flight: wait for it
+		ps.mu.Unlock()
+		select {
+		case <-e.done:
+			return e.met
+		case <-ctx.Done():
+			return false
+		}
+	}
+	e = &probeEntry{done: make(chan struct{})}
+	ps.cache[key] = e
+	ps.mu.Unlock()
+
+	// The probe outlives the asker, since others may be waiting on it; the
+	// probe function bounds it with the upstream's timeout.
+	met, err := ps.probe(context.WithoutCancel(ctx), def, ws)
+	ttl := def.Probe.Cache.D()
+	if ttl <= 0 {
+		ttl = 60 * time.Second
+	}
+	e.met = err == nil && met
+	e.expires = ps.now().Add(ttl)
+	close(e.done)
+	return e.met
+}
+
+// truthy is the prerequisite reading of a gjson result: present and not
+// false, null, zero or empty.
+func truthy(r gjson.Result) bool {
+	switch r.Type {
+	case gjson.True:
+		return true
+	case gjson.String:
+		return r.Str != ""
+	case gjson.Number:
+		return r.Num != 0
+	case gjson.JSON:
+		return r.Raw != "[]" && r.Raw != "{}"
+	}
+	return false
+}
+
+// TruthyAt reports the prerequisite reading of the JSON value at path.
+func TruthyAt(json []byte, path string) bool { return truthy(gjson.GetBytes(json, path)) }

@@ -1,0 +1,75 @@
+package proxy
+
+import (
+	"strconv"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/rendering"
+)
+
+// encodeMCPTool encodes t as an MCP Tool object, once, at load.
+func encodeMCPTool(t *catalog.Tool) []byte {
+	b := []byte(`{"name":`)
+	b = rendering.AppendString(b, t.Name)
+	if t.Title != "" {
+		b = append(b, `,"title":`...)
+		b = rendering.AppendString(b, t.Title)
+	}
+	b = append(b, `,"description":`...)
+	b = rendering.AppendString(b, t.Description)
+	b = append(b, `,"inputSchema":`...)
+	b = append(b, inputSchema(t)...)
+	b = append(b, `,"annotations":{`...)
+	title := t.Title
+	a := t.Annotations
+	if a != nil && a.Title != "" {
+		title = a.Title
+	}
+	if title != "" {
+		b = append(b, `"title":`...)
+		b = rendering.AppendString(b, title)
+		b = append(b, ',')
+	}
+	if t.Kind == catalog.KindWrite {
+		destructive, idempotent := true, false
+		if a != nil && a.Destructive != nil {
+			destructive = *a.Destructive
+		}
+		if a != nil && a.Idempotent != nil {
+			idempotent = *a.Idempotent
+		}
+		b = append(b, `"readOnlyHint":false,"destructiveHint":`...)
+		b = strconv.AppendBool(b, destructive)
+		b = append(b, `,"idempotentHint":`...)
+		b = strconv.AppendBool(b, idempotent)
+	} else {
+		b = append(b, `"readOnlyHint":true,"idempotentHint":true`...)
+	}
+	// The gateway talks only to the catalog's own upstreams, a closed
+	// world, unless the operator says otherwise.
+	openWorld := false
+	if a != nil && a.OpenWorld != nil {
+		openWorld = *a.OpenWorld
+	}
+	b = append(b, `,"openWorldHint":`...)
+	b = strconv.AppendBool(b, openWorld)
+	return append(b, "}}"...)
+}
+
+// encodeRESTTool encodes t as the REST mirror's {name, description, input_schema}.
+func encodeRESTTool(t *catalog.Tool) []byte {
+	b := []byte(`{"name":`)
+	b = rendering.AppendString(b, t.Name)
+	b = append(b, `,"description":`...)
+	b = rendering.AppendString(b, t.Description)
+	b = append(b, `,"input_schema":`...)
+	b = append(b, inputSchema(t)...)
+	return append(b, '}')
+}
+
+func inputSchema(t *catalog.Tool) []byte {
+	if len(t.InputJSON) > 0 {
+		return t.InputJSON
+	}
+	return []byte(`{"type":"object","additionalProperties":false}`)
+}

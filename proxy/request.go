@@ -1,0 +1,255 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// argError is a tool error caused by the caller's arguments: nothing was
+// sent upstream.
+type argError struct{ msg string }
+
+func (e *argError) Error() string { return e.msg }
+
+func argErrorf(format string, a ...any) error { return &argError{fmt.Sprintf(format, a...)} }
+
+// binding is what the principal contributes to a request. It comes from
+// the verified token, never from arguments.
+type binding struct {
+	workspace string
+	actor     string
+}
+
+func (b binding) reserved(name string) (string, bool) {
+	switch name {
+	case catalog.ReservedWorkspace:
+		return b.workspace, true
+	case catalog.ReservedActor:
+		return b.actor, true
+	}
+	return "", false
+}
+
+// scalarString renders an argument for a path, query or header. ok is
+// false for an absent or null value.
+func scalarString(v any) (s string, ok bool) {
+	switch v := v.(type) {
+	case nil:
+		return "", false
+	case string:
+		return v, true
+	case json.Number:
+		return v.String(), true
+	case bool:
+		if v {
+			return "true", true
+		}
+		return "false", true
+	case float64:
+		return json.Number(fmt.Sprint(v)).String(), true
+	default:
+		b, _ := json.Marshal(v)
+		return string(b), true
+	}
+}
+
+// expandText expands t for a query value or header. ok is false when a
+// placeholder's argument is absent (the parameter is then dropped).
+func expandText(t catalog.Template, args map[string]any, b binding) (string, bool) {
+	if name, whole := t.Whole(); whole {
+		if v, ok := b.reserved(name); ok {
+			return v, true
+		}
+		return scalarString(args[name])
+	}
+	var sb strings.Builder
+	for _, p := range t.Parts {
+		if p.Name == "" {
+			sb.WriteString(p.Text)
+			continue
+		}
+		if v, ok := b.reserved(p.Name); ok {
+			sb.WriteString(v)
+			continue
+		}
+		s, ok := scalarString(args[p.Name])
+		if !ok {
+			return "", false
+		}
+		sb.WriteString(s)
+	}
+	return sb.String(), true
+}
+
+// buildPath expands the path template into its escaped form. Every
+// placeholder's value is escaped as one segment's content, so "/", "?", "#"
+// and "%" can never change the path's shape; a value that would make a
+// whole segment empty, "." or ".." is refused before anything is sent.
+func buildPath(t catalog.Template, args map[string]any, b binding) (string, error) {
+	var esc strings.Builder
+	for i, p := range t.Parts {
+		if p.Name == "" {
+			esc.WriteString((&url.URL{Path: p.Text}).EscapedPath())
+			continue
+		}
+		v, ok := b.reserved(p.Name)
+		if !ok {
+			v, ok = scalarString(args[p.Name])
+			if !ok {
+				return "", argErrorf("argument %q is required", p.Name)
+			}
+		}
+		if (v == "" || v == "." || v == "..") && wholeSegment(t.Parts, i) {
+			return "", argErrorf("argument %q: %q cannot be a path segment", p.Name, v)
+		}
+		esc.WriteString(url.PathEscape(v))
+	}
+	return esc.String(), nil
+}
+
+// wholeSegment reports whether placeholder i fills a path segment alone.
+func wholeSegment(parts []catalog.Part, i int) bool {
+	startOK := i == 0 || parts[i-1].Name == "" && strings.HasSuffix(parts[i-1].Text, "/")
+	endOK := i == len(parts)-1 || parts[i+1].Name == "" && strings.HasPrefix(parts[i+1].Text, "/")
+	return startOK && endOK
+}
+
+// buildBody expands a JSON body template. A string that is exactly
+// "{arg}" keeps the argument's JSON type; an absent optional argument
+// omits its object key; an explicit null stays null.
+func buildBody(tmpl any, args map[string]any, b binding, compiled map[string]catalog.Template) (any, bool, error) {
+	switch v := tmpl.(type) {
+	case string:
+		t, ok := compiled[v]
+		if !ok {
+			var err error
+			if t, err = catalog.ParseTemplate(v); err != nil {
+				return v, true, nil
+			}
+		}
+		if name, whole := t.Whole(); whole {
+			if r, ok := b.reserved(name); ok {
+				return r, true, nil
+			}
+			a, present := args[name]
+			return a, present, nil
+		}
+		s, ok := expandText(t, args, b)
+		return s, ok, nil
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, e := range v {
+			x, present, err := buildBody(e, args, b, compiled)
+			if err != nil {
+				return nil, false, err
+			}
+			if present {
+				out[k] = x
+			}
+		}
+		return out, true, nil
+	case []any:
+		out := make([]any, 0, len(v))
+		for _, e := range v {
+			x, present, err := buildBody(e, args, b, compiled)
+			if err != nil {
+				return nil, false, err
+			}
+			if present {
+				out = append(out, x)
+			}
+		}
+		return out, true, nil
+	}
+	return tmpl, true, nil
+}
+
+// validHeaderValue refuses CR, LF and NUL, which could split or smuggle
+// headers.
+func validHeaderValue(v string) bool {
+	return !strings.ContainsAny(v, "\r\n\x00")
+}
+
+// buildRequest makes the upstream request for one call, fresh from the
+// catalog: nothing of the inbound request is copied.
+func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.Request, error) {
+	req := t.def.Request
+	escaped, err := buildPath(req.PathTemplate, args, b)
+	if err != nil {
+		return nil, err
+	}
+	q := url.Values{}
+	for _, p := range req.QueryParams {
+		if name, whole := p.Template.Whole(); whole {
+			if list, ok := args[name].([]any); ok {
+				for _, e := range list {
+					if s, ok := scalarString(e); ok {
+						q.Add(p.Name, s)
+					}
+				}
+				continue
+			}
+		}
+		if s, ok := expandText(p.Template, args, b); ok {
+			q.Set(p.Name, s)
+		}
+	}
+	if w := u.def.Workspace; w != nil && w.Query != "" {
+		q.Set(w.Query, b.workspace) // applied last: it wins
+	}
+	// The URL is assembled as text and parsed once, so the escaped path is
+	// kept exactly as built (url.URL would re-escape a Path whose RawPath it
+	// judged inconsistent, turning an escaped "/" back into a separator).
+	target := u.prefix + escaped
+	if len(q) > 0 {
+		target += "?" + q.Encode()
+	}
+
+	var body []byte
+	if req.Body != nil {
+		v, _, err := buildBody(req.Body, args, b, t.bodyTemplates)
+		if err != nil {
+			return nil, err
+		}
+		body, err = json.Marshal(v)
+		if err != nil {
+			return nil, argErrorf("arguments cannot be encoded as JSON: %v", err)
+		}
+	}
+	r, err := http.NewRequest(req.Method, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, argErrorf("cannot build the upstream request: %v", err)
+	}
+	if body == nil {
+		r.Body, r.ContentLength = http.NoBody, 0
+	} else {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	r.Header.Set("Accept", "application/json")
+	for k, v := range u.def.Headers {
+		r.Header.Set(k, v)
+	}
+	for _, p := range req.HeaderParams {
+		s, ok := expandText(p.Template, args, b)
+		if !ok {
+			continue
+		}
+		if !validHeaderValue(s) {
+			return nil, argErrorf("header %s: value contains CR, LF or NUL", p.Name)
+		}
+		r.Header.Set(p.Name, s)
+	}
+	if w := u.def.Workspace; w != nil && w.Header != "" {
+		r.Header.Set(w.Header, b.workspace)
+	}
+	if t.def.Kind == catalog.KindWrite && u.def.ActorHeader != "" {
+		r.Header.Set(u.def.ActorHeader, b.actor)
+	}
+	return r, nil
+}

@@ -1,0 +1,263 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// sharedTransport pools upstream connections for every Core, so a reload
+// keeps warm connections. Proxy settings from the environment are ignored:
+// upstreams are named by the catalog alone.
+var sharedTransport = &http.Transport{
+	DialContext:           (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+	ForceAttemptHTTP2:     true,
+	MaxIdleConns:          1024,
+	MaxIdleConnsPerHost:   256,
+	IdleConnTimeout:       90 * time.Second,
+	TLSHandshakeTimeout:   5 * time.Second,
+	ExpectContinueTimeout: time.Second,
+	ResponseHeaderTimeout: 0, // the per-upstream timeout bounds the whole exchange
+}
+
+// maxRedirects is how many same-origin redirects a call follows.
+const maxRedirects = 3
+
+// upstream is a catalog upstream ready to send requests.
+type upstream struct {
+	name    string
+	def     *catalog.Upstream
+	origin  string // scheme://host[:port]
+	prefix  string // origin plus the base URL's escaped path, without a trailing slash
+	client  *http.Client
+	timeout time.Duration
+	max     int64
+}
+
+func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper) (*upstream, error) {
+	base, err := url.Parse(def.BaseURL)
+	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
+		return nil, fmt.Errorf("upstream %q: base_url %q is not an absolute http(s) URL", name, def.BaseURL)
+	}
+	u := &upstream{
+		name:    name,
+		def:     def,
+		origin:  base.Scheme + "://" + base.Host,
+		timeout: def.Timeout.D(),
+		max:     int64(def.MaxResponseBytes),
+	}
+	u.prefix = u.origin + strings.TrimSuffix(base.EscapedPath(), "/")
+	if u.timeout <= 0 {
+		u.timeout = catalog.DefaultTimeout.D()
+	}
+	if u.max <= 0 {
+		u.max = int64(catalog.DefaultMaxResponseBytes)
+	}
+	u.client = &http.Client{Transport: rt, CheckRedirect: u.checkRedirect}
+	return u, nil
+}
+
+// errForeignRedirect marks a redirect to another origin, never followed.
+var errForeignRedirect = errors.New("redirect to another origin")
+
+func (u *upstream) checkRedirect(req *http.Request, via []*http.Request) error {
+	if req.URL.Scheme+"://"+req.URL.Host != u.origin {
+		return errForeignRedirect
+	}
+	if len(via) > maxRedirects {
+		return fmt.Errorf("more than %d redirects", maxRedirects)
+	}
+	// Same origin: Go's client keeps every header we set, credentials too.
+	return nil
+}
+
+// upstreamResponse is a fully read, bounded upstream answer.
+type upstreamResponse struct {
+	status int
+	header http.Header
+	body   []byte
+	// total is the body's full length when known (Content-Length), else
+	// the bytes read.
+	total int64
+}
+
+func (r *upstreamResponse) contentType() string {
+	ct := r.header.Get("Content-Type")
+	if ct == "" {
+		return "no content type"
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil {
+		return mt
+	}
+	return "an invalid content type"
+}
+
+// failure describes a non-2xx answer for a tool error: the status, the
+// upstream's own short message when it sent one, and Retry-After.
+func (r *upstreamResponse) failure(name string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "upstream %s answered %d %s", name, r.status, http.StatusText(r.status))
+	if msg := errorMessage(r.body); msg != "" {
+		b.WriteString(": ")
+		b.WriteString(msg)
+	}
+	if ra := r.header.Get("Retry-After"); ra != "" && (r.status == 429 || r.status == 503) {
+		if len(ra) > 64 {
+			ra = ra[:64]
+		}
+		fmt.Fprintf(&b, " (retry after %s)", strings.ToValidUTF8(ra, "?"))
+	}
+	return b.String()
+}
+
+// maxErrorMessage bounds what an upstream's error message contributes.
+const maxErrorMessage = 300
+
+// errorMessage finds a short message in an error body: RFC 9457 problem
+// details (detail, title) or a JSON error/message field.
+func errorMessage(body []byte) string {
+	if !gjson.ValidBytes(body) {
+		return ""
+	}
+	res := gjson.GetManyBytes(body, "detail", "title", "message", "error.message", "error")
+	var parts []string
+	for _, r := range res {
+		if r.Type == gjson.String && r.Str != "" && len(parts) < 2 {
+			dup := false
+			for _, p := range parts {
+				dup = dup || p == r.Str
+			}
+			if !dup {
+				parts = append(parts, r.Str)
+			}
+		}
+	}
+	msg := strings.Join(parts, ": ")
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if len(msg) > maxErrorMessage {
+		cut := maxErrorMessage
+		for cut > 0 && !utf8Start(msg[cut]) {
+			cut--
+		}
+		msg = msg[:cut] + "…"
+	}
+	return msg
+}
+
+func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// do sends req within the upstream's timeout and reads at most
+// max_response_bytes of the answer. Transport failures come back as errors
+// whose text is safe for the caller: what happened, never an address.
+func (u *upstream) do(ctx context.Context, req *http.Request, idempotent bool) (*upstreamResponse, error) {
+	ctx, cancel := context.WithTimeout(ctx, u.timeout)
+	defer cancel()
+	req = req.WithContext(ctx)
+	resp, err := u.client.Do(req)
+	if err != nil {
+		return nil, u.transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, u.max+1))
+	if err != nil {
+		return nil, u.transportError(ctx, err)
+	}
+	if int64(len(body)) > u.max {
+		return nil, fmt.Errorf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)
+	}
+	total := int64(len(body))
+	return &upstreamResponse{status: resp.StatusCode, header: resp.Header, body: body, total: total}, nil
+}
+
+func (u *upstream) transportError(ctx context.Context, err error) error {
+	switch {
+	case errors.Is(err, errForeignRedirect):
+		return fmt.Errorf("upstream %s redirected to another origin; the redirect was not followed", u.name)
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("upstream %s did not answer within its %s timeout", u.name, u.timeout)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return fmt.Errorf("call cancelled before upstream %s answered", u.name)
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return fmt.Errorf("upstream %s refused the connection", u.name)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return fmt.Errorf("upstream %s reset the connection", u.name)
+	}
+	var dnsErr *net.DNSError
+	if errors.As(err, &dnsErr) {
+		return fmt.Errorf("upstream %s could not be resolved", u.name)
+	}
+	if strings.Contains(err.Error(), "redirects") {
+		return fmt.Errorf("upstream %s redirected more than %d times", u.name, maxRedirects)
+	}
+	return fmt.Errorf("upstream %s could not be reached", u.name)
+}
+
+// probeFunc answers prerequisite probes with real upstream calls carrying
+// the workspace binding and the upstream's own credentials.
+func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr *catalog.Prerequisite, ws string) (bool, error) {
+	return func(ctx context.Context, pr *catalog.Prerequisite, ws string) (bool, error) {
+		u := ups[pr.Probe.Upstream]
+		if u == nil {
+			return false, fmt.Errorf("unknown upstream %q", pr.Probe.Upstream)
+		}
+		method := pr.Probe.Method
+		if method == "" {
+			method = http.MethodGet
+		}
+		target := u.prefix + (&url.URL{Path: pr.Probe.Path}).EscapedPath()
+		if w := u.def.Workspace; w != nil && w.Query != "" {
+			target += "?" + url.Values{w.Query: {ws}}.Encode()
+		}
+		req, err := http.NewRequest(method, target, http.NoBody)
+		if err != nil {
+			return false, err
+		}
+		req.Header.Set("Accept", "application/json")
+		for k, v := range u.def.Headers {
+			req.Header.Set(k, v)
+		}
+		if w := u.def.Workspace; w != nil && w.Header != "" {
+			req.Header.Set(w.Header, ws)
+		}
+		resp, err := u.do(ctx, req, true)
+		if err != nil {
+			c.logger.Warn("prerequisite probe failed", "prerequisite", pr.Name, "upstream", u.name, "error", err)
+			return false, err
+		}
+		if resp.status < 200 || resp.status > 299 {
+			return false, nil
+		}
+		if pr.Probe.TrueWhen == "" {
+			return true, nil
+		}
+		return gjson.ValidBytes(resp.body) && truthyJSON(resp.body, pr.Probe.TrueWhen), nil
+	}
+}
+
+func truthyJSON(body []byte, path string) bool {
+	r := gjson.GetBytes(body, path)
+	switch r.Type {
+	case gjson.True:
+		return true
+	case gjson.String:
+		return r.Str != "" && r.Str != "false"
+	case gjson.Number:
+		return r.Num != 0
+	}
+	return false
+}
+
+var _ = strconv.Itoa

@@ -1,0 +1,168 @@
+// Package rendering turns upstream answers into what an agent receives:
+// the shaped JSON object (structuredContent) and its compact text, bounded,
+// honest about what it dropped, fenced where text came from documents, and
+// raw bytes rendered as UTF-8 or hex. It is pure: bytes and plain options
+// in, bytes out; it imports nothing from this module.
+package rendering
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+	"github.com/tidwall/pretty"
+)
+
+// ErrNotJSON: the upstream body is not a JSON document.
+var ErrNotJSON = errors.New("upstream answer is not JSON")
+
+// Field maps an output name to a gjson path into the selected value.
+type Field struct {
+	Name string
+	Path string
+}
+
+// ShapeOptions says how to shape an upstream JSON body.
+type ShapeOptions struct {
+	// Select is a gjson path to the value to return; "" is the whole body.
+	Select string
+	// Fields, when set, builds the output object from these paths, in
+	// order; a path that finds nothing leaves its name out.
+	Fields []Field
+	// Paged applies the cursor conventions to a Fields result: an empty
+	// or null nextCursor is left out, and unless Fields maps hasMore,
+	// hasMore is true exactly when nextCursor is non-empty.
+	Paged bool
+}
+
+// Shape returns the shaped result as a compact JSON object. An array is
+// wrapped as {"items": [...]}, any other non-object as {"value": ...}.
+// Invalid UTF-8 inside strings becomes U+FFFD, so the output is always
+// valid JSON in valid UTF-8.
+func Shape(body []byte, o ShapeOptions) ([]byte, error) {
+	if !gjson.ValidBytes(body) {
+		return nil, ErrNotJSON
+	}
+	root := gjson.ParseBytes(body)
+	if o.Select != "" {
+		root = root.Get(o.Select)
+	}
+	var out []byte
+	if len(o.Fields) > 0 {
+		out = shapeFields(root, o)
+	} else {
+		raw := root.Raw
+		if !root.Exists() {
+			raw = "null"
+		}
+		out = pretty.Ugly([]byte(raw))
+		switch {
+		case root.IsObject():
+		case root.IsArray():
+			out = wrap("items", out)
+		default:
+			out = wrap("value", out)
+		}
+	}
+	if !utf8.Valid(out) {
+		// Outside strings JSON is ASCII, so only string contents change.
+		out = []byte(strings.ToValidUTF8(string(out), "\uFFFD"))
+	}
+	return out, nil
+}
+
+func wrap(key string, raw []byte) []byte {
+	b := make([]byte, 0, len(raw)+len(key)+5)
+	b = append(b, `{"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	b = append(b, raw...)
+	return append(b, '}')
+}
+
+func shapeFields(root gjson.Result, o ShapeOptions) []byte {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	n := 0
+	cursor, hasMoreMapped := "", false
+	for _, f := range o.Fields {
+		v := root.Get(f.Path)
+		if !v.Exists() {
+			continue
+		}
+		if o.Paged && f.Name == "nextCursor" {
+			if v.Type == gjson.Null || (v.Type == gjson.String && v.Str == "") {
+				continue
+			}
+			cursor = v.String()
+		}
+		if f.Name == "hasMore" {
+			hasMoreMapped = true
+		}
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		n++
+		writeKey(&b, f.Name)
+		b.Write(pretty.Ugly([]byte(v.Raw)))
+	}
+	if o.Paged && !hasMoreMapped {
+		if n > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"hasMore":`)
+		if cursor != "" {
+			b.WriteString("true")
+		} else {
+			b.WriteString("false")
+		}
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+func writeKey(b *bytes.Buffer, k string) {
+	b.Write(AppendString(nil, k))
+	b.WriteByte(':')
+}
+
+// AppendString appends s as a JSON string without HTML escaping, so tags
+// read as written. Invalid UTF-8 becomes U+FFFD.
+func AppendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\':
+				b = append(b, '\\', c)
+			case c == '\n':
+				b = append(b, '\\', 'n')
+			case c == '\r':
+				b = append(b, '\\', 'r')
+			case c == '\t':
+				b = append(b, '\\', 't')
+			case c < 0x20 || c == 0x7f:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			default:
+				b = append(b, c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, "\uFFFD"...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
+		default:
+			b = append(b, s[i:i+size]...)
+		}
+		i += size
+	}
+	return append(b, '"')
+}
