@@ -1,0 +1,193 @@
+package main
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// tokenSpec is what a development token says.
+type tokenSpec struct {
+	subject, workspace, actor string
+	scopes                    []string
+	issuer, audience          string
+	ttl                       time.Duration
+	paths                     catalog.Principal // where the claims go
+}
+
+// claims builds the JWT claims, placing identity at the catalog's paths.
+func (s tokenSpec) claims(now time.Time) jwt.MapClaims {
+	c := jwt.MapClaims{"iat": now.Unix(), "exp": now.Add(s.ttl).Unix()}
+	if s.issuer != "" {
+		c["iss"] = s.issuer
+	}
+	if s.audience != "" {
+		c["aud"] = s.audience
+	}
+	setPath(c, or(s.paths.Subject, "sub"), s.subject)
+	setPath(c, or(s.paths.Workspace, "ws"), s.workspace)
+	setPath(c, or(s.paths.Scopes, "scope"), strings.Join(s.scopes, " "))
+	if s.actor != "" && s.paths.Actor != "" {
+		setPath(c, s.paths.Actor, s.actor)
+	}
+	return c
+}
+
+func or(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// setPath sets a dotted gjson-style path, creating objects on the way.
+func setPath(m map[string]any, path string, v any) {
+	parts := strings.Split(path, ".")
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := m[p].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			m[p] = next
+		}
+		m = next
+	}
+	m[parts[len(parts)-1]] = v
+}
+
+// sign signs claims with an HMAC secret or a PEM private key.
+func sign(c jwt.MapClaims, secret []byte, keyPEM []byte) (string, error) {
+	if secret != nil {
+		return jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(secret)
+	}
+	key, err := parsePrivateKey(keyPEM)
+	if err != nil {
+		return "", err
+	}
+	var m jwt.SigningMethod
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		m = jwt.SigningMethodRS256
+	case *ecdsa.PrivateKey:
+		switch k.Curve.Params().BitSize {
+		case 384:
+			m = jwt.SigningMethodES384
+		case 521:
+			m = jwt.SigningMethodES512
+		default:
+			m = jwt.SigningMethodES256
+		}
+	case ed25519.PrivateKey:
+		m = jwt.SigningMethodEdDSA
+	default:
+		return "", fmt.Errorf("unsupported private key type %T", key)
+	}
+	return jwt.NewWithClaims(m, c).SignedString(key)
+}
+
+func parsePrivateKey(data []byte) (crypto.Signer, error) {
+	block, _ := pem.Decode(data)
+	if block == nil {
+		return nil, errors.New("no PEM block in key file")
+	}
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		return x509.ParsePKCS1PrivateKey(block.Bytes)
+	case "EC PRIVATE KEY":
+		return x509.ParseECPrivateKey(block.Bytes)
+	case "PRIVATE KEY":
+		k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+		if err != nil {
+			return nil, err
+		}
+		s, ok := k.(crypto.Signer)
+		if !ok {
+			return nil, fmt.Errorf("unsupported private key type %T", k)
+		}
+		return s, nil
+	}
+	return nil, fmt.Errorf("PEM block %q is not a private key", block.Type)
+}
+
+func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: gateway token --sub S --workspace W --scopes \"a b\" (--secret-env VAR | --key FILE) [flags]\n\nSigns a JWT for development and tests; production tokens come from your identity provider.")
+		fs.PrintDefaults()
+	}
+	var spec tokenSpec
+	fs.StringVar(&spec.subject, "sub", "", "subject (required)")
+	fs.StringVar(&spec.workspace, "workspace", "", "workspace (required)")
+	fs.StringVar(&spec.actor, "actor", "", "audit actor, placed at the catalog's principal.actor path")
+	scopes := fs.String("scopes", "", "space-separated scopes")
+	fs.DurationVar(&spec.ttl, "ttl", time.Hour, "lifetime")
+	catPath := fs.String("catalog", envOr(env, "GATEWAY_CATALOG", "catalog.yaml"), "catalog whose auth section gives issuer, audience and claim paths")
+	issuer := fs.String("issuer", "", "issuer (default: the catalog's auth.jwt.issuer)")
+	audience := fs.String("audience", "", "audience (default: the catalog's auth.jwt.audience)")
+	secretEnv := fs.String("secret-env", "", "environment variable holding the HS256 secret")
+	keyFile := fs.String("key", "", "PEM private key file (RSA, ECDSA or Ed25519)")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	if spec.subject == "" || spec.workspace == "" || (*secretEnv == "") == (*keyFile == "") {
+		fs.Usage()
+		return exitError(2)
+	}
+	spec.scopes = strings.Fields(*scopes)
+	if cat, err := catalog.Load(*catPath, &catalog.LoadOptions{Getenv: env}); err == nil {
+		spec.paths = cat.Auth.Principal
+		if j := cat.Auth.JWT; j != nil {
+			spec.issuer, spec.audience = j.Issuer, j.Audience
+		}
+	} else if *issuer == "" || *audience == "" {
+		fmt.Fprintf(stderr, "gateway token: catalog %s not usable (%v); pass --issuer and --audience\n", *catPath, firstLine(err))
+		return exitError(1)
+	}
+	if *issuer != "" {
+		spec.issuer = *issuer
+	}
+	if *audience != "" {
+		spec.audience = *audience
+	}
+	var secret, keyPEM []byte
+	if *secretEnv != "" {
+		s := env.get(*secretEnv)
+		if s == "" {
+			return fmt.Errorf("environment variable %s is empty", *secretEnv)
+		}
+		secret = []byte(s)
+	} else {
+		var err error
+		if keyPEM, err = os.ReadFile(*keyFile); err != nil {
+			return err
+		}
+	}
+	tok, err := sign(spec.claims(time.Now()), secret, keyPEM)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, tok)
+	return nil
+}
+
+func firstLine(err error) string {
+	s := err.Error()
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}

@@ -1,0 +1,233 @@
+// Package test runs the built gateway binary against a real upstream (the
+// demo job system, in this process) and real MCP clients.
+package test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgw/gateway/demo"
+)
+
+const (
+	testSecret   = "e2e-secret-e2e-secret-e2e-secret-0123"
+	serviceToken = "svc-token-for-tests"
+	testAudience = "http://gateway.test/mcp"
+	testIssuer   = "gateway-demo"
+)
+
+var gatewayBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "gateway-e2e")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	gatewayBin = filepath.Join(dir, "gateway")
+	build := exec.Command("go", "build", "-o", gatewayBin, "../cmd/gateway")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the gateway:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// seenRequest is a request as the upstream received it.
+type seenRequest struct {
+	Method, Path, Query string
+	Header              http.Header
+	Body                string
+}
+
+// upstream is the demo job system on a real loopback listener, recording
+// what it receives.
+type upstream struct {
+	*demo.Server
+	URL  string
+	mu   sync.Mutex
+	reqs []seenRequest
+}
+
+func startUpstream(t *testing.T) *upstream {
+	t.Helper()
+	u := &upstream{}
+	u.Server = demo.New(demo.Options{ServiceToken: serviceToken, Record: func(r *http.Request, body []byte) {
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		u.reqs = append(u.reqs, seenRequest{r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Clone(), string(body)})
+	}})
+	srv := httptest.NewServer(u.Server)
+	t.Cleanup(srv.Close)
+	u.URL = srv.URL
+	return u
+}
+
+func (u *upstream) requests() []seenRequest {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]seenRequest(nil), u.reqs...)
+}
+
+// gateway is a running gateway process.
+type gateway struct {
+	URL    string // base URL, http://127.0.0.1:port
+	MCP    string // the MCP endpoint
+	stderr *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startGateway runs `gateway serve` on the bundled catalog (or catalogPath)
+// in front of up, on a free loopback port.
+func startGateway(t *testing.T, up *upstream, catalogPath string, extraEnv ...string) *gateway {
+	t.Helper()
+	if catalogPath == "" {
+		catalogPath = "../catalog.yaml"
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, gatewayBin, "serve", "--catalog", catalogPath, "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(),
+		"GATEWAY_JWT_SECRET="+testSecret,
+		"DEMO_SERVICE_TOKEN="+serviceToken,
+		"MONITOR_URL="+up.URL, "OPERATOR_URL="+up.URL, "KB_URL="+up.URL,
+		"GATEWAY_AUDIENCE="+testAudience, "GATEWAY_ISSUER="+testIssuer,
+	)
+	cmd.Env = append(cmd.Env, extraEnv...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	g := &gateway{stderr: &lockedBuffer{}}
+	urlc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		sent := false
+		for sc.Scan() {
+			line := sc.Text()
+			g.stderr.Write([]byte(line + "\n"))
+			var rec struct{ Msg, URL string }
+			if !sent && json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" {
+				urlc <- rec.URL
+				sent = true
+			}
+		}
+		if !sent {
+			close(urlc)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("gateway stderr:\n%s", g.stderr.String())
+		}
+	})
+	select {
+	case u, ok := <-urlc:
+		if !ok {
+			cmd.Wait()
+			t.Fatalf("gateway exited before serving:\n%s", g.stderr.String())
+		}
+		g.MCP = u
+		g.URL = strings.TrimSuffix(u, "/mcp")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("gateway did not start:\n%s", g.stderr.String())
+	}
+	return g
+}
+
+// token signs a JWT the bundled catalog accepts.
+func token(t *testing.T, sub, workspace string, scopes ...string) string {
+	t.Helper()
+	now := time.Now()
+	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"iss": testIssuer, "aud": testAudience, "sub": sub, "ws": workspace,
+		"scope": strings.Join(scopes, " "), "email": sub + "@example.com",
+		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+	}).SignedString([]byte(testSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+var (
+	viewerScopes   = []string{"jobs:read"}
+	operatorScopes = []string{"jobs:read", "jobs:requeue", "jobs:cancel", "schedules:trigger", "queues:manage", "workflows:cancel", "jobs:sensitive"}
+)
+
+// bearer adds a token to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+func httpClient(tok string) *http.Client {
+	return &http.Client{Transport: bearer{tok, http.DefaultTransport}, Timeout: 30 * time.Second}
+}
+
+// post sends one raw JSON-RPC body with the given headers.
+func post(t *testing.T, url, tok, body string, hdr map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
