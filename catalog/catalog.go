@@ -199,6 +199,10 @@ type Probe struct {
 	Path     string   `yaml:"path"`
 	TrueWhen string   `yaml:"true_when"` // gjson path; met when truthy. "" means a 2xx answer is enough
 	Cache    Duration `yaml:"cache"`     // default 60s
+
+	// PathTemplate is Path compiled by Load; its only placeholder is
+	// {workspace}.
+	PathTemplate Template `yaml:"-"`
 }
 
 // Limits bound requests and responses.
@@ -296,6 +300,11 @@ type Request struct {
 	PathTemplate Template `yaml:"-"`
 	QueryParams  []Param  `yaml:"-"` // sorted by name
 	HeaderParams []Param  `yaml:"-"` // sorted by canonical name
+	// BodyTemplate mirrors Body with every string compiled into a
+	// Template (map[string]any, []any, Template and JSON scalars); nil
+	// when Body is nil. A Template that is exactly "{arg}" (see
+	// [Template.Whole]) stands for the argument's JSON value.
+	BodyTemplate any `yaml:"-"`
 }
 
 // Param is one compiled query parameter or header.

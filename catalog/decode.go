@@ -1,0 +1,531 @@
+package catalog
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The decoder maps a yaml.Node tree onto the model by reflection, strictly:
+// an unknown field, a duplicate key or a value of the wrong shape is a
+// problem at its line and column, and decoding goes on to find the next.
+//
+// Struct fields map by their yaml tag; an embedded Meta records where the
+// mapping and each written key's value stood. A null value counts as absent.
+// Every scalar is ${VAR}-expanded before it is parsed, so
+// "enabled: ${FLAG:-true}" works for a bool.
+
+// Bounds on what one catalog may cost to decode. Aliases can make a small
+// file describe a huge tree ("billion laughs"), or a cyclic one.
+const (
+	maxDepth  = 64
+	maxVisits = 1 << 20
+)
+
+type decoder struct {
+	p      *problems
+	lookup func(string) (string, bool)
+	// pos records where each value stood, by path ("tools[2].request.query.state"),
+	// for validation to point at values that have no Meta of their own
+	// (map entries, slice elements, JSON Schema and body trees).
+	pos    map[string]Pos
+	visits int
+	active map[*yaml.Node]bool // anchors being decoded: an alias to one is a cycle
+	tooBig bool
+}
+
+func newDecoder(p *problems, lookup func(string) (string, bool)) *decoder {
+	return &decoder{p: p, lookup: lookup, pos: map[string]Pos{}, active: map[*yaml.Node]bool{}}
+}
+
+var (
+	metaType        = reflect.TypeFor[Meta]()
+	fieldsType      = reflect.TypeFor[Fields]()
+	unmarshalerType = reflect.TypeFor[yaml.Unmarshaler]()
+)
+
+func nodePos(n *yaml.Node) Pos { return Pos{Line: n.Line, Column: n.Column} }
+
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
+}
+
+// describe names a node's shape for "want X, got Y" messages.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if isNull(n) {
+			return "null"
+		}
+		return strconv.Quote(clip(n.Value))
+	}
+	return "an unsupported node"
+}
+
+// childKey extends a path with a mapping key; childIndex with a list index.
+func childKey(path, key string) string {
+	if validArgName(key) && !strings.ContainsAny(key, ".") {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	return path + "[" + strconv.Quote(key) + "]"
+}
+
+func childIndex(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
+
+// where names a path for messages.
+func where(path string) string {
+	if path == "" {
+		return "the catalog"
+	}
+	return path
+}
+
+func (d *decoder) decodeRoot(n *yaml.Node, c *Catalog) {
+	d.decode(n, reflect.ValueOf(c).Elem(), "", 0)
+}
+
+// resolve follows an alias. It returns nil, after reporting, for a cycle
+// or when the decode budget is spent; done must be called after use.
+func (d *decoder) resolve(n *yaml.Node, depth int) (target *yaml.Node, done func()) {
+	nop := func() {}
+	d.visits++
+	if d.visits > maxVisits || depth > maxDepth {
+		if !d.tooBig {
+			d.tooBig = true
+			d.p.add(nodePos(n), "catalog nests too deeply or its aliases expand too far (limits: depth %d, %d values)", maxDepth, maxVisits)
+		}
+		return nil, nop
+	}
+	if n.Kind != yaml.AliasNode {
+		return n, nop
+	}
+	if n.Alias == nil || d.active[n.Alias] {
+		d.p.add(nodePos(n), "alias *%s refers to a value that contains it", n.Value)
+		return nil, nop
+	}
+	d.active[n.Alias] = true
+	return n.Alias, func() { delete(d.active, n.Alias) }
+}
+
+// decode decodes n into v, the value at path. Its position is recorded
+// under path.
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) {
+	d.pos[path] = nodePos(n)
+	n, done := d.resolve(n, depth)
+	defer done()
+	if n == nil {
+		return
+	}
+	t := v.Type()
+	switch {
+	case t == fieldsType:
+		d.decodeFields(n, v, path, depth)
+		return
+	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType):
+		d.decodeUnmarshaler(n, v, path)
+		return
+	case t.Kind() == reflect.Interface:
+		if x, ok := d.generic(n, path, depth); ok && x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+		return
+	case t.Kind() == reflect.Map && t.Elem().Kind() == reflect.Interface:
+		if n.Kind != yaml.MappingNode {
+			d.mismatch(n, path, "a mapping")
+			return
+		}
+		if x, ok := d.generic(n, path, depth); ok {
+			v.Set(reflect.ValueOf(x))
+		}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		if isNull(n) {
+			return
+		}
+		e := reflect.New(t.Elem())
+		d.decode(n, e.Elem(), path, depth+1)
+		v.Set(e)
+	case reflect.Struct:
+		d.decodeStruct(n, v, path, depth)
+	case reflect.Slice:
+		d.decodeSlice(n, v, path, depth)
+	case reflect.Map:
+		d.decodeMap(n, v, path, depth)
+	default:
+		d.decodeScalar(n, v, path)
+	}
+}
+
+// mismatch reports a value of the wrong shape.
+func (d *decoder) mismatch(n *yaml.Node, path, want string) {
+	d.p.add(nodePos(n), "%s: want %s, got %s", where(path), want, describe(n))
+}
+
+// scalar returns n's expanded text, or false after reporting.
+func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
+	if n.Kind != yaml.ScalarNode {
+		d.mismatch(n, path, want)
+		return "", false
+	}
+	s, unset, err := expand(n.Value, d.lookup)
+	if err != nil {
+		d.p.add(nodePos(n), "%s: %v", where(path), err)
+		return "", false
+	}
+	for _, name := range unset {
+		d.p.add(nodePos(n), "%s: environment variable %s is not set (write ${%s:-default} to give a default)", where(path), name, name)
+	}
+	return s, len(unset) == 0
+}
+
+func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
+	want := map[reflect.Kind]string{
+		reflect.String: "a string", reflect.Bool: "a boolean",
+		reflect.Float32: "a number", reflect.Float64: "a number",
+	}[v.Kind()]
+	if want == "" {
+		want = "an integer"
+	}
+	if isNull(n) {
+		return // the zero value, as yaml.v3 does
+	}
+	s, ok := d.scalar(n, path, want)
+	if !ok {
+		return
+	}
+	bad := func() { d.p.add(nodePos(n), "%s: want %s, got %q", where(path), want, clip(s)) }
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(s)
+	case reflect.Bool:
+		b, ok := parseBool(s)
+		if !ok {
+			bad()
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		i, err := strconv.ParseInt(strings.TrimSpace(s), 10, v.Type().Bits())
+		if err != nil {
+			bad()
+			return
+		}
+		v.SetInt(i)
+	case reflect.Float32, reflect.Float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), v.Type().Bits())
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			bad()
+			return
+		}
+		v.SetFloat(f)
+	default:
+		// The model has no other scalar kinds; reaching here is a bug in
+		// this package, found by the first test that loads such a field.
+		panic(fmt.Sprintf("catalog: cannot decode into %s", v.Type()))
+	}
+}
+
+// parseBool accepts the YAML 1.2 booleans and, because a value may come
+// from an environment variable, the usual 1/0, yes/no, on/off.
+func parseBool(s string) (bool, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "true", "yes", "on", "1":
+		return true, true
+	case "false", "no", "off", "0":
+		return false, true
+	}
+	return false, false
+}
+
+// decodeUnmarshaler hands Size and Duration their expanded node.
+func (d *decoder) decodeUnmarshaler(n *yaml.Node, v reflect.Value, path string) {
+	if isNull(n) {
+		return
+	}
+	s, ok := d.scalar(n, path, "a scalar")
+	if !ok {
+		return
+	}
+	c := *n
+	c.Value = s
+	if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(&c); err != nil {
+		d.p.add(nodePos(n), "%s: %v", where(path), err)
+	}
+}
+
+// mapKeys walks a mapping's keys, reporting merge keys, non-scalar keys and
+// duplicates, and calls f for each good key with its value.
+func (d *decoder) mapKeys(n *yaml.Node, path string, depth int, f func(key string, k, v *yaml.Node)) {
+	seen := make(map[string]int, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode && k.Alias != nil {
+			k = k.Alias
+		}
+		switch {
+		case k.Kind != yaml.ScalarNode:
+			d.p.add(nodePos(k), "%s: keys must be plain strings, got %s", where(path), describe(k))
+			continue
+		case k.ShortTag() == "!!merge":
+			d.p.add(nodePos(k), "%s: merge keys (<<) are not supported; repeat the keys or alias a whole value", where(path))
+			continue
+		}
+		if line, dup := seen[k.Value]; dup {
+			d.p.add(nodePos(k), "%s: duplicate key %q (first at line %d)", where(path), k.Value, line)
+			continue
+		}
+		seen[k.Value] = k.Line
+		f(k.Value, k, v)
+	}
+}
+
+type structInfo struct {
+	meta   int            // index of the embedded Meta, or -1
+	name   int            // index of a Name field tagged "-" (set from a map key), or -1
+	fields map[string]int // yaml name → field index
+	names  []string       // yaml names in declaration order, for suggestions
+}
+
+var structInfos sync.Map // reflect.Type → *structInfo
+
+func infoOf(t reflect.Type) *structInfo {
+	if si, ok := structInfos.Load(t); ok {
+		return si.(*structInfo)
+	}
+	si := &structInfo{meta: -1, name: -1, fields: map[string]int{}}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case f.Type == metaType:
+			si.meta = i
+		case tag == "-" && f.Name == "Name" && f.Type.Kind() == reflect.String:
+			si.name = i
+		case tag == "-" || !f.IsExported():
+		default:
+			if tag == "" {
+				tag = strings.ToLower(f.Name)
+			}
+			si.fields[tag] = i
+			si.names = append(si.names, tag)
+		}
+	}
+	structInfos.Store(t, si)
+	return si
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth int) {
+	si := infoOf(v.Type())
+	var meta *Meta
+	if si.meta >= 0 {
+		meta = v.Field(si.meta).Addr().Interface().(*Meta)
+		meta.Pos = nodePos(n)
+		meta.Keys = map[string]Pos{}
+	}
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.mismatch(n, path, "a mapping")
+		return
+	}
+	d.mapKeys(n, path, depth, func(key string, k, val *yaml.Node) {
+		i, ok := si.fields[key]
+		if !ok {
+			msg := fmt.Sprintf("field %q not found in %s (%s)", key, where(path), v.Type())
+			if s := suggest(key, si.names); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			d.p.add(nodePos(k), "%s", msg)
+			return
+		}
+		if target := val; isNull(target) || target.Kind == yaml.AliasNode && target.Alias != nil && isNull(target.Alias) {
+			return // null: as if absent
+		}
+		if meta != nil {
+			meta.Keys[key] = nodePos(val)
+		}
+		d.decode(val, v.Field(i), childKey(path, key), depth+1)
+	})
+}
+
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.mismatch(n, path, "a list")
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, e := range n.Content {
+		d.decodeElem(e, s.Index(i), childIndex(path, i), depth+1, "")
+	}
+	v.Set(s)
+}
+
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.mismatch(n, path, "a mapping")
+		return
+	}
+	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
+	d.mapKeys(n, path, depth, func(key string, _, val *yaml.Node) {
+		e := reflect.New(v.Type().Elem()).Elem()
+		d.decodeElem(val, e, childKey(path, key), depth+1, key)
+		m.SetMapIndex(reflect.ValueOf(key).Convert(v.Type().Key()), e)
+	})
+	v.Set(m)
+}
+
+// decodeElem decodes a list element or map value. An element that points
+// to a struct always exists, even when written as null (a bare "view:"
+// under gates declares the gate); its Name, if it has one, is the map key.
+func (d *decoder) decodeElem(n *yaml.Node, e reflect.Value, path string, depth int, key string) {
+	t := e.Type()
+	if t.Kind() == reflect.Pointer && t.Elem().Kind() == reflect.Struct {
+		p := reflect.New(t.Elem())
+		e.Set(p)
+		e = p.Elem()
+		if si := infoOf(t.Elem()); si.name >= 0 {
+			e.Field(si.name).SetString(key)
+		}
+	}
+	d.decode(n, e, path, depth)
+}
+
+// decodeFields decodes an ordered mapping of output names to gjson paths.
+func (d *decoder) decodeFields(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.mismatch(n, path, "a mapping of output names to paths")
+		return
+	}
+	fs := Fields{}
+	d.mapKeys(n, path, depth, func(key string, _, val *yaml.Node) {
+		p := childKey(path, key)
+		d.pos[p] = nodePos(val)
+		val, done := d.resolve(val, depth+1)
+		defer done()
+		if val == nil {
+			return
+		}
+		if s, ok := d.scalar(val, p, "a gjson path"); ok {
+			fs = append(fs, Field{Name: key, Path: s})
+		}
+	})
+	v.Set(reflect.ValueOf(fs))
+}
+
+// generic decodes a subtree as JSON-compatible values: map[string]any,
+// []any, string, bool, int, int64, uint64, float64 and nil, expanding
+// ${VAR} in every string. Keys are kept as written.
+func (d *decoder) generic(n *yaml.Node, path string, depth int) (any, bool) {
+	d.pos[path] = nodePos(n)
+	n, done := d.resolve(n, depth)
+	defer done()
+	if n == nil {
+		return nil, false
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		m := make(map[string]any, len(n.Content)/2)
+		ok := true
+		d.mapKeys(n, path, depth, func(key string, _, val *yaml.Node) {
+			x, good := d.generic(val, childKey(path, key), depth+1)
+			ok = ok && good
+			m[key] = x
+		})
+		return m, ok
+	case yaml.SequenceNode:
+		s := make([]any, len(n.Content))
+		ok := true
+		for i, e := range n.Content {
+			x, good := d.generic(e, childIndex(path, i), depth+1)
+			ok = ok && good
+			s[i] = x
+		}
+		return s, ok
+	case yaml.ScalarNode:
+		switch n.ShortTag() {
+		case "!!null":
+			return nil, true
+		case "!!str", "!!timestamp", "!!binary":
+			s, ok := d.scalar(n, path, "a string")
+			return s, ok
+		case "!!bool", "!!int", "!!float":
+			var x any
+			if err := n.Decode(&x); err != nil {
+				d.p.add(nodePos(n), "%s: %v", where(path), err)
+				return nil, false
+			}
+			if f, isFloat := x.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
+				d.p.add(nodePos(n), "%s: %s has no JSON form", where(path), n.Value)
+				return nil, false
+			}
+			return x, true
+		default:
+			d.p.add(nodePos(n), "%s: unsupported tag %s", where(path), n.Tag)
+			return nil, false
+		}
+	}
+	d.mismatch(n, path, "a value")
+	return nil, false
+}
+
+// suggest returns the candidate closest to s, if it is close enough to be
+// a likely typo.
+func suggest(s string, candidates []string) string {
+	best, bestDist := "", 3
+	if len(s) <= 4 {
+		bestDist = 2
+	}
+	for _, c := range candidates {
+		if dist := editDistance(s, c); dist < bestDist {
+			best, bestDist = c, dist
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return math.MaxInt
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

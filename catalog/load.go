@@ -1,0 +1,235 @@
+package catalog
+
+// Loading runs in four passes over one file, each reporting every problem it
+// finds before the next begins:
+//
+//  1. yaml.v3 parses the bytes into a yaml.Node tree (one document only),
+//     so every value keeps its line and column.
+//  2. A small reflective walker (decode.go) maps the tree onto the model
+//     strictly, expanding ${VAR} inside each decoded scalar (expand.go).
+//  3. applyDefaults fills what the operator left out (defaults.go).
+//  4. validate checks the whole catalog and compiles schemas and templates
+//     (validate.go, schema.go).
+//
+// Decoding problems stop the pipeline after pass 2: defaults and validation
+// over a half-decoded catalog would only add noise.
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// LoadOptions configures [Load] and [Parse]. A nil *LoadOptions is the zero
+// value.
+type LoadOptions struct {
+	// Getenv looks up ${VAR}. Nil: os.LookupEnv.
+	Getenv func(string) (string, bool)
+}
+
+// Problem is one thing wrong with a catalog, at a position in its file.
+type Problem struct {
+	File string
+	Pos  Pos // zero when the problem has no single place
+	Msg  string
+}
+
+// String formats p as "FILE:LINE:COL: msg", leaving out what is unknown.
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.Pos.Line > 0 {
+		if b.Len() > 0 {
+			b.WriteByte(':')
+		}
+		b.WriteString(strconv.Itoa(p.Pos.Line))
+		if p.Pos.Column > 0 {
+			b.WriteByte(':')
+			b.WriteString(strconv.Itoa(p.Pos.Column))
+		}
+	}
+	if b.Len() > 0 {
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// LoadError is every problem that kept a catalog from loading, in file order.
+type LoadError struct {
+	Problems []Problem
+
+	err error // the I/O error behind a failed read, for errors.Is
+}
+
+// Error returns the problems, one per line.
+func (e *LoadError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Unwrap returns the I/O error when the file could not be read, so that
+// errors.Is(err, fs.ErrNotExist) works.
+func (e *LoadError) Unwrap() error { return e.err }
+
+// Load reads the catalog at path and parses it with [Parse].
+func Load(path string, opts *LoadOptions) (*Catalog, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		msg := err.Error()
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			msg = "cannot read catalog: " + pe.Err.Error()
+		}
+		return nil, &LoadError{Problems: []Problem{{File: path, Msg: msg}}, err: err}
+	}
+	return Parse(path, data, opts)
+}
+
+// Parse loads a catalog from data; file names it in messages and in
+// [Catalog.File]. Every problem found is reported in one *[LoadError]. The
+// returned catalog holds only enabled tools and is never modified again.
+func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
+	lookup := os.LookupEnv
+	if opts != nil && opts.Getenv != nil {
+		lookup = opts.Getenv
+	}
+	p := &problems{file: file}
+	root := parseYAML(data, p)
+	if root == nil {
+		return nil, p.err()
+	}
+
+	c := &Catalog{File: file}
+	sum := sha256.Sum256(data)
+	c.Hash = hex.EncodeToString(sum[:])
+
+	d := newDecoder(p, lookup)
+	d.decodeRoot(root, c)
+	if len(p.list) > 0 {
+		return nil, p.err()
+	}
+	applyDefaults(c)
+	validate(c, p, d.pos)
+	if len(p.list) > 0 {
+		return nil, p.err()
+	}
+
+	enabled := make([]*Tool, 0, len(c.Tools))
+	c.byName = make(map[string]*Tool, len(c.Tools))
+	for _, t := range c.Tools {
+		if t.Enabled {
+			enabled = append(enabled, t)
+			c.byName[t.Name] = t
+		}
+	}
+	c.Tools = enabled
+	c.Warnings = p.warningLines()
+	return c, nil
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseYAML returns the single document's top node, or nil after adding
+// the reason to p.
+func parseYAML(data []byte, p *problems) (root *yaml.Node) {
+	defer func() {
+		// yaml.v3 is fuzzed upstream, but a catalog is operator input: a
+		// parser bug should cost a load error, not the process.
+		if r := recover(); r != nil {
+			p.add(Pos{}, "cannot parse YAML: %v", r)
+			root = nil
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			p.add(Pos{}, "empty catalog")
+		} else {
+			p.addYAMLError(err, data)
+		}
+		return nil
+	}
+	// A second Decode must see io.EOF, or a second document would slip by
+	// unread.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		if err != nil {
+			p.addYAMLError(err, data)
+		} else {
+			p.add(Pos{extra.Line, extra.Column}, "a catalog is one YAML document; a second one starts here")
+		}
+		return nil
+	}
+	if len(doc.Content) == 0 || isNull(doc.Content[0]) {
+		p.add(Pos{}, "empty catalog")
+		return nil
+	}
+	return doc.Content[0]
+}
+
+// problems collects what is wrong, and what is merely odd, with one file.
+type problems struct {
+	file     string
+	list     []Problem
+	warnings []Problem
+}
+
+func (p *problems) add(pos Pos, format string, args ...any) {
+	p.list = append(p.list, Problem{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *problems) warn(pos Pos, format string, args ...any) {
+	p.warnings = append(p.warnings, Problem{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+}
+
+// addYAMLError turns a yaml.v3 syntax error ("yaml: line 3: ...") into a
+// problem on that line.
+func (p *problems) addYAMLError(err error, data []byte) {
+	msg := err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		// yaml.v3 may name the line after the last one at end of input.
+		line = min(line, bytes.Count(data, []byte("\n"))+1)
+		p.add(Pos{Line: line}, "invalid YAML: %s", m[2])
+		return
+	}
+	p.add(Pos{}, "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// sorted returns ps in file order without repeats (an alias decoded twice
+// reports the same problem twice).
+func sorted(ps []Problem) []Problem {
+	ps = slices.Clone(ps)
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column))
+	})
+	return slices.Compact(ps)
+}
+
+func (p *problems) err() error {
+	return &LoadError{Problems: sorted(p.list)}
+}
+
+func (p *problems) warningLines() []string {
+	var lines []string
+	for _, w := range sorted(p.warnings) {
+		lines = append(lines, w.String())
+	}
+	return lines
+}

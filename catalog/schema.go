@@ -1,0 +1,248 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+)
+
+// ArgumentError says which argument failed a tool's input schema and why,
+// in one line a model can act on.
+type ArgumentError struct {
+	// Field is the argument at fault, dotted and indexed for nested values
+	// ("filter.tags[2]"); "" when the arguments as a whole are at fault.
+	Field string
+	// Msg is the rule that failed, e.g. `value must be one of "a", "b"`.
+	Msg string
+}
+
+// Msg values with a wording of their own in Error.
+const (
+	msgUnexpected = "unexpected argument"
+	msgMissing    = "missing required argument"
+)
+
+func (e *ArgumentError) Error() string {
+	switch {
+	case e.Field == "":
+		return "arguments: " + e.Msg
+	case e.Msg == msgUnexpected:
+		return fmt.Sprintf("unexpected argument %q", e.Field)
+	}
+	return fmt.Sprintf("argument %q: %s", e.Field, e.Msg)
+}
+
+// inputSchema is a compiled tool input schema. It is immutable and safe
+// for concurrent use.
+type inputSchema struct{ s *jsonschema.Schema }
+
+// Validate checks arguments decoded by encoding/json (json.Number or
+// float64 numbers). Nil stands for no arguments, an empty object. The
+// error, when there is one, is an *[ArgumentError] for the deepest failure.
+func (v inputSchema) Validate(args any) error {
+	if args == nil {
+		args = map[string]any{}
+	}
+	err := v.s.Validate(args)
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return &ArgumentError{Msg: oneLine(err.Error())}
+	}
+	return argumentError(deepest(ve))
+}
+
+// deepest returns the leaf failure at the deepest instance location, the
+// first one when several tie: the most specific thing to tell the caller.
+func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+	if len(e.Causes) == 0 {
+		return e
+	}
+	var best *jsonschema.ValidationError
+	for _, c := range e.Causes {
+		l := deepest(c)
+		if best == nil || len(l.InstanceLocation) > len(best.InstanceLocation) {
+			best = l
+		}
+	}
+	return best
+}
+
+var printer = message.NewPrinter(language.English)
+
+func argumentError(e *jsonschema.ValidationError) *ArgumentError {
+	loc := e.InstanceLocation
+	switch k := e.ErrorKind.(type) {
+	case *kind.Required:
+		return &ArgumentError{Field: fieldName(append(slices.Clip(loc), k.Missing[0])), Msg: msgMissing}
+	case *kind.AdditionalProperties:
+		return &ArgumentError{Field: fieldName(append(slices.Clip(loc), k.Properties[0])), Msg: msgUnexpected}
+	}
+	return &ArgumentError{Field: fieldName(loc), Msg: ruleText(e.ErrorKind)}
+}
+
+// fieldName renders an instance location as filter.tags[2].
+func fieldName(loc []string) string {
+	var b strings.Builder
+	for _, tok := range loc {
+		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
+			b.WriteString("[" + tok + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
+// ruleText words the common failures for a caller; the library's own
+// wording serves the rest.
+func ruleText(k jsonschema.ErrorKind) string {
+	switch k := k.(type) {
+	case *kind.Type:
+		return fmt.Sprintf("want %s, got %s", strings.Join(k.Want, " or "), k.Got)
+	case *kind.Enum:
+		return "value must be one of " + listValues(k.Want)
+	case *kind.Const:
+		return "value must be " + jsonText(k.Want)
+	case *kind.FalseSchema:
+		return "not allowed"
+	case *kind.MinLength:
+		return fmt.Sprintf("must be at least %d characters long", k.Want)
+	case *kind.MaxLength:
+		return fmt.Sprintf("must be at most %d characters long", k.Want)
+	case *kind.Pattern:
+		return fmt.Sprintf("must match the pattern %q", k.Want)
+	case *kind.Minimum:
+		return "must be at least " + k.Want.RatString()
+	case *kind.Maximum:
+		return "must be at most " + k.Want.RatString()
+	case *kind.ExclusiveMinimum:
+		return "must be greater than " + k.Want.RatString()
+	case *kind.ExclusiveMaximum:
+		return "must be less than " + k.Want.RatString()
+	case *kind.MinItems:
+		return fmt.Sprintf("must have at least %d items", k.Want)
+	case *kind.MaxItems:
+		return fmt.Sprintf("must have at most %d items", k.Want)
+	}
+	return oneLine(k.LocalizedString(printer))
+}
+
+// listValues lists enum values as JSON, at most ten of them.
+func listValues(vs []any) string {
+	const max = 10
+	var parts []string
+	for i, v := range vs {
+		if i == max {
+			parts = append(parts, fmt.Sprintf("… (%d more)", len(vs)-max))
+			break
+		}
+		parts = append(parts, jsonText(v))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func jsonText(v any) string {
+	b, err := marshalJSON(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return clip(string(b))
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// marshalJSON encodes v compactly, with sorted keys and without HTML
+// escaping (a description saying "a < b" stays readable).
+func marshalJSON(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// refuseLoader refuses every $ref outside the schema itself: loading one
+// would make validation reach the network or the file system.
+type refuseLoader struct{}
+
+func (refuseLoader) Load(url string) (any, error) {
+	return nil, errors.New("schemas outside the catalog are never loaded")
+}
+
+// schemaError is a problem in an input schema, at a location inside it.
+type schemaError struct {
+	loc []string // path inside the schema
+	msg string
+}
+
+func (e *schemaError) Error() string { return e.msg }
+
+// compileSchema compiles a tool's input schema as JSON Schema 2020-12
+// (unless it names another draft in $schema) and returns it with its
+// compact JSON. Formats are asserted, so "format: date-time" is a rule.
+func compileSchema(input map[string]any, id string) (Validator, []byte, error) {
+	js, err := marshalJSON(input)
+	if err != nil {
+		return nil, nil, &schemaError{msg: err.Error()}
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+	if err != nil {
+		return nil, nil, &schemaError{msg: err.Error()}
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(refuseLoader{})
+	if err := c.AddResource(id, doc); err != nil {
+		return nil, nil, &schemaError{msg: oneLine(err.Error())}
+	}
+	s, err := c.Compile(id)
+	if err != nil {
+		return nil, nil, schemaCompileError(err)
+	}
+	return inputSchema{s}, js, nil
+}
+
+func schemaCompileError(err error) *schemaError {
+	var sve *jsonschema.SchemaValidationError
+	var ve *jsonschema.ValidationError
+	var lue *jsonschema.LoadURLError
+	switch {
+	case errors.As(err, &sve) && errors.As(sve.Err, &ve):
+		leaf := deepest(ve)
+		msg := ruleText(leaf.ErrorKind)
+		if r, ok := leaf.ErrorKind.(*kind.Required); ok {
+			msg = fmt.Sprintf("missing %q", r.Missing[0])
+		}
+		if a, ok := leaf.ErrorKind.(*kind.AdditionalProperties); ok {
+			msg = fmt.Sprintf("unexpected %q", a.Properties[0])
+		}
+		at := ""
+		if len(leaf.InstanceLocation) > 0 {
+			at = " at " + strings.Join(leaf.InstanceLocation, ".")
+		}
+		return &schemaError{loc: leaf.InstanceLocation, msg: "not a valid JSON Schema" + at + ": " + msg}
+	case errors.As(err, &lue):
+		return &schemaError{msg: fmt.Sprintf("$ref %q: only references inside the schema are allowed", lue.URL)}
+	}
+	return &schemaError{msg: oneLine(err.Error())}
+}

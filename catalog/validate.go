@@ -1,0 +1,797 @@
+package catalog
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// validate checks the whole defaulted catalog and compiles what later
+// requests need (input schemas, templates). It is pure: no network, no
+// files, no environment. Every problem names its position, the thing at
+// fault in quotes and the rule:
+//
+//	catalog.yaml:41:13: tool "cancel_job": placeholder {job_id} names no argument
+func validate(c *Catalog, p *problems, pos map[string]Pos) {
+	v := &checker{c: c, p: p, pos: pos}
+	v.top()
+	v.server()
+	v.auth()
+	v.gates()
+	v.sensitiveData()
+	v.upstreams()
+	v.prerequisites()
+	v.tools()
+	v.limits()
+}
+
+type checker struct {
+	c   *Catalog
+	p   *problems
+	pos map[string]Pos
+}
+
+// add reports a problem about subject ("tool \"x\"", "server", ...).
+func (v *checker) add(at Pos, subject, format string, args ...any) {
+	v.p.add(at, "%s: %s", subject, fmt.Sprintf(format, args...))
+}
+
+// first returns the first known position.
+func first(ps ...Pos) Pos {
+	for _, p := range ps {
+		if p != (Pos{}) {
+			return p
+		}
+	}
+	return Pos{}
+}
+
+// at is the position of key's value in m, of m itself when key is absent,
+// or of the enclosing key when m was not written at all.
+func at(m Meta, key string, outer Pos) Pos { return first(m.At(key), outer) }
+
+var (
+	mcpName         = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+	portableMCPName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+	httpMethods  = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}
+	asymmetric   = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+	hmacAlgs     = []string{"HS256", "HS384", "HS512"}
+	framingHeads = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}
+)
+
+func (v *checker) top() {
+	c := v.c
+	switch {
+	case !c.Has("version"):
+		v.p.add(c.Pos, "missing required key %q (write version: 1)", "version")
+	case c.Version != 1:
+		v.p.add(c.At("version"), "version: unsupported catalog version %d; this gateway reads version 1", c.Version)
+	}
+	for _, key := range []string{"server", "auth", "upstreams", "tools"} {
+		if !c.Has(key) {
+			v.p.add(c.Pos, "missing required key %q", key)
+		}
+	}
+	if c.Has("upstreams") && len(c.Upstreams) == 0 {
+		v.p.add(c.At("upstreams"), "upstreams: declare at least one upstream")
+	}
+	if c.Has("tools") && len(c.Tools) == 0 {
+		v.p.add(c.At("tools"), "tools: declare at least one tool")
+	}
+}
+
+func (v *checker) server() {
+	s := &v.c.Server
+	if !v.c.Has("server") {
+		return // reported by top
+	}
+	if strings.TrimSpace(s.Name) == "" {
+		v.add(s.At("name"), "server", "name is required")
+	}
+	if _, port, err := net.SplitHostPort(s.Listen); err != nil || !validPort(port) {
+		v.add(s.At("listen"), "server", "listen %q must be host:port, like 127.0.0.1:8080 or :8080", s.Listen)
+	}
+	if msg := mountPathRule(s.MCPPath); msg != "" {
+		v.add(s.At("mcp_path"), "server", "mcp_path %q %s", s.MCPPath, msg)
+	}
+	if s.AdminPath != "" {
+		if msg := mountPathRule(s.AdminPath); msg != "" {
+			v.add(s.At("admin_path"), "server", "admin_path %q %s (write \"\" to disable the REST surface)", s.AdminPath, msg)
+		} else if s.AdminPath == s.MCPPath {
+			v.add(s.At("admin_path"), "server", "admin_path %q is the same as mcp_path", s.AdminPath)
+		}
+	}
+	for i, o := range s.AllowedOrigins {
+		if msg := originRule(o); msg != "" {
+			v.add(first(v.pos[childIndex("server.allowed_origins", i)], s.At("allowed_origins")), "server", "allowed_origins entry %q %s", o, msg)
+		}
+	}
+}
+
+func validPort(s string) bool {
+	n, err := strconv.Atoi(s)
+	return err == nil && n >= 0 && n <= 65535
+}
+
+// mountPathRule says what is wrong with an HTTP mount path, or "".
+func mountPathRule(p string) string {
+	switch {
+	case !strings.HasPrefix(p, "/"):
+		return "must start with /"
+	case p == "/":
+		return "must not be / alone (the gateway needs the rest of the tree)"
+	case strings.ContainsAny(p, "?# \t\r\n\x00"):
+		return "must be a plain path, without query, fragment or spaces"
+	}
+	return ""
+}
+
+// originRule says what keeps o from being a scheme://host[:port] origin.
+func originRule(o string) string {
+	u, err := url.Parse(o)
+	if err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Host == "" || u.Hostname() == "" ||
+		u.User != nil || u.Path != "" || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
+		return "must be an origin: scheme://host[:port], http or https, with nothing after"
+	}
+	if p := u.Port(); p != "" && !validPort(p) {
+		return "has an invalid port"
+	}
+	return ""
+}
+
+// httpURLRule says what keeps s from being an absolute http(s) URL with a
+// host and no query or fragment, or "".
+func httpURLRule(s string) string {
+	u, err := url.Parse(s)
+	switch {
+	case s == "":
+		return "is required"
+	case err != nil:
+		return "is not a URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "must be an absolute http:// or https:// URL"
+	case u.Hostname() == "":
+		return "must name a host"
+	case u.User != nil:
+		return "must not hold credentials (set them under headers)"
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+		return "must not hold a query or fragment"
+	}
+	return ""
+}
+
+func (v *checker) auth() {
+	a := &v.c.Auth
+	if !v.c.Has("auth") {
+		return // reported by top
+	}
+	outer := v.c.At("auth")
+	switch {
+	case a.JWT == nil && a.APIKeysFile == "":
+		v.add(outer, "auth", "set exactly one verifier: jwt or api_keys_file")
+	case a.JWT != nil && a.APIKeysFile != "":
+		v.add(a.At("api_keys_file"), "auth", "set exactly one verifier: jwt or api_keys_file, not both")
+	}
+	if j := a.JWT; j != nil {
+		v.jwt(j)
+	}
+
+	pr := &a.Principal
+	if _, err := regexp.Compile(pr.WorkspacePattern); err != nil {
+		v.add(at(pr.Meta, "workspace_pattern", outer), "auth.principal", "workspace_pattern: %v", err)
+	}
+
+	if rm := a.ResourceMetadata; rm != nil {
+		if msg := httpURLRule(rm.Resource); msg != "" {
+			v.add(at(rm.Meta, "resource", outer), "auth.resource_metadata", "resource %s", msg)
+		}
+		for i, s := range rm.AuthorizationServers {
+			if msg := httpURLRule(s); msg != "" {
+				v.add(first(v.pos[childIndex("auth.resource_metadata.authorization_servers", i)], rm.Pos), "auth.resource_metadata", "authorization server %q %s", s, msg)
+			}
+		}
+	}
+}
+
+func (v *checker) jwt(j *JWT) {
+	const subj = "auth.jwt"
+	n := 0
+	for _, s := range []string{j.JWKSURL, j.PublicKeyFile, j.HMACSecretEnv} {
+		if s != "" {
+			n++
+		}
+	}
+	if n != 1 {
+		v.add(j.Pos, subj, "set exactly one key source: jwks_url, public_key_file or hmac_secret_env")
+	}
+	if j.JWKSURL != "" {
+		if msg := httpURLRule(j.JWKSURL); msg != "" {
+			v.add(j.At("jwks_url"), subj, "jwks_url %s", msg)
+		}
+	}
+	if j.HMACSecretEnv != "" && !validEnvName(j.HMACSecretEnv) {
+		v.add(j.At("hmac_secret_env"), subj, "hmac_secret_env %q must name an environment variable (it holds the secret, it is not the secret)", clip(j.HMACSecretEnv))
+	}
+
+	var hs, asym []string
+	for i, alg := range j.Algorithms {
+		p := first(v.pos[childIndex("auth.jwt.algorithms", i)], j.At("algorithms"))
+		switch {
+		case strings.EqualFold(alg, "none"):
+			v.add(p, subj, "algorithm %q is never accepted", alg)
+		case slices.Contains(hmacAlgs, alg):
+			hs = append(hs, alg)
+		case slices.Contains(asymmetric, alg):
+			asym = append(asym, alg)
+		default:
+			v.add(p, subj, "unknown algorithm %q; want one of %s", alg, strings.Join(append(slices.Clone(asymmetric), hmacAlgs...), " "))
+		}
+	}
+	algAt := j.At("algorithms")
+	switch {
+	case len(j.Algorithms) == 0:
+		v.add(algAt, subj, "algorithms is required: the allowlist of signing algorithms, like [RS256]")
+	case len(hs) > 0 && len(asym) > 0:
+		v.add(algAt, subj, "algorithms mix HMAC (%s) and asymmetric (%s) algorithms; a key source verifies one kind", strings.Join(hs, " "), strings.Join(asym, " "))
+	case len(hs) > 0 && j.HMACSecretEnv == "" && n == 1:
+		v.add(algAt, subj, "algorithm %s needs hmac_secret_env", hs[0])
+	case len(asym) > 0 && j.HMACSecretEnv != "" && n == 1:
+		v.add(algAt, subj, "algorithm %s cannot be verified with hmac_secret_env; use HS256, HS384 or HS512", asym[0])
+	}
+	if strings.TrimSpace(j.Issuer) == "" {
+		v.add(j.At("issuer"), subj, "issuer is required")
+	}
+	if strings.TrimSpace(j.Audience) == "" {
+		v.add(j.At("audience"), subj, "audience is required")
+	}
+	if j.Leeway > DefaultMaxLeeway {
+		v.add(j.At("leeway"), subj, "leeway %s is over the %s ceiling", j.Leeway, DefaultMaxLeeway)
+	}
+}
+
+func (v *checker) gates() {
+	for _, name := range slices.Sorted(maps.Keys(v.c.Gates)) {
+		g := v.c.Gates[name]
+		subj := fmt.Sprintf("gate %q", name)
+		if name == "" {
+			v.add(g.Pos, subj, "gate names must not be empty")
+		}
+		if len(g.Scopes) == 0 {
+			v.add(first(g.At("scopes"), v.pos[childKey("gates", name)]), subj, "scopes must list at least one scope")
+		}
+		for i, s := range g.Scopes {
+			if s == "" || strings.ContainsAny(s, " \t\r\n") {
+				v.add(first(v.pos[childIndex(childKey("gates", name)+".scopes", i)], g.Pos), subj, "scope %q must be a non-empty token without spaces", s)
+			}
+		}
+		if g.OnDeny != "" && g.OnDeny != "challenge" {
+			v.add(g.At("on_deny"), subj, "on_deny %q must be \"challenge\" or absent", g.OnDeny)
+		}
+	}
+}
+
+// gateRef checks a reference to a gate. "view" needs no declaration: when
+// undeclared it allows every authenticated caller.
+func (v *checker) gateRef(name string, p Pos, subj string) {
+	if _, ok := v.c.Gates[name]; ok || name == ViewGate {
+		return
+	}
+	v.add(p, subj, "gate %q is not declared under gates%s", name, didYouMean(name, slices.Collect(maps.Keys(v.c.Gates))))
+}
+
+func didYouMean(s string, candidates []string) string {
+	slices.Sort(candidates)
+	if m := suggest(s, candidates); m != "" {
+		return fmt.Sprintf(" (did you mean %q?)", m)
+	}
+	return ""
+}
+
+func (v *checker) sensitiveData() {
+	sd := &v.c.SensitiveData
+	if sd.Gate != "" {
+		v.gateRef(sd.Gate, sd.At("gate"), "sensitive_data")
+	}
+	if !validEnvName(sd.KillSwitchEnv) {
+		v.add(sd.At("kill_switch_env"), "sensitive_data", "kill_switch_env %q must name an environment variable", clip(sd.KillSwitchEnv))
+	}
+}
+
+func (v *checker) upstreams() {
+	for _, name := range slices.Sorted(maps.Keys(v.c.Upstreams)) {
+		u := v.c.Upstreams[name]
+		subj := fmt.Sprintf("upstream %q", name)
+		path := childKey("upstreams", name)
+		if name == "" {
+			v.add(u.Pos, subj, "upstream names must not be empty")
+		}
+		if msg := httpURLRule(u.BaseURL); msg != "" {
+			v.add(at(u.Meta, "base_url", v.pos[path]), subj, "base_url %s", msg)
+		}
+		v.headers(u.Headers, path+".headers", u.At("headers"), subj)
+		if w := u.Workspace; w != nil {
+			switch {
+			case (w.Header == "") == (w.Query == ""):
+				v.add(w.Pos, subj, "workspace binding needs exactly one of header or query")
+			case w.Header != "" && !validHeaderName(w.Header):
+				v.add(w.At("header"), subj, "workspace header %q is not a valid header name", w.Header)
+			}
+		}
+		if u.ActorHeader != "" && !validHeaderName(u.ActorHeader) {
+			v.add(u.At("actor_header"), subj, "actor_header %q is not a valid header name", u.ActorHeader)
+		}
+		if u.Timeout <= 0 {
+			v.add(u.At("timeout"), subj, "timeout must be greater than 0")
+		}
+		if u.MaxResponseBytes <= 0 {
+			v.add(u.At("max_response_bytes"), subj, "max_response_bytes must be greater than 0")
+		}
+		if u.MaxConcurrent < 0 {
+			v.add(u.At("max_concurrent"), subj, "max_concurrent must not be negative (0: no cap)")
+		}
+	}
+}
+
+// headers checks literal header names and values (an upstream's own
+// headers): valid names, no CR, LF or NUL in values, no name twice.
+func (v *checker) headers(h map[string]string, path string, outer Pos, subj string) {
+	seen := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		p := first(v.pos[childKey(path, name)], outer)
+		v.headerName(name, p, subj, seen)
+		if strings.ContainsAny(h[name], "\r\n\x00") {
+			v.add(p, subj, "header %s: value must not contain CR, LF or NUL", name)
+		}
+	}
+}
+
+// headerName checks one header name; seen maps canonical names to the
+// names already checked.
+func (v *checker) headerName(name string, p Pos, subj string, seen map[string]string) {
+	canon := http.CanonicalHeaderKey(name)
+	switch {
+	case !validHeaderName(name):
+		v.add(p, subj, "header name %q is not a valid token", name)
+	case slices.Contains(framingHeads, canon):
+		v.add(p, subj, "header %s is set by the gateway's HTTP client and cannot be configured", canon)
+	case seen[canon] != "":
+		v.add(p, subj, "header %q repeats %q (header names are case-insensitive)", name, seen[canon])
+	}
+	seen[canon] = name
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+func (v *checker) prerequisites() {
+	for _, name := range slices.Sorted(maps.Keys(v.c.Prerequisites)) {
+		pq := v.c.Prerequisites[name]
+		subj := fmt.Sprintf("prerequisite %q", name)
+		if (pq.Probe == nil) == (pq.Claim == "") {
+			v.add(pq.Pos, subj, "set exactly one of probe or claim")
+		}
+		pr := pq.Probe
+		if pr == nil {
+			continue
+		}
+		switch _, ok := v.c.Upstreams[pr.Upstream]; {
+		case pr.Upstream == "":
+			v.add(pr.Pos, subj, "probe.upstream is required")
+		case !ok:
+			v.add(pr.At("upstream"), subj, "probe upstream %q is not declared under upstreams", pr.Upstream)
+		}
+		if !slices.Contains(httpMethods, pr.Method) {
+			v.add(pr.At("method"), subj, "probe method %q must be one of %s", pr.Method, strings.Join(httpMethods, " "))
+		}
+		pathAt := pr.At("path")
+		if !strings.HasPrefix(pr.Path, "/") {
+			v.add(pathAt, subj, "probe path %q must start with /", pr.Path)
+			continue
+		}
+		t, err := ParseTemplate(pr.Path)
+		if err != nil {
+			v.add(pathAt, subj, "probe path: %v", err)
+			continue
+		}
+		for _, n := range t.Names() {
+			if n != ReservedWorkspace {
+				v.add(pathAt, subj, "probe path placeholder {%s}: a probe knows only {workspace}", n)
+			}
+		}
+		if msg := pathRule(t); msg != "" {
+			v.add(pathAt, subj, "probe path %s", msg)
+		}
+		pr.PathTemplate = t
+	}
+}
+
+func (v *checker) limits() {
+	l := &v.c.Limits
+	outer := v.c.At("limits")
+	const subj = "limits"
+	for _, s := range []struct {
+		key  string
+		size Size
+	}{
+		{"structured_bytes", l.StructuredBytes}, {"text_bytes", l.TextBytes},
+		{"inline_bytes", l.InlineBytes}, {"request_bytes", l.RequestBytes},
+	} {
+		if s.size <= 0 {
+			v.add(at(l.Meta, s.key, outer), subj, "%s must be greater than 0", s.key)
+		}
+	}
+	ps := &l.PageSize
+	if ps.Max < 1 {
+		v.add(at(ps.Meta, "max", outer), subj, "page_size.max must be at least 1")
+	} else if ps.Default < 1 || ps.Default > ps.Max {
+		v.add(at(ps.Meta, "default", outer), subj, "page_size.default %d must be between 1 and page_size.max (%d)", ps.Default, ps.Max)
+	}
+	if l.MaxInFlight < 1 {
+		v.add(at(l.Meta, "max_in_flight", outer), subj, "max_in_flight must be at least 1")
+	}
+	r := l.Rate
+	if r == nil {
+		return
+	}
+	if r.PerPrincipal != nil {
+		v.bucket(r.PerPrincipal, "limits.rate.per_principal")
+	}
+	names := map[string]bool{}
+	for _, t := range v.c.Tools {
+		names[t.Name] = true
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.PerTool)) {
+		path := childKey("limits.rate.per_tool", name)
+		if !names[name] {
+			v.add(v.pos[path], subj, "rate.per_tool names tool %q, which is not declared", name)
+		}
+		v.bucket(r.PerTool[name], path)
+	}
+}
+
+func (v *checker) bucket(b *Bucket, subj string) {
+	if b.RPS <= 0 {
+		v.add(at(b.Meta, "rps", v.pos[subj]), subj, "rps must be greater than 0")
+	}
+	if b.Burst < 1 {
+		v.add(at(b.Meta, "burst", v.pos[subj]), subj, "burst must be at least 1")
+	}
+}
+
+func (v *checker) tools() {
+	firstAt := map[string]Pos{}
+	for i, t := range v.c.Tools {
+		v.tool(i, t, firstAt)
+	}
+}
+
+// toolCheck is the state of checking one tool.
+type toolCheck struct {
+	*checker
+	t     *Tool
+	path  string // "tools[3]"
+	subj  string // `tool "name"`
+	props map[string]bool
+	req   map[string]bool
+}
+
+func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
+	path := childIndex("tools", i)
+	tc := &toolCheck{checker: v, t: t, path: path, subj: fmt.Sprintf("tool %q", t.Name)}
+	outer := first(t.Pos, v.pos[path])
+
+	switch prev, dup := firstAt[t.Name]; {
+	case t.Name == "":
+		tc.subj = path
+		v.add(outer, path, "name is required")
+	case dup:
+		v.add(t.At("name"), tc.subj, "duplicate tool name (first at line %d)", prev.Line)
+	case !mcpName.MatchString(t.Name):
+		v.add(t.At("name"), tc.subj, "name must match [A-Za-z0-9_.-]{1,128} (the MCP tool name rule)")
+	case !portableMCPName.MatchString(t.Name):
+		v.p.warn(t.At("name"), "%s: name is outside [A-Za-z0-9_-]{1,64}, which some MCP clients refuse", tc.subj)
+	}
+	if _, dup := firstAt[t.Name]; !dup && t.Name != "" {
+		firstAt[t.Name] = t.At("name")
+	}
+	if strings.TrimSpace(t.Description) == "" {
+		v.add(at(t.Meta, "description", outer), tc.subj, "description is required (it is what the model reads)")
+	}
+
+	switch t.Kind {
+	case KindRead:
+	case KindWrite:
+		if t.Gate == ViewGate {
+			v.add(first(t.Keys["gate"], t.At("kind")), tc.subj, "a write tool must name a gate other than %q", ViewGate)
+		}
+	default:
+		v.add(t.At("kind"), tc.subj, "kind %q must be read or write", t.Kind)
+	}
+	v.gateRef(t.Gate, t.At("gate"), tc.subj)
+	for j, r := range t.Requires {
+		if _, ok := v.c.Prerequisites[r]; !ok {
+			v.add(first(v.pos[childIndex(path+".requires", j)], t.At("requires")), tc.subj, "requires %q, which is not declared under prerequisites", r)
+		}
+	}
+
+	tc.input()
+	tc.request()
+	tc.paging()
+	tc.response()
+}
+
+// input checks the input schema, compiles it, and notes the declared and
+// required argument names for the templates.
+func (tc *toolCheck) input() {
+	t := tc.t
+	base := tc.path + ".input"
+	inputAt := first(tc.pos[base], t.Pos)
+	tc.props, tc.req = map[string]bool{}, map[string]bool{}
+
+	if typ, _ := t.Input["type"].(string); typ != "object" {
+		tc.add(first(tc.pos[base+".type"], inputAt), tc.subj, "input must be a JSON Schema object with type: object at its root")
+		return
+	}
+	props, _ := t.Input["properties"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		tc.props[name] = true
+		if name == ReservedWorkspace || name == ReservedActor {
+			tc.add(first(tc.pos[childKey(base+".properties", name)], inputAt), tc.subj,
+				"argument name %q is reserved: {%s} comes from the caller's token, never from arguments", name, name)
+		}
+	}
+	req, _ := t.Input["required"].([]any)
+	for j, r := range req {
+		name, _ := r.(string)
+		if !tc.props[name] {
+			tc.add(first(tc.pos[childIndex(base+".required", j)], inputAt), tc.subj, "required argument %q is not declared under input.properties", r)
+			continue
+		}
+		if !tc.req[name] {
+			tc.req[name] = true
+			t.Required = append(t.Required, name)
+		}
+	}
+
+	s, js, err := compileSchema(t.Input, "catalog:///"+tc.path+"/input.json")
+	if err != nil {
+		se := err.(*schemaError)
+		tc.add(first(tc.schemaPos(base, se.loc), inputAt), tc.subj, "input: %s", se.msg)
+		return
+	}
+	t.Schema, t.InputJSON = s, js
+}
+
+// schemaPos finds the position of a location inside the input schema,
+// walking up to the nearest recorded ancestor.
+func (tc *toolCheck) schemaPos(base string, loc []string) Pos {
+	paths := []string{base}
+	p := base
+	for _, tok := range loc {
+		if i, err := strconv.Atoi(tok); err == nil {
+			if _, ok := tc.pos[childIndex(p, i)]; ok {
+				p = childIndex(p, i)
+				paths = append(paths, p)
+				continue
+			}
+		}
+		p = childKey(p, tok)
+		paths = append(paths, p)
+	}
+	for i := len(paths) - 1; i >= 0; i-- {
+		if pos, ok := tc.pos[paths[i]]; ok {
+			return pos
+		}
+	}
+	return Pos{}
+}
+
+// placeholders checks that every placeholder of t names a declared
+// argument or a reserved name.
+func (tc *toolCheck) placeholders(t Template, p Pos) {
+	for _, n := range t.Names() {
+		if n != ReservedWorkspace && n != ReservedActor && !tc.props[n] {
+			tc.add(p, tc.subj, "placeholder {%s} names no argument%s", n, didYouMean(n, slices.Collect(maps.Keys(tc.props))))
+		}
+	}
+}
+
+func (tc *toolCheck) request() {
+	t, r := tc.t, &tc.t.Request
+	base := tc.path + ".request"
+	outer := first(tc.pos[base], t.Pos)
+
+	switch _, ok := tc.c.Upstreams[r.Upstream]; {
+	case r.Upstream == "":
+		tc.add(at(r.Meta, "upstream", outer), tc.subj, "request.upstream is required")
+	case !ok:
+		tc.add(r.At("upstream"), tc.subj, "upstream %q is not declared under upstreams%s", r.Upstream, didYouMean(r.Upstream, slices.Collect(maps.Keys(tc.c.Upstreams))))
+	}
+	if !slices.Contains(httpMethods, r.Method) {
+		tc.add(at(r.Meta, "method", outer), tc.subj, "method %q must be one of %s", r.Method, strings.Join(httpMethods, " "))
+	}
+
+	tc.requestPath(r, at(r.Meta, "path", outer))
+
+	for _, name := range slices.Sorted(maps.Keys(r.Query)) {
+		p := first(tc.pos[childKey(base+".query", name)], r.At("query"))
+		if name == "" {
+			tc.add(p, tc.subj, "query parameter names must not be empty")
+		}
+		tpl, err := ParseTemplate(r.Query[name])
+		if err != nil {
+			tc.add(p, tc.subj, "query %s: %v", name, err)
+			continue
+		}
+		tc.placeholders(tpl, p)
+		r.QueryParams = append(r.QueryParams, Param{Name: name, Template: tpl})
+	}
+
+	seen := map[string]string{}
+	for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
+		p := first(tc.pos[childKey(base+".headers", name)], r.At("headers"))
+		tc.headerName(name, p, tc.subj, seen)
+		tpl, err := ParseTemplate(r.Headers[name])
+		if err != nil {
+			tc.add(p, tc.subj, "header %s: %v", name, err)
+			continue
+		}
+		for _, part := range tpl.Parts {
+			if strings.ContainsAny(part.Text, "\r\n\x00") {
+				tc.add(p, tc.subj, "header %s: value must not contain CR, LF or NUL", name)
+				break
+			}
+		}
+		tc.placeholders(tpl, p)
+		r.HeaderParams = append(r.HeaderParams, Param{Name: http.CanonicalHeaderKey(name), Template: tpl})
+	}
+	slices.SortStableFunc(r.HeaderParams, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
+
+	if r.Body != nil {
+		if r.Method == http.MethodGet || r.Method == http.MethodHead {
+			tc.add(r.At("body"), tc.subj, "a %s request cannot carry a body", r.Method)
+		}
+		r.BodyTemplate = tc.body(r.Body, base+".body", r.At("body"))
+	}
+}
+
+// requestPath checks and compiles the request path.
+func (tc *toolCheck) requestPath(r *Request, p Pos) {
+	if !strings.HasPrefix(r.Path, "/") {
+		tc.add(p, tc.subj, "request.path %q must start with /", r.Path)
+		return
+	}
+	t, err := ParseTemplate(r.Path)
+	if err != nil {
+		tc.add(p, tc.subj, "request.path: %v", err)
+		return
+	}
+	if msg := pathRule(t); msg != "" {
+		tc.add(p, tc.subj, "request.path %s", msg)
+	}
+	for _, n := range t.Names() {
+		switch {
+		case n == ReservedWorkspace || n == ReservedActor:
+		case !tc.props[n]:
+			tc.add(p, tc.subj, "placeholder {%s} names no argument%s", n, didYouMean(n, slices.Collect(maps.Keys(tc.props))))
+		case !tc.req[n]:
+			tc.add(p, tc.subj, "path placeholder {%s} names an optional argument; list it under input.required", n)
+		}
+	}
+	r.PathTemplate = t
+}
+
+// pathRule says what is wrong with a path template's literal text. Each
+// placeholder then lies inside one path segment: its value is escaped when
+// expanded, and no literal text can move it into a query or fragment.
+func pathRule(t Template) string {
+	for _, part := range t.Parts {
+		if strings.ContainsAny(part.Text, "?#") {
+			return "must not hold a query or fragment (use request.query)"
+		}
+		for _, c := range []byte(part.Text) {
+			if c <= ' ' || c == 0x7f {
+				return "must not contain spaces or control characters"
+			}
+		}
+	}
+	return ""
+}
+
+// body compiles every string of a body template, checking placeholders.
+func (tc *toolCheck) body(x any, path string, outer Pos) any {
+	switch x := x.(type) {
+	case string:
+		p := first(tc.pos[path], outer)
+		t, err := ParseTemplate(x)
+		if err != nil {
+			tc.add(p, tc.subj, "request.body: %v", err)
+			return Template{Raw: x}
+		}
+		tc.placeholders(t, p)
+		return t
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = tc.body(e, childKey(path, k), outer)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = tc.body(e, childIndex(path, i), outer)
+		}
+		return s
+	}
+	return x
+}
+
+func (tc *toolCheck) paging() {
+	pg := tc.t.Paging
+	if pg == nil {
+		return
+	}
+	for _, a := range []struct{ key, name string }{
+		{"page_size_argument", pg.PageSizeArgument}, {"cursor_argument", pg.CursorArgument},
+	} {
+		if a.name != "" && !tc.props[a.name] {
+			tc.add(pg.At(a.key), tc.subj, "paging.%s %q names no argument", a.key, a.name)
+		}
+	}
+	if pg.Max < 0 {
+		tc.add(pg.At("max"), tc.subj, "paging.max must not be negative")
+	}
+}
+
+func (tc *toolCheck) response() {
+	r := &tc.t.Response
+	base := tc.path + ".response"
+	outer := first(tc.pos[base], tc.t.Pos)
+	if r.Render != RenderJSON && r.Render != RenderPayload {
+		tc.add(r.At("render"), tc.subj, "response.render %q must be json or payload", r.Render)
+	}
+	for _, f := range r.Fields {
+		if f.Path == "" {
+			tc.add(first(tc.pos[childKey(base+".fields", f.Name)], outer), tc.subj, "response.fields %s: path must not be empty", f.Name)
+		}
+	}
+	if r.List != "" && len(r.Fields) > 0 && !slices.ContainsFunc(r.Fields, func(f Field) bool { return f.Name == r.List }) {
+		tc.add(r.At("list"), tc.subj, "response.list %q is not one of response.fields", r.List)
+	}
+	for _, key := range []string{"untrusted", "sensitive"} {
+		paths := r.Untrusted
+		if key == "sensitive" {
+			paths = r.Sensitive
+		}
+		for i, p := range paths {
+			if p == "" {
+				tc.add(first(tc.pos[childIndex(base+"."+key, i)], outer), tc.subj, "response.%s: paths must not be empty", key)
+			}
+		}
+	}
+	if nf := r.NotFound; nf != nil {
+		for i, s := range nf.Status {
+			if s < 400 || s > 599 {
+				tc.add(first(tc.pos[childIndex(base+".not_found.status", i)], nf.Pos), tc.subj, "response.not_found status %d must be a 4xx or 5xx status", s)
+			}
+		}
+	}
+}
