@@ -1,0 +1,32 @@
+// Package mcp is the gateway's wire: JSON-RPC 2.0 framing, Streamable HTTP
+// for both protocol eras on one endpoint, the REST mirror under
+// {admin_path}, RFC 9728 resource metadata, and one table per surface
+// mapping errors to statuses (errors.go). It is a thin adapter over
+// [proxy.Core], which decides what a principal may list and call; token
+// verification is [authz.Verifier]'s.
+//
+// [NewHandler] serves HTTP. [Dispatch] is the transport-independent part
+// (one message in, one reply out) that a stdio surface can reuse.
+//
+// The server is stateless and tools-only. A request is modern (2026-07-28)
+// when params._meta carries io.modelcontextprotocol/protocolVersion, legacy
+// (2025-11-25 back to 2024-11-05) otherwise; both are answered on the same
+// POST endpoint, always with application/json, never with a session.
+//
+// Policies where the spec leaves room (mcp-spec-notes.md):
+//   - Accept is lenient: absent, or allowing application/json, passes; only
+//     an Accept that excludes JSON gets 406.
+//   - Unknown methods are -32601 with HTTP 404 for modern requests (the
+//     spec's rule) and HTTP 200 for legacy ones, whose clients may read a 404
+//     as a lost session.
+//   - tools/list pages hold [ListPageSize] tools; the cursor is opaque
+//     base64url of a format tag, the catalog hash prefix and an offset
+//     (cursor.go).
+//   - Batches (2025-03-26 only) are refused with 400 -32600, whatever the
+//     revision.
+//   - subscriptions/listen is -32601 (404): no notification types are
+//     offered, and listChanged is false.
+//   - Internal errors are HTTP 500 with -32603 and a request id.
+//   - Top-level members other than jsonrpc, id, method, params, result and
+//     error are refused (-32600).
+package mcp

@@ -1,0 +1,513 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// Options configures the handler from [NewHandler].
+type Options struct {
+	// State returns what serves the current request: the core (catalog and
+	// calls) and the token verifier. It is called once per request, so a
+	// reload can swap both at once. Nil, or a nil core or verifier: every
+	// request is answered 503 "mcp server not initialised".
+	State func() (*proxy.Core, authz.Verifier)
+	// Logger receives diagnostics. Nil: discard.
+	Logger *slog.Logger
+}
+
+// NewHandler returns the gateway's HTTP surface. Paths come from the
+// current catalog's server section on every request, so they follow a
+// reload:
+//
+//   - POST {mcp_path}: Streamable HTTP for both protocol eras, stateless,
+//     JSON responses only; no Mcp-Session-Id is ever issued, and one
+//     received is ignored. GET and DELETE get 405.
+//   - GET {admin_path}/tools and POST {admin_path}/call: the REST mirror,
+//     when admin_path is not "".
+//   - GET /.well-known/oauth-protected-resource and
+//     /.well-known/oauth-protected-resource{mcp_path}: RFC 9728 metadata,
+//     when auth.resource_metadata is set.
+//
+// Other paths get 404. The handler is safe for concurrent use.
+func NewHandler(opts *Options) http.Handler {
+	h := &handler{}
+	if opts != nil {
+		h.state = opts.State
+		h.log = opts.Logger
+	}
+	h.log = logger(h.log)
+	return h
+}
+
+type handler struct {
+	state func() (*proxy.Core, authz.Verifier)
+	log   *slog.Logger
+}
+
+const wellKnownPRM = "/.well-known/oauth-protected-resource"
+
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var (
+		core *proxy.Core
+		ver  authz.Verifier
+	)
+	if h.state != nil {
+		core, ver = h.state()
+	}
+	if core == nil || core.Catalog() == nil || ver == nil {
+		writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
+		return
+	}
+	cat := core.Catalog()
+	srv := &cat.Server
+	mcpPath := srv.MCPPath
+	if mcpPath == "" {
+		mcpPath = catalog.DefaultMCPPath
+	}
+	rid := newRequestID()
+	w.Header().Set("X-Request-Id", rid)
+	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: h.log.With("request_id", rid)}
+
+	p := r.URL.Path
+	switch {
+	case p == mcpPath:
+		if !srv.Enabled {
+			writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
+			return
+		}
+		s.serveMCP(w, r)
+	case srv.AdminPath != "" && (p == srv.AdminPath+"/tools" || p == srv.AdminPath+"/call"):
+		if !srv.Enabled {
+			writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
+			return
+		}
+		if strings.HasSuffix(p, "/tools") {
+			s.serveRESTTools(w, r)
+		} else {
+			s.serveRESTCall(w, r)
+		}
+	case cat.Auth.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+mcpPath):
+		s.serveMetadata(w, r)
+	default:
+		writeHTTPError(w, http.StatusNotFound, "not_found", "no such endpoint")
+	}
+}
+
+// serving is one request's view of the current state.
+type serving struct {
+	core    *proxy.Core
+	cat     *catalog.Catalog
+	ver     authz.Verifier
+	mcpPath string
+	rid     string
+	log     *slog.Logger
+}
+
+// serveMCP is the Streamable HTTP endpoint.
+func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if !s.guard(w, r, http.MethodPost, true) {
+		return
+	}
+	if !acceptsJSON(r.Header.Values("Accept")) {
+		writeHTTPError(w, http.StatusNotAcceptable, "not_acceptable", "this endpoint answers application/json")
+		return
+	}
+	body, ok := s.readBody(w, r)
+	if !ok {
+		return
+	}
+	p, ok := s.authenticate(w, r)
+	if !ok {
+		return
+	}
+	reply := Dispatch(r.Context(), s.core, &Request{
+		Body:      body,
+		Principal: p,
+		Headers: &Headers{
+			ProtocolVersion: r.Header.Get("Mcp-Protocol-Version"),
+			Method:          r.Header.Get("Mcp-Method"),
+			Name:            r.Header.Get("Mcp-Name"),
+		},
+		RequestID: s.rid,
+		Logger:    s.log,
+	})
+	if reply.Challenge != nil {
+		w.Header().Set("WWW-Authenticate", s.challenge(r, `error="insufficient_scope", scope=`+quoteParam(strings.Join(reply.Challenge.Scopes, " "))))
+	}
+	if reply.Body == nil {
+		w.WriteHeader(reply.Status)
+		return
+	}
+	writeJSON(w, reply.Status, reply.Body)
+}
+
+// guard runs the checks shared by both MCP routes, in order: method (405),
+// Origin (403), Host on a loopback listener (403) and, for a request with
+// a body, Content-Type (415). It writes the answer and returns false when
+// one fails.
+func (s *serving) guard(w http.ResponseWriter, r *http.Request, method string, hasBody bool) bool {
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		writeHTTPError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use "+method)
+		return false
+	}
+	if !originAllowed(r, s.cat.Server.AllowedOrigins) {
+		s.log.Debug("refused origin", "origin", truncate(r.Header.Get("Origin"), 128))
+		writeHTTPError(w, http.StatusForbidden, "forbidden", "origin not allowed")
+		return false
+	}
+	if !hostAllowed(r) {
+		s.log.Debug("refused host on loopback listener", "host", truncate(r.Host, 128))
+		writeHTTPError(w, http.StatusForbidden, "forbidden", "host not allowed")
+		return false
+	}
+	if hasBody {
+		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+		if err != nil || mt != "application/json" {
+			writeHTTPError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
+			return false
+		}
+	}
+	return true
+}
+
+// readBody reads the request body up to limits.request_bytes (413 above).
+func (s *serving) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	limit := int64(s.cat.Limits.RequestBytes)
+	if limit <= 0 {
+		limit = int64(catalog.DefaultRequestBytes)
+	}
+	if r.ContentLength > limit {
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over "+strconv.FormatInt(limit, 10)+" bytes")
+		return nil, false
+	}
+	capHint := r.ContentLength
+	if capHint < 0 || capHint > limit {
+		capHint = 512
+	}
+	buf := make([]byte, 0, capHint+1)
+	body := http.MaxBytesReader(w, r.Body, limit)
+	for {
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, true
+		}
+		if err != nil {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				writeHTTPError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over "+strconv.FormatInt(limit, 10)+" bytes")
+			} else {
+				s.log.Debug("reading body failed", "error", err)
+				writeHTTPError(w, http.StatusBadRequest, "bad_request", "could not read the request body")
+			}
+			return nil, false
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+	}
+}
+
+// authenticate verifies the bearer token. A token is read only from the
+// Authorization header, never from the query string (AUTH §Token
+// Handling). Failures get 401 with WWW-Authenticate and a public message;
+// the verifier's detail goes to the log only.
+func (s *serving) authenticate(w http.ResponseWriter, r *http.Request) (*authz.Principal, bool) {
+	token, hasToken := bearerToken(r.Header.Get("Authorization"))
+	var (
+		p   *authz.Principal
+		err = authz.ErrNoToken
+	)
+	if hasToken {
+		p, err = s.ver.Verify(r.Context(), token)
+		if err == nil && p == nil {
+			s.log.Error("verifier returned no principal and no error")
+			err = authz.ErrInvalidToken
+		}
+	}
+	switch {
+	case err == nil:
+		return p, true
+	case errors.Is(err, authz.ErrNoToken):
+		w.Header().Set("WWW-Authenticate", s.challenge(r, ""))
+		writeHTTPError(w, http.StatusUnauthorized, "unauthorized", "a bearer token is required")
+	case errors.Is(err, authz.ErrInvalidToken):
+		s.log.Debug("token refused", "error", err)
+		w.Header().Set("WWW-Authenticate", s.challenge(r, `error="invalid_token"`))
+		writeHTTPError(w, http.StatusUnauthorized, "unauthorized", "the bearer token is invalid or expired")
+	case r.Context().Err() != nil:
+		s.log.Debug("token verification abandoned", "error", err)
+		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "request cancelled")
+	default:
+		// Not the caller's fault (a key set that cannot be fetched, say):
+		// no 401, which would send the client to re-authorize for nothing.
+		s.log.Error("token verification failed", "error", err)
+		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "token verification is unavailable; request "+s.rid)
+	}
+	return nil, false
+}
+
+// bearerToken extracts the token from an Authorization header value. The
+// scheme is case-insensitive (RFC 9110 §11.1).
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(h), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// challenge builds a WWW-Authenticate value: Bearer, then params, then
+// resource_metadata when the catalog configures it.
+func (s *serving) challenge(r *http.Request, params string) string {
+	v := "Bearer"
+	if params != "" {
+		v += " " + params
+	}
+	if u := s.metadataURL(r); u != "" {
+		if params != "" {
+			v += ","
+		}
+		v += " resource_metadata=" + quoteParam(u)
+	}
+	return v
+}
+
+// metadataURL is <resource origin>/.well-known/oauth-protected-resource
+// <mcp_path>, or "" without auth.resource_metadata. The origin is the
+// configured resource's; the request's own origin stands in when the
+// resource is not an absolute URL.
+func (s *serving) metadataURL(r *http.Request) string {
+	rm := s.cat.Auth.ResourceMetadata
+	if rm == nil {
+		return ""
+	}
+	origin := ""
+	if u, err := url.Parse(rm.Resource); err == nil && u.Scheme != "" && u.Host != "" {
+		origin = strings.ToLower(u.Scheme) + "://" + u.Host
+	} else {
+		origin = requestScheme(r) + "://" + r.Host
+	}
+	return origin + wellKnownPRM + s.mcpPath
+}
+
+// quoteParam quotes an auth-param value (RFC 9110 §5.6.4).
+func quoteParam(v string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c == '"' || c == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(v[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func requestScheme(r *http.Request) string {
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+// originAllowed implements the Origin check (HTTP §Security): a request
+// without Origin passes (non-browser clients send none); one with Origin
+// passes when it is the listener's own origin (the request's scheme and
+// Host) or listed in server.allowed_origins. Comparison ignores case and
+// default ports; there is no wildcard. Behind a TLS-terminating proxy the
+// own origin is http://, so the public https:// origin must be listed.
+func originAllowed(r *http.Request, allowed []string) bool {
+	vals := r.Header.Values("Origin")
+	if len(vals) == 0 {
+		return true
+	}
+	if len(vals) > 1 {
+		return false
+	}
+	origin, ok := normalizeOrigin(vals[0])
+	if !ok {
+		return false // "null", paths, garbage
+	}
+	if own, ok := normalizeOrigin(requestScheme(r) + "://" + r.Host); ok && own == origin {
+		return true
+	}
+	for _, a := range allowed {
+		if n, ok := normalizeOrigin(a); ok && n == origin {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeOrigin returns scheme://host[:port] in lower case, without a
+// default port, or false when s is not an origin.
+func normalizeOrigin(s string) (string, bool) {
+	u, err := url.Parse(strings.TrimSuffix(s, "/"))
+	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
+		return "", false
+	}
+	scheme := strings.ToLower(u.Scheme)
+	host := strings.ToLower(u.Hostname())
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	port := u.Port()
+	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
+		port = ""
+	}
+	if port != "" {
+		host += ":" + port
+	}
+	return scheme + "://" + host, true
+}
+
+// hostAllowed is the DNS-rebinding guard: on a loopback listener, the Host
+// must name loopback (localhost, 127.0.0.1 or [::1], any port), so a
+// browser page on an attacker's domain that resolves to 127.0.0.1 cannot
+// reach the gateway. Listeners on other addresses are not restricted.
+func hostAllowed(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || la == nil {
+		return true
+	}
+	ap, err := netip.ParseAddrPort(la.String())
+	if err != nil || !ap.Addr().Unmap().IsLoopback() {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	} else {
+		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	}
+	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
+}
+
+// acceptsJSON is the Accept policy, deliberately lenient: the spec says
+// clients MUST list application/json and text/event-stream but not how a
+// server reacts when they don't (mcp-spec-notes §2.1). We answer JSON
+// whenever JSON is acceptable: no Accept header, or a media range that
+// matches application/json (application/json, application/*, */*) whose
+// most specific match has q > 0. Only an Accept that excludes JSON gets
+// 406.
+func acceptsJSON(values []string) bool {
+	seen, best, bestQ := false, 0, 0.0
+	for _, v := range values {
+		for part := range strings.SplitSeq(v, ",") {
+			part = strings.TrimSpace(part)
+			if part == "" {
+				continue
+			}
+			seen = true
+			mt, params, err := mime.ParseMediaType(part)
+			if err != nil {
+				continue
+			}
+			spec := 0
+			switch mt {
+			case "application/json":
+				spec = 3
+			case "application/*":
+				spec = 2
+			case "*/*":
+				spec = 1
+			default:
+				continue
+			}
+			q := 1.0
+			if qs, ok := params["q"]; ok {
+				if f, err := strconv.ParseFloat(qs, 64); err == nil {
+					q = f
+				}
+			}
+			if spec > best || (spec == best && q > bestQ) {
+				best, bestQ = spec, q
+			}
+		}
+	}
+	if !seen {
+		return true
+	}
+	return best > 0 && bestQ > 0
+}
+
+// writeJSON writes a JSON answer that must not be cached.
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeHTTPError writes {"error": kind, "message": msg} (message omitted
+// when empty).
+func writeHTTPError(w http.ResponseWriter, status int, kind, msg string) {
+	b := append([]byte(`{"error":`), appendString(nil, kind)...)
+	if msg != "" {
+		b = append(b, `,"message":`...)
+		b = appendString(b, msg)
+	}
+	writeJSON(w, status, append(b, '}'))
+}
+
+// serveMetadata serves RFC 9728 protected resource metadata. It is public:
+// no token, no Origin check (a client must be able to read it before it
+// has a token).
+func (s *serving) serveMetadata(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeHTTPError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET")
+		return
+	}
+	rm := s.cat.Auth.ResourceMetadata
+	doc := struct {
+		Resource               string   `json:"resource"`
+		AuthorizationServers   []string `json:"authorization_servers"`
+		ScopesSupported        []string `json:"scopes_supported,omitempty"`
+		BearerMethodsSupported []string `json:"bearer_methods_supported"`
+		ResourceName           string   `json:"resource_name,omitempty"`
+	}{
+		Resource:               rm.Resource,
+		AuthorizationServers:   rm.AuthorizationServers,
+		ScopesSupported:        rm.ScopesSupported,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           s.cat.Server.Title,
+	}
+	if doc.AuthorizationServers == nil {
+		doc.AuthorizationServers = []string{}
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		s.log.Error("encoding resource metadata", "error", err)
+		writeHTTPError(w, http.StatusInternalServerError, "internal_error", "internal error; request "+s.rid)
+		return
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// principalContext is the context calls run in: the request's, so a client
+// that goes away cancels upstream work, carrying the principal.
+func principalContext(r *http.Request, p *authz.Principal) context.Context {
+	return authz.WithPrincipal(r.Context(), p)
+}
