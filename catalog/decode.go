@@ -21,10 +21,11 @@ import (
 // "enabled: ${FLAG:-true}" works for a bool.
 
 // Bounds on what one catalog may cost to decode. Aliases can make a small
-// file describe a huge tree ("billion laughs"), or a cyclic one.
+// file describe a huge tree ("billion laughs"), or a cyclic one: decoding
+// may visit each written node at most twice over, plus aliasSlack.
 const (
-	maxDepth  = 64
-	maxVisits = 1 << 20
+	maxDepth   = 64
+	aliasSlack = 10000
 )
 
 type decoder struct {
@@ -34,7 +35,8 @@ type decoder struct {
 	// for validation to point at values that have no Meta of their own
 	// (map entries, slice elements, JSON Schema and body trees).
 	pos    map[string]Pos
-	visits int
+	visits    int
+	maxVisits int
 	active map[*yaml.Node]bool // anchors being decoded: an alias to one is a cycle
 	tooBig bool
 }
@@ -93,7 +95,17 @@ func where(path string) string {
 }
 
 func (d *decoder) decodeRoot(n *yaml.Node, c *Catalog) {
+	d.maxVisits = 2*countNodes(n) + aliasSlack
 	d.decode(n, reflect.ValueOf(c).Elem(), "", 0)
+}
+
+// countNodes counts the nodes written in the file, not following aliases.
+func countNodes(n *yaml.Node) int {
+	total := 1
+	for _, c := range n.Content {
+		total += countNodes(c)
+	}
+	return total
 }
 
 // resolve follows an alias. It returns nil, after reporting, for a cycle
@@ -101,10 +113,10 @@ func (d *decoder) decodeRoot(n *yaml.Node, c *Catalog) {
 func (d *decoder) resolve(n *yaml.Node, depth int) (target *yaml.Node, done func()) {
 	nop := func() {}
 	d.visits++
-	if d.visits > maxVisits || depth > maxDepth {
+	if d.visits > d.maxVisits || depth > maxDepth {
 		if !d.tooBig {
 			d.tooBig = true
-			d.p.add(nodePos(n), "catalog nests too deeply or its aliases expand too far (limits: depth %d, %d values)", maxDepth, maxVisits)
+			d.p.add(nodePos(n), "catalog nests too deeply or its aliases expand too far (limits: depth %d, %d values)", maxDepth, d.maxVisits)
 		}
 		return nil, nop
 	}

@@ -194,55 +194,81 @@ type schemaError struct {
 	msg string
 }
 
-func (e *schemaError) Error() string { return e.msg }
-
 // compileSchema compiles a tool's input schema as JSON Schema 2020-12
 // (unless it names another draft in $schema) and returns it with its
 // compact JSON. Formats are asserted, so "format: date-time" is a rule.
-func compileSchema(input map[string]any, id string) (Validator, []byte, error) {
+func compileSchema(input map[string]any, id string) (Validator, []byte, []*schemaError) {
 	js, err := marshalJSON(input)
 	if err != nil {
-		return nil, nil, &schemaError{msg: err.Error()}
+		return nil, nil, []*schemaError{{msg: err.Error()}}
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
 	if err != nil {
-		return nil, nil, &schemaError{msg: err.Error()}
+		return nil, nil, []*schemaError{{msg: err.Error()}}
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.AssertFormat()
 	c.UseLoader(refuseLoader{})
 	if err := c.AddResource(id, doc); err != nil {
-		return nil, nil, &schemaError{msg: oneLine(err.Error())}
+		return nil, nil, []*schemaError{{msg: oneLine(err.Error())}}
 	}
 	s, err := c.Compile(id)
 	if err != nil {
-		return nil, nil, schemaCompileError(err)
+		return nil, nil, schemaErrors(err)
 	}
 	return inputSchema{s}, js, nil
 }
 
-func schemaCompileError(err error) *schemaError {
+// schemaErrors words a compile failure as one error per place in the
+// schema: the metaschema's verdict walked down to its leaves, keeping the
+// first leaf at each location and only the deepest of nested locations.
+func schemaErrors(err error) []*schemaError {
 	var sve *jsonschema.SchemaValidationError
 	var ve *jsonschema.ValidationError
 	var lue *jsonschema.LoadURLError
 	switch {
 	case errors.As(err, &sve) && errors.As(sve.Err, &ve):
-		leaf := deepest(ve)
-		msg := ruleText(leaf.ErrorKind)
-		if r, ok := leaf.ErrorKind.(*kind.Required); ok {
-			msg = fmt.Sprintf("missing %q", r.Missing[0])
+		var leaves []*jsonschema.ValidationError
+		collectLeaves(ve, &leaves)
+		var out []*schemaError
+		for i, l := range leaves {
+			if slices.ContainsFunc(leaves[:i], func(o *jsonschema.ValidationError) bool {
+				return slices.Equal(o.InstanceLocation, l.InstanceLocation)
+			}) || slices.ContainsFunc(leaves, func(o *jsonschema.ValidationError) bool {
+				return len(o.InstanceLocation) > len(l.InstanceLocation) && slices.Equal(o.InstanceLocation[:len(l.InstanceLocation)], l.InstanceLocation)
+			}) {
+				continue
+			}
+			out = append(out, metaschemaError(l))
 		}
-		if a, ok := leaf.ErrorKind.(*kind.AdditionalProperties); ok {
-			msg = fmt.Sprintf("unexpected %q", a.Properties[0])
-		}
-		at := ""
-		if len(leaf.InstanceLocation) > 0 {
-			at = " at " + strings.Join(leaf.InstanceLocation, ".")
-		}
-		return &schemaError{loc: leaf.InstanceLocation, msg: "not a valid JSON Schema" + at + ": " + msg}
+		return out
 	case errors.As(err, &lue):
-		return &schemaError{msg: fmt.Sprintf("$ref %q: only references inside the schema are allowed", lue.URL)}
+		return []*schemaError{{msg: fmt.Sprintf("$ref %q: only references inside the schema are allowed", strings.TrimPrefix(lue.URL, "catalog:///"))}}
 	}
-	return &schemaError{msg: oneLine(err.Error())}
+	return []*schemaError{{msg: oneLine(err.Error())}}
+}
+
+func collectLeaves(e *jsonschema.ValidationError, out *[]*jsonschema.ValidationError) {
+	if len(e.Causes) == 0 {
+		*out = append(*out, e)
+	}
+	for _, c := range e.Causes {
+		collectLeaves(c, out)
+	}
+}
+
+func metaschemaError(leaf *jsonschema.ValidationError) *schemaError {
+	msg := ruleText(leaf.ErrorKind)
+	switch k := leaf.ErrorKind.(type) {
+	case *kind.Required:
+		msg = fmt.Sprintf("missing %q", k.Missing[0])
+	case *kind.AdditionalProperties:
+		msg = fmt.Sprintf("unexpected %q", k.Properties[0])
+	}
+	at := ""
+	if len(leaf.InstanceLocation) > 0 {
+		at = " at " + strings.Join(leaf.InstanceLocation, ".")
+	}
+	return &schemaError{loc: leaf.InstanceLocation, msg: "not a valid JSON Schema" + at + ": " + msg}
 }

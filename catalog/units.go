@@ -14,6 +14,20 @@ import (
 // 8MiB, 1GiB (binary) or 10KB, 5MB (decimal).
 type Size int64
 
+// String writes s in the largest binary unit that divides it exactly
+// ("8MiB", "1536B"), a form [ParseSize] reads back.
+func (s Size) String() string {
+	for _, u := range []struct {
+		suffix string
+		mult   Size
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if s != 0 && s%u.mult == 0 {
+			return strconv.FormatInt(int64(s/u.mult), 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(s), 10) + "B"
+}
+
 // Duration is a time.Duration written as Go writes it: 500ms, 10s, 1m30s.
 type Duration time.Duration
 

@@ -571,10 +571,11 @@ func (tc *toolCheck) input() {
 		}
 	}
 
-	s, js, err := compileSchema(t.Input, "catalog:///"+tc.path+"/input.json")
-	if err != nil {
-		se := err.(*schemaError)
-		tc.add(first(tc.schemaPos(base, se.loc), inputAt), tc.subj, "input: %s", se.msg)
+	s, js, errs := compileSchema(t.Input, "catalog:///"+tc.path+"/input.json")
+	for _, e := range errs {
+		tc.add(first(tc.schemaPos(base, e.loc), inputAt), tc.subj, "input: %s", e.msg)
+	}
+	if errs != nil {
 		return
 	}
 	t.Schema, t.InputJSON = s, js
