@@ -34,11 +34,11 @@ type decoder struct {
 	// pos records where each value stood, by path ("tools[2].request.query.state"),
 	// for validation to point at values that have no Meta of their own
 	// (map entries, slice elements, JSON Schema and body trees).
-	pos    map[string]Pos
+	pos       map[string]Pos
 	visits    int
 	maxVisits int
-	active map[*yaml.Node]bool // anchors being decoded: an alias to one is a cycle
-	tooBig bool
+	active    map[*yaml.Node]bool // anchors being decoded: an alias to one is a cycle
+	tooBig    bool
 }
 
 func newDecoder(p *problems, lookup func(string) (string, bool)) *decoder {
