@@ -140,7 +140,7 @@ func TestGoSDKCallReturnsTheTokensWorkspaceData(t *testing.T) {
 				text := resultText(res)
 				var structured struct {
 					Jobs []struct {
-						ID string `json:"id"`
+						ID string `json:"jobId"`
 					} `json:"jobs"`
 					HasMore bool `json:"hasMore"`
 				}
@@ -177,7 +177,7 @@ func TestWorkspaceFenceAndNoTokenForwarding(t *testing.T) {
 	res := callTool(t, gl, "search_jobs", map[string]any{"page_size": 1})
 	var page struct {
 		Jobs []struct {
-			ID string `json:"id"`
+			ID string `json:"jobId"`
 		} `json:"jobs"`
 	}
 	raw, _ := json.Marshal(res.StructuredContent)

@@ -43,9 +43,18 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			Structured map[string]any
 			Text       string
 		}
-		Denied  struct{ IsError bool; Text string }
-		Unknown struct{ Error *string; Code *int }
-		NoToken struct{ Error *string }
+		Denied struct {
+			IsError bool
+			Text    string
+		}
+		Unknown struct {
+			Error *string
+			Code  *int
+		}
+		NoToken struct {
+			Error *string
+			Code  *int
+		}
 	}
 	if err := json.Unmarshal(out, &rep); err != nil {
 		t.Fatalf("report %s: %v", out, err)
@@ -73,7 +82,14 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	if rep.Unknown.Error == nil || !strings.Contains(*rep.Unknown.Error, "no_such_tool") {
 		t.Errorf("unknown tool = %+v, want a protocol error naming it", rep.Unknown)
 	}
-	if rep.NoToken.Error == nil || !strings.Contains(*rep.NoToken.Error, "401") {
-		t.Errorf("connecting without a token = %+v, want a 401 error", rep.NoToken)
+	if rep.NoToken.Code == nil || *rep.NoToken.Code != 401 || !strings.Contains(deref(rep.NoToken.Error), "bearer token") {
+		t.Errorf("connecting without a token = %v, want a 401 error", deref(rep.NoToken.Error))
 	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "<nil>"
+	}
+	return *s
 }
