@@ -23,6 +23,8 @@ type ArgumentError struct {
 	Field string
 	// Msg is the rule that failed, e.g. `value must be one of "a", "b"`.
 	Msg string
+
+	depth int // len of the instance location, to pick the deepest failure
 }
 
 // Msg values with a wording of their own in Error.
@@ -60,20 +62,31 @@ func (v inputSchema) Validate(args any) error {
 	if !errors.As(err, &ve) {
 		return &ArgumentError{Msg: oneLine(err.Error())}
 	}
-	return argumentError(deepest(ve))
+	return explain(ve)
 }
 
-// deepest returns the leaf failure at the deepest instance location, the
-// first one when several tie: the most specific thing to tell the caller.
-func deepest(e *jsonschema.ValidationError) *jsonschema.ValidationError {
+// explain returns the most specific failure under e: the deepest leaf,
+// the first when several tie, except that alternatives (anyOf, oneOf)
+// failing at the alternative's own place are joined with "or".
+func explain(e *jsonschema.ValidationError) *ArgumentError {
 	if len(e.Causes) == 0 {
-		return e
+		return argumentError(e)
 	}
-	var best *jsonschema.ValidationError
+	var best *ArgumentError
+	var alts []string
 	for _, c := range e.Causes {
-		l := deepest(c)
-		if best == nil || len(l.InstanceLocation) > len(best.InstanceLocation) {
-			best = l
+		a := explain(c)
+		if best == nil || a.depth > best.depth {
+			best = a
+		}
+		if a.depth == len(e.InstanceLocation) && a.Field == fieldName(e.InstanceLocation) && !slices.Contains(alts, a.Msg) {
+			alts = append(alts, a.Msg)
+		}
+	}
+	switch e.ErrorKind.(type) {
+	case *kind.AnyOf, *kind.OneOf:
+		if len(alts) == len(e.Causes) && len(alts) > 1 {
+			return &ArgumentError{Field: best.Field, Msg: strings.Join(alts, ", or "), depth: best.depth}
 		}
 	}
 	return best
@@ -85,11 +98,11 @@ func argumentError(e *jsonschema.ValidationError) *ArgumentError {
 	loc := e.InstanceLocation
 	switch k := e.ErrorKind.(type) {
 	case *kind.Required:
-		return &ArgumentError{Field: fieldName(append(slices.Clip(loc), k.Missing[0])), Msg: msgMissing}
+		return &ArgumentError{Field: fieldName(append(slices.Clip(loc), k.Missing[0])), Msg: msgMissing, depth: len(loc) + 1}
 	case *kind.AdditionalProperties:
-		return &ArgumentError{Field: fieldName(append(slices.Clip(loc), k.Properties[0])), Msg: msgUnexpected}
+		return &ArgumentError{Field: fieldName(append(slices.Clip(loc), k.Properties[0])), Msg: msgUnexpected, depth: len(loc) + 1}
 	}
-	return &ArgumentError{Field: fieldName(loc), Msg: ruleText(e.ErrorKind)}
+	return &ArgumentError{Field: fieldName(loc), Msg: ruleText(e.ErrorKind), depth: len(loc)}
 }
 
 // fieldName renders an instance location as filter.tags[2].
