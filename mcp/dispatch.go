@@ -238,7 +238,7 @@ func (d *dispatcher) discover() []byte {
 func (d *dispatcher) initialize() ([]byte, *rpcError) {
 	requested, ok := stringValue(d.msg.protocolVersion)
 	if !ok {
-		return nil, badParams("params.protocolVersion must be a string")
+		return nil, badParamsCall("params.protocolVersion must be a string")
 	}
 	v := LatestLegacyVersion
 	if legacyVersion(requested) {
@@ -266,11 +266,11 @@ func (d *dispatcher) toolsList() ([]byte, *rpcError) {
 	if c := d.msg.cursor; c != nil && string(c) != "null" {
 		s, ok := stringValue(c)
 		if !ok {
-			return nil, badParams("invalid cursor")
+			return nil, badParamsCall("invalid cursor")
 		}
 		n, err := decodeCursor(cat.Hash, s)
 		if err != nil {
-			return nil, badParams("invalid cursor")
+			return nil, badParamsCall("invalid cursor")
 		}
 		offset = n
 	}
