@@ -143,17 +143,19 @@ func (pol *Policy) Decide(ctx context.Context, p *Principal, t *catalog.Tool) De
 	if !pol.Passes(p, catalog.ViewGate) {
 		return pol.deny(catalog.ViewGate, fmt.Sprintf("tool %q is not available: the %q gate denies this caller", t.Name, catalog.ViewGate))
 	}
+	// A sensitive tool answers with the whole lock's state, whichever lock
+	// is closed, so the caller sees exactly why.
+	if t.Sensitive {
+		if l := pol.Sensitive(p); !l.Open() {
+			return Decision{Reason: fmt.Sprintf("tool %q is not available: %s", t.Name, l.Explain())}
+		}
+	}
 	gate := t.Gate
 	if gate == "" {
 		gate = catalog.ViewGate
 	}
 	if gate != catalog.ViewGate && !pol.Passes(p, gate) {
 		return pol.deny(gate, fmt.Sprintf("tool %q is not available: the %q gate denies this caller", t.Name, gate))
-	}
-	if t.Sensitive {
-		if l := pol.Sensitive(p); !l.Open() {
-			return Decision{Reason: fmt.Sprintf("tool %q is not available: %s", t.Name, l.Explain())}
-		}
 	}
 	for _, name := range t.Requires {
 		if !pol.prereqs.Met(ctx, p, name) {

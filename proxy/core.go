@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/rendering"
 
@@ -124,6 +125,8 @@ type tool struct {
 	up            *upstream
 	listed        *Listed
 	shape         rendering.ShapeOptions
+	render        *rendering.Compiled
+	renderItems   *rendering.Compiled // for a wrapped array when no list is named
 	bodyTemplates map[string]catalog.Template
 	notFound      map[int]bool
 	notFoundJSON  []byte
@@ -166,6 +169,22 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		t.shape = rendering.ShapeOptions{Select: def.Response.Select, Paged: def.Paging != nil && def.Paging.CursorArgument != ""}
 		for _, f := range def.Response.Fields {
 			t.shape.Fields = append(t.shape.Fields, rendering.Field{Name: f.Name, Path: f.Path})
+		}
+		ro := rendering.Options{
+			List:            def.Response.List,
+			Untrusted:       def.Response.Untrusted,
+			Sensitive:       def.Response.Sensitive,
+			NoteField:       def.Response.SensitiveNoteField,
+			StructuredBytes: int(cat.Limits.StructuredBytes),
+			TextBytes:       int(cat.Limits.TextBytes),
+		}
+		if len(def.Response.Sensitive) > 0 {
+			ro.Note = "detail withheld: " + sensitiveNote(cat)
+		}
+		t.render = rendering.Compile(ro)
+		if ro.List == "" {
+			ro.List = "items"
+			t.renderItems = rendering.Compile(ro)
 		}
 		t.bodyTemplates = compileBody(def.Request.Body, nil)
 		if nf := def.Response.NotFound; nf != nil {
@@ -259,11 +278,16 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
-	resp, err := t.up.do(ctx, req, t.def.Kind == catalog.KindRead)
+	var keep int64
+	if t.def.Response.Render == catalog.RenderPayload {
+		keep = int64(c.cat.Limits.InlineBytes) + utf8.UTFMax // enough to judge the cut's encoding
+	}
+	resp, err := t.up.do(ctx, req, keep)
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
-	return c.render(t, resp), resp.status, nil
+	res, err := c.render(t, p, resp)
+	return res, resp.status, err
 }
 
 func toolError(outcome, msg string) *Result {
@@ -313,21 +337,64 @@ func (c *Core) applyPaging(t *tool, args map[string]any) {
 	}
 }
 
-// render turns an upstream answer into the result.
-func (c *Core) render(t *tool, r *upstreamResponse) *Result {
+// render turns an upstream answer into the result: shaped, sensitive
+// fields withheld unless the triple lock is open, bounded and fenced.
+func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result, error) {
 	switch {
 	case t.notFound[r.status]:
-		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}
+		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}, nil
 	case r.status < 200 || r.status > 299:
-		return toolError(OutcomeToolError, r.failure(t.up.name))
+		return toolError(OutcomeToolError, r.failure(t.up.name)), nil
 	}
+	var shaped []byte
 	if t.def.Response.Render == catalog.RenderPayload {
-		out := rendering.Payload(r.body, r.total, int(c.cat.Limits.InlineBytes))
-		return &Result{Structured: out, Text: string(out), Outcome: OutcomeOK}
+		shaped = rendering.Payload(r.body, r.total, int(c.cat.Limits.InlineBytes))
+	} else {
+		var err error
+		if shaped, err = rendering.Shape(r.body, t.shape); err != nil {
+			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType())), nil
+		}
 	}
-	out, err := rendering.Shape(r.body, t.shape)
+	rd := t.render
+	if t.renderItems != nil && bytes.HasPrefix(shaped, []byte(`{"items":[`)) {
+		rd = t.renderItems
+	}
+	withhold := false
+	if len(t.def.Response.Sensitive) > 0 {
+		withhold = !c.policy.Sensitive(p).Open()
+	}
+	out, err := rd.Render(shaped, withhold, "")
 	if err != nil {
-		return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType()))
+		var tl *rendering.TooLargeError
+		if !errors.As(err, &tl) {
+			return nil, err
+		}
+		if t.def.Kind == catalog.KindWrite {
+			// The upstream has acted: never refuse, or the agent retries a
+			// non-idempotent call. Say what happened instead.
+			d := rendering.Degraded(r.status)
+			return &Result{Structured: d, Text: string(d), Outcome: OutcomeTruncated}, nil
+		}
+		return nil, &OutputTooLargeError{Tool: t.def.Name, Bytes: tl.Bytes, Limit: tl.Limit}
 	}
-	return &Result{Structured: out, Text: string(out), Outcome: OutcomeOK}
+	res := &Result{Structured: out.Structured, Text: string(out.Text), Outcome: OutcomeOK}
+	if out.Dropped > 0 {
+		res.Outcome = OutcomeTruncated
+	}
+	return res, nil
+}
+
+// sensitiveNote explains withheld fields without judging a caller: which
+// locks must open for the detail to be shown.
+func sensitiveNote(cat *catalog.Catalog) string {
+	sd := cat.SensitiveData
+	gate := "a sensitive_data.gate (none is named)"
+	if sd.Gate != "" {
+		gate = fmt.Sprintf("the %q gate", sd.Gate)
+	}
+	env := sd.KillSwitchEnv
+	if env == "" {
+		env = catalog.DefaultKillSwitchEnv
+	}
+	return fmt.Sprintf("sensitive data is shown only when the caller passes %s, sensitive_data.expose is true and %s is not set", gate, env)
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -160,9 +159,12 @@ func errorMessage(body []byte) string {
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
 // do sends req within the upstream's timeout and reads at most
-// max_response_bytes of the answer. Transport failures come back as errors
-// whose text is safe for the caller: what happened, never an address.
-func (u *upstream) do(ctx context.Context, req *http.Request, idempotent bool) (*upstreamResponse, error) {
+// max_response_bytes of the answer, keeping at most keep bytes of it (keep
+// <= 0 keeps all it reads). Past keep, the length is taken from
+// Content-Length when the upstream sent one, and counted otherwise.
+// Transport failures come back as errors whose text is safe for the caller:
+// what happened, never an address.
+func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upstreamResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
 	req = req.WithContext(ctx)
@@ -171,14 +173,31 @@ func (u *upstream) do(ctx context.Context, req *http.Request, idempotent bool) (
 		return nil, u.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, u.max+1))
+	if keep <= 0 || keep > u.max {
+		keep = u.max
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, keep+1))
 	if err != nil {
 		return nil, u.transportError(ctx, err)
 	}
-	if int64(len(body)) > u.max {
-		return nil, fmt.Errorf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)
-	}
 	total := int64(len(body))
+	if total > keep {
+		body = body[:keep]
+		switch {
+		case keep == u.max:
+			return nil, fmt.Errorf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)
+		case resp.ContentLength >= 0:
+			total = resp.ContentLength
+		default:
+			n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, u.max-total+1))
+			if err != nil {
+				return nil, u.transportError(ctx, err)
+			}
+			if total += n; total > u.max {
+				return nil, fmt.Errorf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)
+			}
+		}
+	}
 	return &upstreamResponse{status: resp.StatusCode, header: resp.Header, body: body, total: total}, nil
 }
 
@@ -232,7 +251,7 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if w := u.def.Workspace; w != nil && w.Header != "" {
 			req.Header.Set(w.Header, ws)
 		}
-		resp, err := u.do(ctx, req, true)
+		resp, err := u.do(ctx, req, 64<<10)
 		if err != nil {
 			c.logger.Warn("prerequisite probe failed", "prerequisite", pr.Name, "upstream", u.name, "error", err)
 			return false, err
@@ -260,4 +279,3 @@ func truthyJSON(body []byte, path string) bool {
 	return false
 }
 
-var _ = strconv.Itoa
