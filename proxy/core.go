@@ -117,7 +117,9 @@ type ChallengeError struct {
 	Scopes []string // every scope the call needs
 }
 
-func (e *ChallengeError) Error() string { return fmt.Sprintf("gate %q denied: insufficient scope", e.Gate) }
+func (e *ChallengeError) Error() string {
+	return fmt.Sprintf("gate %q denied: insufficient scope", e.Gate)
+}
 
 // tool is a catalog tool with what the core precomputes for it.
 type tool struct {

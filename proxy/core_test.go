@@ -84,8 +84,8 @@ tools:
 // seen is one request as the upstream received it.
 type seen struct {
 	Method, Path, Query string
-	Header               http.Header
-	Body                 string
+	Header              http.Header
+	Body                string
 }
 
 // recorder is a real upstream that records what it receives and answers

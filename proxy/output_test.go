@@ -260,7 +260,12 @@ func TestTruncationAndRefusal(t *testing.T) {
 	if len(res.Structured) > 64<<10 || len(res.Text) > 80<<10 || res.Outcome != proxy.OutcomeTruncated {
 		t.Errorf("bounds: structured %d, text %d, outcome %s", len(res.Structured), len(res.Text), res.Outcome)
 	}
-	var marker struct{ TransportTruncated struct{ List string; Dropped int } }
+	var marker struct {
+		TransportTruncated struct {
+			List    string
+			Dropped int
+		}
+	}
 	json.Unmarshal(res.Structured, &marker)
 	if marker.TransportTruncated.List != "docs" || marker.TransportTruncated.Dropped == 0 {
 		t.Errorf("marker = %+v", marker)

@@ -278,4 +278,3 @@ func truthyJSON(body []byte, path string) bool {
 	}
 	return false
 }
-
