@@ -2,6 +2,7 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -73,7 +74,7 @@ tools:
 // env is a gateway handler over a real catalog, a real upstream and the
 // real HS256 verifier, served on a loopback listener.
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	srv   *httptest.Server
 	state atomic.Pointer[state]
 	up    *httptest.Server
@@ -84,7 +85,7 @@ type state struct {
 	ver  authz.Verifier
 }
 
-func newEnv(t *testing.T, yaml string) *env {
+func newEnv(t testing.TB, yaml string) *env {
 	t.Helper()
 	e := &env{t: t}
 	e.up = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -755,4 +756,19 @@ func TestProtectedResourceMetadata(t *testing.T) {
 			t.Fatalf("WWW-Authenticate = %q, want Bearer", r.header.Get("WWW-Authenticate"))
 		}
 	})
+}
+
+func BenchmarkDispatchToolsList(b *testing.B) {
+	e := newEnv(b, manyTools(100))
+	core := e.state.Load().core
+	p := authz.NewPrincipal("alice", "acme", "", []string{"read"}, nil)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	hdr := &mcp.Headers{ProtocolVersion: "2026-07-28", Method: "tools/list"}
+	b.ReportAllocs()
+	for b.Loop() {
+		r := mcp.Dispatch(context.Background(), core, &mcp.Request{Body: body, Principal: p, Headers: hdr})
+		if r.Status != 200 {
+			b.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+	}
 }

@@ -194,3 +194,14 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+func BenchmarkDecode(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":42,"method":"tools/call","params":{"name":"search_jobs","arguments":{"state":"Failed","tags":["a","b"],"page_size":20},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"}}}}`)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(msg)))
+	for b.Loop() {
+		if _, e := decode(msg); e != nil {
+			b.Fatal(e.msg)
+		}
+	}
+}
