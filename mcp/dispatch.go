@@ -201,7 +201,10 @@ func (d *dispatcher) negotiate() *rpcError {
 
 func (d *dispatcher) methodNotFound() *rpcError {
 	status := http.StatusOK // legacy: see errors.go
-	if d.modern {
+	// subscriptions/listen exists only in the modern era; we offer no
+	// notification types, so it is 404 (mcp-spec-notes §3.6, option b)
+	// however it arrives.
+	if d.modern || d.msg.method == "subscriptions/listen" {
 		status = http.StatusNotFound
 	}
 	return &rpcError{status: status, code: codeMethodNotFound, msg: "method not found: " + truncate(d.msg.method, 64)}

@@ -29,6 +29,7 @@ import (
 //	unsupported revision (modern _meta, or a    400   -32022  data {supported, requested}
 //	  legacy MCP-Protocol-Version header)
 //	unknown or undeclared method, modern        404   -32601
+//	subscriptions/listen, either era            404   -32601  no notification types offered
 //	unknown or undeclared method, legacy        200   -32601  legacy clients may treat a 404
 //	                                                          as a lost session, or fail the
 //	                                                          transport

@@ -356,6 +356,7 @@ func TestJSONRPCWire(t *testing.T) {
 		{"modern-unknown-method-is-404", func() req { b, h := modern(t, "1", "prompts/list", ""); return req{body: b, header: h} }(), 404, -32601, "1"},
 		{"modern-subscriptions-listen-is-404", func() req { b, h := modern(t, "1", "subscriptions/listen", ""); return req{body: b, header: h} }(), 404, -32601, "1"},
 		{"modern-ping-is-removed", func() req { b, h := modern(t, "1", "ping", ""); return req{body: b, header: h} }(), 404, -32601, "1"},
+		{"subscriptions-listen-without-meta-is-404", legacy(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}`), 404, -32601, "1"},
 		{"legacy-unknown-method-is-200", legacy(`{"jsonrpc":"2.0","id":1,"method":"resources/list"}`), 200, -32601, "1"},
 		{"legacy-logging-set-level-is-method-not-found", legacy(`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`), 200, -32601, "1"},
 		{"legacy-unsupported-header-is-400", legacy(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "Mcp-Protocol-Version", "2024-01-01"), 400, -32022, "1"},
