@@ -115,6 +115,12 @@ func newRecorder(t *testing.T, handle http.HandlerFunc) *recorder {
 	return rec
 }
 
+func (r *recorder) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.reqs)
+}
+
 func (r *recorder) all() []seen {
 	r.mu.Lock()
 	defer r.mu.Unlock()
