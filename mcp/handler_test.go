@@ -46,6 +46,8 @@ upstreams:
   up: { base_url: "${UP}", timeout: 2s }
 limits:
   request_bytes: 4KiB
+  structured_bytes: 2KiB
+  text_bytes: 2KiB
 tools:
   - name: get_item
     title: Get item
@@ -59,6 +61,9 @@ tools:
   - name: list_items
     description: List items.
     request: { upstream: up, path: /v1/items }
+  - name: get_blob
+    description: A result that never fits.
+    request: { upstream: up, path: /v1/blob }
   - name: set_limit
     description: Set a limit.
     kind: write
@@ -94,6 +99,8 @@ func newEnv(t testing.TB, yaml string) *env {
 		case r.URL.Path == "/v1/items/missing":
 			w.WriteHeader(http.StatusInternalServerError)
 			io.WriteString(w, `{"error":"boom"}`)
+		case r.URL.Path == "/v1/blob":
+			fmt.Fprintf(w, `{"data":%q}`, strings.Repeat("z", 5000))
 		case r.URL.Path == "/v1/items":
 			io.WriteString(w, `[{"id":"a"},{"id":"b"}]`)
 		default:
@@ -536,6 +543,28 @@ func TestToolsCall(t *testing.T) {
 			t.Fatalf("error = %d id %s", code, id)
 		}
 	})
+	t.Run("output-too-large-is-413-31413", func(t *testing.T) {
+		body, hdr := modern(t, "5", "tools/call", `"name":"get_blob"`)
+		r := e.do(req{body: body, header: hdr})
+		var got struct {
+			ID    int
+			Error struct {
+				Code    int
+				Message string
+				Data    struct {
+					Error        string
+					Tool         string
+					Bytes, Limit int
+				}
+			}
+		}
+		if err := json.Unmarshal(r.body, &got); err != nil || r.status != 413 {
+			t.Fatalf("= %d %s, want 413", r.status, r.body)
+		}
+		if g := got.Error; got.ID != 5 || g.Code != -31413 || g.Message != "output too large" || g.Data.Error != "AGENT_OUTPUT_TOO_LARGE" || g.Data.Tool != "get_blob" || g.Data.Limit == 0 || g.Data.Bytes <= g.Data.Limit {
+			t.Fatalf("error = %s", r.body)
+		}
+	})
 	t.Run("client-ids-are-not-confused", func(t *testing.T) {
 		a := e.do(req{body: `{"jsonrpc":"2.0","id":"1","method":"tools/call","params":{"name":"get_item","arguments":{"id":"s"}}}`, header: auth(t, "read")})
 		b := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_item","arguments":{"id":"n"}}}`, header: auth(t, "read")})
@@ -641,7 +670,7 @@ func TestRESTMirror(t *testing.T) {
 			Name        string
 			InputSchema json.RawMessage `json:"input_schema"`
 		}
-		if r.status != 200 || json.Unmarshal(r.body, &tools) != nil || len(tools) != 2 || tools[0].Name != "get_item" || tools[0].InputSchema == nil {
+		if r.status != 200 || json.Unmarshal(r.body, &tools) != nil || len(tools) != 3 || tools[0].Name != "get_item" || tools[0].InputSchema == nil {
 			t.Fatalf("GET tools = %d %s", r.status, r.body)
 		}
 	})
@@ -676,6 +705,7 @@ func TestRESTMirror(t *testing.T) {
 		{"arguments-array-is-400", req{path: "/admin/mcp/call", body: `{"name":"get_item","arguments":[]}`, header: auth(t, "read")}, 400, `arguments`},
 		{"no-token-is-401", req{path: "/admin/mcp/call", body: `{"name":"get_item"}`}, 401, `"error":"unauthorized"`},
 		{"tools-no-token-is-401", req{method: "GET", path: "/admin/mcp/tools"}, 401, `"error":"unauthorized"`},
+		{"output-too-large-is-413", req{path: "/admin/mcp/call", body: `{"name":"get_blob"}`, header: auth(t, "read")}, 413, `{"error":"AGENT_OUTPUT_TOO_LARGE","message":`},
 		{"challenge-is-403", req{path: "/admin/mcp/call", body: `{"name":"set_limit","arguments":{"id":"a"}}`, header: auth(t, "read")}, 403, `"insufficient_scope"`},
 		{"get-call-is-405", req{method: "GET", path: "/admin/mcp/call", header: auth(t, "read")}, 405, ""},
 		{"post-tools-is-405", req{path: "/admin/mcp/tools", body: `{}`, header: auth(t, "read")}, 405, ""},
