@@ -6,14 +6,20 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net/http"
 	"os"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -30,13 +36,54 @@ const MaxTokenBytes = 8 << 10
 type VerifierOptions struct {
 	// Getenv reads the HMAC secret's environment variable. Nil: os.Getenv.
 	Getenv func(string) string
-	// Now is the clock. Nil: time.Now.
+	// Now is the clock for token times, the token cache, API key expiry and
+	// the rate limit on JWKS refreshes. Nil: time.Now. The periodic JWKS
+	// refresh runs on real timers (testing/synctest fakes them).
 	Now func() time.Time
-	// ReadFile reads public key files. Nil: os.ReadFile.
+	// ReadFile reads public key files and the API keys file. Nil: os.ReadFile.
 	ReadFile func(string) ([]byte, error)
+
+	// HTTPClient fetches the JWKS. Nil: a client that gives up after
+	// [JWKSFetchTimeout] and follows no redirect. Every fetch is bounded by
+	// JWKSFetchTimeout and [MaxJWKSBytes] whatever the client.
+	HTTPClient *http.Client
+	// RefreshInterval is how often the JWKS is fetched while every kid is
+	// known. Zero or less: [DefaultJWKSRefreshInterval].
+	RefreshInterval time.Duration
+	// MinRefreshInterval is the least time between fetches triggered by
+	// unknown kids, and the retry interval while the verifier holds no key.
+	// Zero or less: [DefaultJWKSMinRefreshInterval]. Tests shorten it;
+	// production should not go below a few seconds.
+	MinRefreshInterval time.Duration
+	// StartWithoutJWKS makes a failed first JWKS fetch a logged error
+	// instead of a [NewVerifier] error: the verifier starts with no key,
+	// refuses every token (reason unknown_key) and retries every
+	// MinRefreshInterval. False (the default): NewVerifier fails, so a
+	// gateway that cannot verify anyone does not start, and a reload keeps
+	// the verifier it has.
+	StartWithoutJWKS bool
+
+	// CacheSize bounds the verified-token cache. Zero: [DefaultTokenCacheSize];
+	// negative: no cache, every call verifies the signature.
+	CacheSize int
+	// Logger receives JWKS refresh failures and key set changes, never
+	// tokens. Nil: discard.
+	Logger *slog.Logger
 }
 
-// NewVerifier builds the verifier the catalog's auth section describes.
+// Algorithms a verifier can be configured with; "none" is never among them.
+var (
+	hmacAlgs       = []string{"HS256", "HS384", "HS512"}
+	asymmetricAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+)
+
+// NewVerifier builds the verifier the catalog's auth section describes:
+// a JWT verifier (JWKS URL, PEM public key file or HMAC secret).
+//
+// The result always implements [ClosableVerifier]. With a JWKS URL it
+// fetches the key set before returning (failing if it cannot, unless
+// opts.StartWithoutJWKS) and owns a goroutine that refreshes the set until
+// Close; the other kinds hold no goroutine and their Close does nothing.
 func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 	if opts == nil {
 		opts = &VerifierOptions{}
@@ -87,13 +134,13 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 	res := gjson.GetManyBytes(claims, m.subject, m.workspace, m.scopes)
 	sub, ws, sc := res[0], res[1], res[2]
 	if sub.Type != gjson.String || sub.Str == "" {
-		return nil, fmt.Errorf("%w: claim %q is not a non-empty string", ErrInvalidToken, m.subject)
+		return nil, rejectf(ReasonClaims, "claim %q is not a non-empty string", m.subject)
 	}
 	if ws.Type != gjson.String || ws.Str == "" {
-		return nil, fmt.Errorf("%w: no workspace in claim %q", ErrInvalidToken, m.workspace)
+		return nil, rejectf(ReasonClaims, "no workspace in claim %q", m.workspace)
 	}
 	if !m.pattern.MatchString(ws.Str) {
-		return nil, fmt.Errorf("%w: workspace does not match the workspace pattern", ErrInvalidToken)
+		return nil, rejectf(ReasonClaims, "workspace does not match the workspace pattern")
 	}
 	var scopes []string
 	switch {
@@ -102,12 +149,12 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 	case sc.IsArray():
 		for _, s := range sc.Array() {
 			if s.Type != gjson.String {
-				return nil, fmt.Errorf("%w: claim %q holds a non-string scope", ErrInvalidToken, m.scopes)
+				return nil, rejectf(ReasonClaims, "claim %q holds a non-string scope", m.scopes)
 			}
 			scopes = append(scopes, s.Str)
 		}
 	case sc.Exists() && sc.Type != gjson.Null:
-		return nil, fmt.Errorf("%w: claim %q is neither a string nor an array", ErrInvalidToken, m.scopes)
+		return nil, rejectf(ReasonClaims, "claim %q is neither a string nor an array", m.scopes)
 	}
 	actor := ""
 	if m.actor != "" {
@@ -118,25 +165,38 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 	return NewPrincipal(sub.Str, ws.Str, actor, scopes, claims), nil
 }
 
+// jwtVerifier verifies JWTs against one key source: a static key (HMAC
+// secret or PEM public key) or a JWKS. It is safe for concurrent use.
 type jwtVerifier struct {
 	parser *jwt.Parser
-	key    any // []byte for HMAC, a crypto.PublicKey otherwise
+	static any         // []byte for HMAC, a crypto.PublicKey for a PEM file; nil with a JWKS
+	jwks   *jwksSource // nil with a static key
 	mapper *mapper
+	leeway time.Duration
+	now    func() time.Time
+	cache  *tokenCache
+
+	closeOnce  sync.Once
+	keyLookups atomic.Int64 // keys handed to signature verification; for tests
 }
 
 func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerifier, error) {
 	if len(c.Algorithms) == 0 {
 		return nil, errors.New("auth.jwt.algorithms: at least one algorithm is required")
 	}
+	hmac := c.HMACSecretEnv != ""
 	for _, a := range c.Algorithms {
-		if strings.EqualFold(a, "none") {
+		switch {
+		case strings.EqualFold(a, "none"):
 			return nil, errors.New(`auth.jwt.algorithms: "none" is never accepted`)
+		case hmac && !slices.Contains(hmacAlgs, a):
+			return nil, fmt.Errorf("auth.jwt.algorithms: %q cannot be verified with hmac_secret_env", a)
+		case !hmac && !slices.Contains(asymmetricAlgs, a):
+			return nil, fmt.Errorf("auth.jwt.algorithms: %q cannot be verified with a public key; want one of %s", a, strings.Join(asymmetricAlgs, " "))
 		}
 	}
-	leeway := c.Leeway.D()
-	if leeway > catalog.DefaultMaxLeeway.D() {
-		leeway = catalog.DefaultMaxLeeway.D()
-	}
+	// The cap holds even if a catalog skipped validation.
+	leeway := min(c.Leeway.D(), catalog.DefaultMaxLeeway.D())
 	popts := []jwt.ParserOption{
 		jwt.WithValidMethods(c.Algorithms),
 		jwt.WithExpirationRequired(),
@@ -150,10 +210,18 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 	if c.Audience != "" {
 		popts = append(popts, jwt.WithAudience(c.Audience))
 	}
-	if opts.Now != nil {
-		popts = append(popts, jwt.WithTimeFunc(opts.Now))
+	now := opts.Now
+	if now == nil {
+		now = time.Now
 	}
-	v := &jwtVerifier{parser: jwt.NewParser(popts...), mapper: m}
+	popts = append(popts, jwt.WithTimeFunc(now))
+	v := &jwtVerifier{
+		parser: jwt.NewParser(popts...),
+		mapper: m,
+		leeway: leeway,
+		now:    now,
+		cache:  newTokenCache(opts.CacheSize),
+	}
 	switch {
 	case c.HMACSecretEnv != "":
 		getenv := opts.Getenv
@@ -164,7 +232,7 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 		if len(secret) < 32 {
 			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s must hold a secret of at least 32 bytes", c.HMACSecretEnv)
 		}
-		v.key = []byte(secret)
+		v.static = []byte(secret)
 	case c.PublicKeyFile != "":
 		read := opts.ReadFile
 		if read == nil {
@@ -178,9 +246,15 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 		if err != nil {
 			return nil, fmt.Errorf("auth.jwt.public_key_file %s: %w", c.PublicKeyFile, err)
 		}
-		v.key = key
+		v.static = key
+	case c.JWKSURL != "":
+		src, err := newJWKSSource(jwksConfig{url: c.JWKSURL, algs: c.Algorithms, opts: opts, startWithoutKeys: opts.StartWithoutJWKS})
+		if err != nil {
+			return nil, err
+		}
+		v.jwks = src
 	default:
-		return nil, errors.New("auth.jwt: jwks_url is not supported yet; use public_key_file or hmac_secret_env")
+		return nil, errors.New("auth.jwt: set one key source: jwks_url, public_key_file or hmac_secret_env")
 	}
 	return v, nil
 }
@@ -221,27 +295,98 @@ func (c *claims) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &c.RegisteredClaims)
 }
 
-func (v *jwtVerifier) Verify(_ context.Context, token string) (*Principal, error) {
+// Verify checks token and maps its claims to a principal. A token verified
+// before, under the current key set and not yet expired, is answered from
+// the cache without signature work.
+func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, error) {
 	if token == "" {
 		return nil, ErrNoToken
 	}
 	if len(token) > MaxTokenBytes {
-		return nil, fmt.Errorf("%w: token longer than %d bytes", ErrInvalidToken, MaxTokenBytes)
+		return nil, rejectf(ReasonOversize, "token longer than %d bytes", MaxTokenBytes)
+	}
+	sum := sha256.Sum256([]byte(token))
+	if p, ok := v.cache.get(sum, v.generation(), v.now()); ok {
+		return p, nil
 	}
 	var c claims
-	_, err := v.parser.ParseWithClaims(token, &c, v.keyFor)
+	var gen uint64
+	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		key, g, err := v.keyFor(ctx, t)
+		gen = g
+		return key, err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidToken, err)
+		var r *rejection // from keyFor: keep its reason and drop the parser's wrapping
+		if errors.As(err, &r) {
+			return nil, r
+		}
+		return nil, reject(jwtReason(err), err)
 	}
-	return v.mapper.principal(c.raw)
+	p, err := v.mapper.principal(c.raw)
+	if err != nil {
+		return nil, err
+	}
+	// The parser accepts a token while now is before exp+leeway; the cache
+	// holds it exactly as long, and not a moment beyond.
+	v.cache.put(sum, p, c.ExpiresAt.Add(v.leeway), gen)
+	return p, nil
 }
 
-func (v *jwtVerifier) keyFor(t *jwt.Token) (any, error) {
+// Close stops the JWKS refresh goroutine, if any, and waits for it. It is
+// idempotent and always returns nil. Verify keeps working afterwards with
+// the last key set, so a verifier replaced on reload may be closed while
+// requests still hold it.
+func (v *jwtVerifier) Close() error {
+	v.closeOnce.Do(func() {
+		if v.jwks != nil {
+			v.jwks.close()
+		}
+	})
+	return nil
+}
+
+// generation is the key set generation the cache must match.
+func (v *jwtVerifier) generation() uint64 {
+	if v.jwks == nil {
+		return 0
+	}
+	return v.jwks.current().gen
+}
+
+// keyFor returns the key that verifies t and the generation of the key
+// set it came from.
+func (v *jwtVerifier) keyFor(ctx context.Context, t *jwt.Token) (any, uint64, error) {
 	// We implement no JWS extensions, so any "crit" header is one we do not
 	// understand (RFC 7515 §4.1.11). Key-location headers (jku, x5u, jwk,
 	// x5c) are never consulted: keys come only from configuration.
 	if _, ok := t.Header["crit"]; ok {
-		return nil, errors.New("unsupported crit header")
+		return nil, 0, rejectf(ReasonMalformed, "unsupported crit header")
 	}
-	return v.key, nil
+	if v.static != nil {
+		v.keyLookups.Add(1)
+		return v.static, 0, nil
+	}
+	kid := ""
+	if k, ok := t.Header["kid"]; ok {
+		s, ok := k.(string)
+		if !ok {
+			return nil, 0, rejectf(ReasonMalformed, "kid header is not a string")
+		}
+		kid = s
+	}
+	alg := t.Method.Alg()
+	set := v.jwks.current()
+	key := set.lookup(kid, alg)
+	if key == nil {
+		// Perhaps the identity provider rotated: refresh (rate limited,
+		// shared with concurrent callers) and look again.
+		set = v.jwks.update(ctx, true)
+		key = set.lookup(kid, alg)
+	}
+	if key == nil {
+		return nil, 0, rejectf(ReasonUnknownKey, "no key for kid %.64q and alg %s", kid, alg)
+	}
+	v.keyLookups.Add(1)
+	return key, set.gen, nil
 }

@@ -26,7 +26,7 @@ const secret = "0123456789abcdef0123456789abcdef"
 
 func hsAuth() catalog.Auth {
 	return catalog.Auth{
-		JWT: &catalog.JWT{HMACSecretEnv: "S", Algorithms: []string{"HS256"}, Issuer: "https://idp/", Audience: "https://gw/mcp", Leeway: catalog.Duration(5 * time.Second)},
+		JWT:       &catalog.JWT{HMACSecretEnv: "S", Algorithms: []string{"HS256"}, Issuer: "https://idp/", Audience: "https://gw/mcp", Leeway: catalog.Duration(5 * time.Second)},
 		Principal: catalog.Principal{Subject: "sub", Workspace: "ws", Scopes: "scope", Actor: "email"},
 	}
 }

@@ -82,3 +82,13 @@ func PrincipalFrom(ctx context.Context) *Principal {
 	p, _ := ctx.Value(ctxKey{}).(*Principal)
 	return p
 }
+
+// ClosableVerifier is a [Verifier] that owns resources, such as the
+// goroutine refreshing a JWKS. Every verifier [NewVerifier] returns
+// implements it: whoever builds one closes it when replacing it (on
+// reload) or at shutdown. Close is idempotent, and Verify keeps working
+// after it with what the verifier last knew.
+type ClosableVerifier interface {
+	Verifier
+	Close() error
+}
