@@ -35,6 +35,9 @@ type Options struct {
 	Audit AuditSink
 	// Now is the clock for caches. Nil: time.Now.
 	Now func() time.Time
+	// BreakerCooldown is how long an upstream's open circuit fails calls
+	// fast before letting a probe through. Zero: 5s.
+	BreakerCooldown time.Duration
 }
 
 // Core serves one loaded catalog. It is immutable after New and safe for
@@ -154,7 +157,11 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	}
 	ups := make(map[string]*upstream, len(cat.Upstreams))
 	for name, def := range cat.Upstreams {
-		u, err := newUpstream(name, def, rt)
+		cooldown := opts.BreakerCooldown
+		if cooldown <= 0 {
+			cooldown = breakerCooldown
+		}
+		u, err := newUpstream(name, def, rt, cooldown)
 		if err != nil {
 			return nil, err
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"mime"
 	"net"
 	"net/http"
@@ -37,6 +38,8 @@ const maxRedirects = 3
 
 // upstream is a catalog upstream ready to send requests.
 type upstream struct {
+	breaker breaker
+	slots   chan struct{} // nil: no cap on concurrent calls
 	name    string
 	def     *catalog.Upstream
 	origin  string // scheme://host[:port]
@@ -46,7 +49,7 @@ type upstream struct {
 	max     int64
 }
 
-func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper) (*upstream, error) {
+func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, cooldown time.Duration) (*upstream, error) {
 	base, err := url.Parse(def.BaseURL)
 	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
 		return nil, fmt.Errorf("upstream %q: base_url %q is not an absolute http(s) URL", name, def.BaseURL)
@@ -66,6 +69,10 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper) (*ups
 		u.max = int64(catalog.DefaultMaxResponseBytes)
 	}
 	u.client = &http.Client{Transport: rt, CheckRedirect: u.checkRedirect}
+	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
+	if def.MaxConcurrent > 0 {
+		u.slots = make(chan struct{}, def.MaxConcurrent)
+	}
 	return u, nil
 }
 
@@ -167,12 +174,79 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upstreamResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
+	if ok, wait := u.breaker.allow(); !ok {
+		return nil, fmt.Errorf("upstream %s is unavailable: %d connection failures in a row; calls fail fast for the next %s while it recovers", u.name, breakerThreshold, wait.Round(time.Second))
+	}
+	if u.slots != nil {
+		select {
+		case u.slots <- struct{}{}:
+			defer func() { <-u.slots }()
+		case <-ctx.Done():
+			u.breaker.release()
+			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed within its %s timeout", u.name, u.timeout)
+		}
+	}
 	req = req.WithContext(ctx)
 	resp, err := u.client.Do(req)
+	if err != nil && isConnectFailure(err) && replayable(req) && ctx.Err() == nil {
+		// The request never left: one retry, after a jittered pause, is
+		// safe for any method. Only reads get it, to keep writes simple to
+		// reason about.
+		if req.Method == http.MethodGet || req.Method == http.MethodHead {
+			if sleepJitter(ctx) {
+				resp, err = u.client.Do(req)
+			}
+		}
+	}
 	if err != nil {
+		if errors.Is(ctx.Err(), context.Canceled) {
+			u.breaker.release()
+		} else {
+			u.breaker.record(!errors.Is(err, errForeignRedirect))
+		}
 		return nil, u.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
+	resp2, err := u.read(ctx, resp, keep)
+	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
+		u.breaker.release()
+	} else {
+		u.breaker.record(err != nil && !isOverCap(err))
+	}
+	return resp2, err
+}
+
+// overCapError is an answer larger than max_response_bytes: the upstream
+// is up, so the breaker does not count it.
+type overCapError struct{ msg string }
+
+func (e *overCapError) Error() string { return e.msg }
+
+func isOverCap(err error) bool { var oc *overCapError; return errors.As(err, &oc) }
+
+// isConnectFailure reports a failure to establish the connection, when no
+// byte of the request was sent.
+func isConnectFailure(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+func replayable(req *http.Request) bool { return req.Body == nil || req.Body == http.NoBody }
+
+// sleepJitter pauses 50–150 ms unless ctx ends first.
+func sleepJitter(ctx context.Context) bool {
+	t := time.NewTimer(50*time.Millisecond + time.Duration(rand.Int64N(int64(100*time.Millisecond))))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// read reads a bounded answer; see do.
+func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*upstreamResponse, error) {
 	if keep <= 0 || keep > u.max {
 		keep = u.max
 	}
@@ -185,7 +259,7 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 		body = body[:keep]
 		switch {
 		case keep == u.max:
-			return nil, fmt.Errorf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)
+			return nil, &overCapError{fmt.Sprintf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)}
 		case resp.ContentLength >= 0:
 			total = resp.ContentLength
 		default:
@@ -194,7 +268,7 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 				return nil, u.transportError(ctx, err)
 			}
 			if total += n; total > u.max {
-				return nil, fmt.Errorf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)
+				return nil, &overCapError{fmt.Sprintf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)}
 			}
 		}
 	}

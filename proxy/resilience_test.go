@@ -1,0 +1,133 @@
+package proxy_test
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+func coreWith(t *testing.T, upURL string, opts *proxy.Options, extra string) *proxy.Core {
+	t.Helper()
+	src := strings.Replace(testCatalog, "    max_response_bytes: 64KiB\n", "    max_response_bytes: 64KiB\n"+extra, 1)
+	cat, err := catalog.Parse("test.yaml", []byte(src), &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
+		return map[string]string{"UP": upURL, "SECRET": strings.Repeat("k", 32), "TIMEOUT": "1s"}[k], true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := proxy.New(cat, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestCircuitBreakerOpensOnTransportFailuresAndRecovers(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	var hits atomic.Int32
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		if failing.Load() {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+			return
+		}
+		w.Write([]byte(`{"ok":true}`))
+	})
+	c := coreWith(t, rec.srv.URL, &proxy.Options{BreakerCooldown: 200 * time.Millisecond}, "")
+	for i := 0; i < 10; i++ {
+		if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "reset the connection") {
+			t.Fatalf("call %d = %s, want a reset", i, res.Text)
+		}
+	}
+	res := call(t, c, reader, "get_item", `{"id":"a"}`)
+	if !strings.Contains(res.Text, "is unavailable") || hits.Load() != 10 {
+		t.Fatalf("11th call = %q after %d upstream hits, want a fast failure with 10 hits", res.Text, hits.Load())
+	}
+	failing.Store(false)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		res = call(t, c, reader, "get_item", `{"id":"a"}`)
+		if !res.IsError || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond) // polling for the half-open probe
+	}
+	if res.IsError {
+		t.Fatalf("the breaker never closed again: %s", res.Text)
+	}
+}
+
+func TestHTTPErrorsNeverTripTheBreaker(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) })
+	c := coreWith(t, rec.srv.URL, nil, "")
+	for i := 0; i < 30; i++ {
+		if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "503") {
+			t.Fatalf("call %d = %s", i, res.Text)
+		}
+	}
+	if n := rec.count(); n != 30 {
+		t.Errorf("upstream saw %d of 30 calls", n)
+	}
+}
+
+func TestConnectFailureRetriedOnceForReads(t *testing.T) {
+	// A listener that is closed refuses: a read is tried twice, a write once.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	c := coreWith(t, url, nil, "")
+	start := time.Now()
+	res := call(t, c, reader, "get_item", `{"id":"a"}`)
+	if !strings.Contains(res.Text, "refused") || time.Since(start) < 50*time.Millisecond {
+		t.Errorf("read = %q after %v, want a refusal after one jittered retry", res.Text, time.Since(start))
+	}
+}
+
+func TestMaxConcurrentPerUpstream(t *testing.T) {
+	release := make(chan struct{})
+	var inFlight, peak atomic.Int32
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		<-release
+		inFlight.Add(-1)
+		w.Write([]byte(`{}`))
+	})
+	c := coreWith(t, rec.srv.URL, nil, "    max_concurrent: 2\n")
+	done := make(chan struct{})
+	for i := 0; i < 6; i++ {
+		go func() {
+			c.Call(context.Background(), reader, "get_item", []byte(`{"id":"a"}`))
+			done <- struct{}{}
+		}()
+	}
+	for rec.count() < 2 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(50 * time.Millisecond) // give a third call the chance to slip through, if it could
+	close(release)
+	for i := 0; i < 6; i++ {
+		<-done
+	}
+	if p := peak.Load(); p != 2 {
+		t.Errorf("peak concurrent upstream calls = %d, want 2", p)
+	}
+}
