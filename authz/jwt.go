@@ -78,7 +78,8 @@ var (
 )
 
 // NewVerifier builds the verifier the catalog's auth section describes:
-// a JWT verifier (JWKS URL, PEM public key file or HMAC secret).
+// a JWT verifier (JWKS URL, PEM public key file or HMAC secret) when
+// auth.jwt is set, else an API key verifier over auth.api_keys_file.
 //
 // The result always implements [ClosableVerifier]. With a JWKS URL it
 // fetches the key set before returning (failing if it cannot, unless
@@ -96,7 +97,7 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 	case auth.JWT != nil:
 		return newJWTVerifier(auth.JWT, m, opts)
 	case auth.APIKeysFile != "":
-		return nil, errors.New("auth.api_keys_file is not supported yet")
+		return newAPIKeyVerifier(auth.APIKeysFile, auth.Principal.WorkspacePattern, opts)
 	}
 	return nil, errors.New("auth: no verifier configured")
 }
