@@ -35,6 +35,8 @@ type Options struct {
 	Audit AuditSink
 	// Now is the clock for caches. Nil: time.Now.
 	Now func() time.Time
+	// Metrics receives call and upstream observations. Nil: none.
+	Metrics Metrics
 	// BreakerCooldown is how long an upstream's open circuit fails calls
 	// fast before letting a probe through. Zero: 5s.
 	BreakerCooldown time.Duration
@@ -43,6 +45,7 @@ type Options struct {
 // Core serves one loaded catalog. It is immutable after New and safe for
 // concurrent use; a reload builds a new Core.
 type Core struct {
+	metrics Metrics
 	cat     *catalog.Catalog
 	logger  *slog.Logger
 	audit   AuditSink
@@ -89,7 +92,25 @@ const (
 	OutcomeNotFound  = "not_found"
 	OutcomeTruncated = "truncated"
 	OutcomeRefused   = "refused"
+	// OutcomeUnknownTool labels calls to a name no tool has, under the tool
+	// label UnknownToolLabel, so caller-chosen names never become labels.
+	OutcomeUnknownTool = "unknown_tool"
+	UnknownToolLabel   = "_unknown"
 )
+
+// Metrics receives what the core observes. Labels it is given are bounded
+// by the catalog. Implementations must be safe for concurrent use.
+type Metrics interface {
+	// ToolCall is one finished call with its outcome label.
+	ToolCall(tool, outcome string, d time.Duration)
+	// Upstream is one upstream exchange; status 0 is a transport failure.
+	Upstream(upstream string, status int, d time.Duration)
+}
+
+type noMetrics struct{}
+
+func (noMetrics) ToolCall(string, string, time.Duration) {}
+func (noMetrics) Upstream(string, int, time.Duration)    {}
 
 // ErrUnknownTool: no enabled tool has that name. Surfaces answer it as a
 // protocol error (-32602, REST 404), never as a tool result.
@@ -151,6 +172,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	if rt == nil {
 		rt = sharedTransport
 	}
+	c.metrics = opts.Metrics
+	if c.metrics == nil {
+		c.metrics = noMetrics{}
+	}
 	c.audit = opts.Audit
 	if c.audit == nil {
 		c.audit = &LogAudit{Logger: c.logger}
@@ -162,6 +187,9 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			cooldown = breakerCooldown
 		}
 		u, err := newUpstream(name, def, rt, cooldown)
+		if u != nil {
+			u.metrics = c.metrics
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -253,14 +281,28 @@ func (c *Core) List(ctx context.Context, p *authz.Principal) []*Listed {
 func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args []byte) (*Result, error) {
 	t := c.tools[name]
 	if t == nil {
+		c.metrics.ToolCall(UnknownToolLabel, OutcomeUnknownTool, 0)
 		return nil, &UnknownToolError{Name: name}
 	}
 	start := time.Now()
 	res, status, err := c.call(ctx, p, t, args)
+	d := time.Since(start)
 	if t.def.Kind == catalog.KindWrite {
-		c.record(ctx, p, t, args, status, res, err, time.Since(start))
+		c.record(ctx, p, t, args, status, res, err, d)
 	}
+	c.metrics.ToolCall(t.def.Name, outcomeOf(res, err), d)
 	return res, err
+}
+
+func outcomeOf(res *Result, err error) string {
+	var ce *ChallengeError
+	switch {
+	case errors.As(err, &ce):
+		return OutcomeDenied
+	case err != nil:
+		return OutcomeRefused
+	}
+	return res.Outcome
 }
 
 func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte) (*Result, int, error) {

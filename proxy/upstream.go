@@ -38,6 +38,7 @@ const maxRedirects = 3
 
 // upstream is a catalog upstream ready to send requests.
 type upstream struct {
+	metrics Metrics
 	breaker breaker
 	slots   chan struct{} // nil: no cap on concurrent calls
 	name    string
@@ -187,6 +188,7 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 		}
 	}
 	req = req.WithContext(ctx)
+	start := time.Now()
 	resp, err := u.client.Do(req)
 	if err != nil && isConnectFailure(err) && replayable(req) && ctx.Err() == nil {
 		// The request never left: one retry, after a jittered pause, is
@@ -204,10 +206,16 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 		} else {
 			u.breaker.record(!errors.Is(err, errForeignRedirect))
 		}
+		u.metrics.Upstream(u.name, 0, time.Since(start))
 		return nil, u.transportError(ctx, err)
 	}
 	defer resp.Body.Close()
 	resp2, err := u.read(ctx, resp, keep)
+	if err != nil && !isOverCap(err) {
+		u.metrics.Upstream(u.name, 0, time.Since(start))
+	} else {
+		u.metrics.Upstream(u.name, resp.StatusCode, time.Since(start))
+	}
 	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		u.breaker.release()
 	} else {
