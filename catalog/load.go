@@ -205,11 +205,19 @@ func (p *problems) addYAMLError(err error, data []byte) {
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		// yaml.v3 may name the line after the last one at end of input.
-		line = min(line, bytes.Count(data, []byte("\n"))+1)
+		line = min(line, lineCount(data))
 		p.add(Pos{Line: line}, "invalid YAML: %s", m[2])
 		return
 	}
 	p.add(Pos{}, "invalid YAML: %s", strings.TrimPrefix(msg, "yaml: "))
+}
+
+// lineCount counts lines as YAML does: CR, LF and CRLF end a line, and so
+// do NEL, LS and PS.
+func lineCount(data []byte) int {
+	s := string(data)
+	n := 1 + strings.Count(s, "\n") + strings.Count(s, "\r") - strings.Count(s, "\r\n")
+	return n + strings.Count(s, "\u0085") + strings.Count(s, "\u2028") + strings.Count(s, "\u2029")
 }
 
 // sorted returns ps in file order without repeats (an alias decoded twice

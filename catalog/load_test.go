@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"errors"
 	"flag"
 	"fmt"
@@ -71,7 +70,7 @@ func TestLoadBadCatalogs(t *testing.T) {
 // that exists, and file order.
 func checkPositions(t *testing.T, le *LoadError, data []byte) {
 	t.Helper()
-	lines := bytes.Count(data, []byte("\n")) + 1
+	lines := lineCount(data)
 	if len(le.Problems) == 0 {
 		t.Fatal("LoadError with no problems")
 	}
