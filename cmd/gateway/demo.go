@@ -61,11 +61,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 		ln.Close()
 		return fmt.Errorf("the embedded catalog does not load: %w", err)
 	}
-	st, err := newState(cat, env, logger)
-	if err != nil {
-		ln.Close()
-		return err
-	}
+	rt := newRuntime(env, logger, newMetrics())
 
 	var allScopes []string
 	for _, g := range cat.Gates {
@@ -107,5 +103,5 @@ claude mcp add --transport http backwave %s --header "Authorization: Bearer %s"
 
 Ctrl-C stops the gateway and the sample upstream.
 `, len(cat.Tools), demoWorkspace, mcpURL, base, cat.Server.AdminPath, viewScopes, viewer, allScopes, operator, mcpURL, operator)
-	return serve(ctx, ln, st, logger)
+	return serve(ctx, ln, rt, cat, serveOptions{metricsListen: envOr(env, "GATEWAY_METRICS_LISTEN", "")})
 }

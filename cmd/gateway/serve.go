@@ -9,30 +9,49 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"sync/atomic"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
 	"time"
 
-	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/mcp"
-	"github.com/mcpgw/gateway/proxy"
 )
 
 // shutdownGrace is how long in-flight calls may finish after a signal.
 const shutdownGrace = 25 * time.Second
+
+// serveOptions are the process-level settings of a running gateway.
+type serveOptions struct {
+	watch         bool
+	metricsListen string
+}
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	path := fs.String("catalog", envOr(env, "GATEWAY_CATALOG", "catalog.yaml"), "catalog file (env GATEWAY_CATALOG)")
 	listen := fs.String("listen", envOr(env, "GATEWAY_LISTEN", ""), "listen address (env GATEWAY_LISTEN; default: the catalog's server.listen)")
+	var o serveOptions
+	fs.BoolVar(&o.watch, "watch", true, "reload the catalog when its file changes (SIGHUP always reloads)")
+	fs.StringVar(&o.metricsListen, "metrics-listen", envOr(env, "GATEWAY_METRICS_LISTEN", ""), "address for Prometheus /metrics, e.g. 127.0.0.1:9464 (env GATEWAY_METRICS_LISTEN; default off)")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
 	logger := newLogger(stderr, env)
-	cat, err := loadCatalog(*path, env, logger)
+	rt := newRuntime(env, logger, newMetrics())
+	rt.path = *path
+	rt.load = func() (*catalog.Catalog, error) {
+		return catalog.Load(*path, &catalog.LoadOptions{Getenv: env})
+	}
+	cat, err := rt.load()
 	if err != nil {
-		return err
+		logProblems(logger, err)
+		return fmt.Errorf("catalog %s does not load", *path)
+	}
+	for _, w := range cat.Warnings {
+		logger.Warn("catalog warning", "warning", w)
 	}
 	addr := *listen
 	if addr == "" {
@@ -42,12 +61,7 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 	if err != nil {
 		return err
 	}
-	st, err := newState(cat, env, logger)
-	if err != nil {
-		ln.Close()
-		return err
-	}
-	return serve(ctx, ln, st, logger)
+	return serve(ctx, ln, rt, cat, o)
 }
 
 func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
@@ -58,73 +72,30 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
 }
 
-// loadCatalog loads and logs every problem with its position.
-func loadCatalog(path string, env lookupEnv, logger *slog.Logger) (*catalog.Catalog, error) {
-	cat, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
-	if err != nil {
-		var le *catalog.LoadError
-		if errors.As(err, &le) {
-			for _, p := range le.Problems {
-				logger.Error("catalog problem", "problem", p.String())
-			}
-			return nil, fmt.Errorf("catalog %s has %d problem(s)", path, len(le.Problems))
-		}
-		return nil, err
-	}
-	for _, w := range cat.Warnings {
-		logger.Warn("catalog warning", "warning", w)
-	}
-	return cat, nil
-}
-
-// state is what serves requests: swapped whole on reload.
-type state struct {
-	core     *proxy.Core
-	verifier authz.Verifier
-}
-
-func newState(cat *catalog.Catalog, env lookupEnv, logger *slog.Logger) (*state, error) {
-	v, err := authz.NewVerifier(cat.Auth, &authz.VerifierOptions{Getenv: env.get})
-	if err != nil {
-		return nil, err
-	}
-	opts := &proxy.Options{Logger: logger, Getenv: env.get}
-	if cat.Audit.Path != "" {
-		a, err := proxy.OpenFileAudit(cat.Audit.Path)
-		if err != nil {
-			return nil, fmt.Errorf("audit.path: %w", err)
-		}
-		opts.Audit = a
-	}
-	core, err := proxy.New(cat, opts)
-	if err != nil {
-		return nil, err
-	}
-	return &state{core: core, verifier: v}, nil
-}
-
-// serve runs the HTTP server on ln until ctx is done, then drains.
-func serve(ctx context.Context, ln net.Listener, st *state, logger *slog.Logger) error {
-	var cur atomic.Pointer[state]
-	cur.Store(st)
-	handler := mcp.NewHandler(&mcp.Options{
-		State: func() (*proxy.Core, authz.Verifier) {
-			s := cur.Load()
-			return s.core, s.verifier
-		},
-		Logger: logger,
-	})
+// serve runs the gateway on ln until ctx is done, then drains in-flight
+// requests. The listener answers at once: the MCP routes say 503 "mcp
+// server not initialised" and /readyz 503 until first is installed.
+func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
+	logger := rt.logger
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`)
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		s := cur.Load()
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"status":"ready","catalog":%q,"tools":%d}`, s.core.Catalog().Hash, len(s.core.Catalog().Tools))
+		w.Header().Set("Cache-Control", "no-store")
+		core, _ := rt.snapshot()
+		if core == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"status":"starting"}`)
+			return
+		}
+		cat := core.Catalog()
+		fmt.Fprintf(w, `{"status":"ready","catalog":%s,"hash":%q,"reloads":%d,"tools":%d}`,
+			strconv.Quote(cat.File), cat.Hash, rt.reloads.Load(), len(cat.Tools))
 	})
-	mux.Handle("/", handler)
+	mux.Handle("/", mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: logger}))
 	srv := &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -134,20 +105,66 @@ func serve(ctx context.Context, ln net.Listener, st *state, logger *slog.Logger)
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
-	cat := st.core.Catalog()
-	logger.Info("serving", "url", "http://"+ln.Addr().String()+cat.Server.MCPPath, "tools", len(cat.Tools), "catalog", cat.File)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+
+	var metricsSrv *http.Server
+	if o.metricsListen != "" {
+		mln, err := net.Listen("tcp", o.metricsListen)
+		if err != nil {
+			srv.Close()
+			return fmt.Errorf("metrics listener: %w", err)
+		}
+		mm := http.NewServeMux()
+		mm.Handle("GET /metrics", rt.metrics.handler())
+		metricsSrv = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
+		go func() { errc <- metricsSrv.Serve(mln) }()
+		logger.Info("metrics", "url", "http://"+mln.Addr().String()+"/metrics")
+	}
+
+	if err := rt.install(first); err != nil {
+		srv.Close()
 		return err
-	case <-ctx.Done():
+	}
+	logger.Info("serving", "url", "http://"+ln.Addr().String()+first.Server.MCPPath, "tools", len(first.Tools), "catalog", first.File, "hash", first.Hash)
+
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	hup := make(chan os.Signal, 1)
+	if rt.load != nil {
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+		if o.watch && rt.path != "" {
+			go func() {
+				if err := rt.watch(wctx, 250*time.Millisecond); err != nil {
+					logger.Warn("catalog watching is off", "error", err)
+				}
+			}()
+		}
+	}
+	for {
+		select {
+		case err := <-errc:
+			if errors.Is(err, http.ErrServerClosed) {
+				continue
+			}
+			return err
+		case <-hup:
+			rt.reload("SIGHUP")
+			continue
+		case <-ctx.Done():
+		}
+		break
 	}
 	logger.Info("shutting down", "grace", shutdownGrace.String())
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
+	if metricsSrv != nil {
+		metricsSrv.Shutdown(sctx)
+	}
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
+	logger.Info("stopped")
 	return nil
 }

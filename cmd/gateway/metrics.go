@@ -1,0 +1,96 @@
+package main
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// metrics is the gateway's Prometheus registry. Labels are bounded: tool
+// and upstream names come from the catalog, methods and outcomes from
+// fixed sets; never a subject, workspace or argument.
+type metrics struct {
+	reg *prometheus.Registry
+
+	requests      *prometheus.CounterVec
+	requestTime   *prometheus.HistogramVec
+	inFlight      prometheus.Gauge
+	authFailures  *prometheus.CounterVec
+	rateLimited   *prometheus.CounterVec
+	toolCalls     *prometheus.CounterVec
+	toolTime      *prometheus.HistogramVec
+	upstreamResp  *prometheus.CounterVec
+	upstreamTime  *prometheus.HistogramVec
+	reloads       *prometheus.CounterVec
+	catalogInfo   *prometheus.GaugeVec
+	jwksFetches   *prometheus.CounterVec
+	reloadedAtSec prometheus.Gauge
+}
+
+var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_requests_total", Help: "Requests by surface, method and HTTP status."}, []string{"surface", "method", "status"})
+	m.requestTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gateway_request_duration_seconds", Help: "Whole-request latency by surface and method.", Buckets: latencyBuckets}, []string{"surface", "method"})
+	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_in_flight_requests", Help: "Requests being served."})
+	m.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_auth_failures_total", Help: "Rejected bearer tokens by reason."}, []string{"reason"})
+	m.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_rate_limited_total", Help: "Requests answered 429, by limit kind."}, []string{"kind"})
+	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_tool_calls_total", Help: "Tool calls by tool and outcome (ok, tool_error, denied, not_found, truncated, refused, unknown_tool)."}, []string{"tool", "outcome"})
+	m.toolTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gateway_tool_call_duration_seconds", Help: "Tool call latency, gateway work and upstream together.", Buckets: latencyBuckets}, []string{"tool"})
+	m.upstreamResp = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_upstream_responses_total", Help: "Upstream exchanges by upstream and status class (2xx..5xx, or error for transport failures)."}, []string{"upstream", "class"})
+	m.upstreamTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gateway_upstream_request_duration_seconds", Help: "Upstream exchange latency by upstream.", Buckets: latencyBuckets}, []string{"upstream"})
+	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_catalog_reloads_total", Help: "Catalog reloads by result (ok, error)."}, []string{"result"})
+	m.catalogInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gateway_catalog_info", Help: "The catalog being served, by its SHA-256 (value 1)."}, []string{"hash"})
+	m.jwksFetches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_jwks_fetches_total", Help: "JWKS fetches by result."}, []string{"result"})
+	m.reloadedAtSec = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_catalog_loaded_timestamp_seconds", Help: "When the current catalog was installed."})
+	m.reg.MustRegister(m.requests, m.requestTime, m.inFlight, m.authFailures, m.rateLimited, m.toolCalls, m.toolTime,
+		m.upstreamResp, m.upstreamTime, m.reloads, m.catalogInfo, m.jwksFetches, m.reloadedAtSec,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, r := range []string{"ok", "error"} {
+		m.reloads.WithLabelValues(r)
+	}
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{Registry: m.reg})
+}
+
+func (m *metrics) catalogLoaded(hash string) {
+	m.catalogInfo.Reset()
+	m.catalogInfo.WithLabelValues(hash).Set(1)
+	m.reloadedAtSec.SetToCurrentTime()
+}
+
+func (m *metrics) reload(result string) { m.reloads.WithLabelValues(result).Inc() }
+
+// proxy returns the core's view of the registry.
+func (m *metrics) proxy() proxy.Metrics { return proxyMetrics{m} }
+
+type proxyMetrics struct{ m *metrics }
+
+func (p proxyMetrics) ToolCall(tool, outcome string, d time.Duration) {
+	p.m.toolCalls.WithLabelValues(tool, outcome).Inc()
+	if outcome != proxy.OutcomeUnknownTool {
+		p.m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
+	}
+}
+
+func (p proxyMetrics) Upstream(upstream string, status int, d time.Duration) {
+	p.m.upstreamResp.WithLabelValues(upstream, statusClass(status)).Inc()
+	p.m.upstreamTime.WithLabelValues(upstream).Observe(d.Seconds())
+}
+
+func statusClass(status int) string {
+	if status < 100 || status > 599 {
+		return "error"
+	}
+	return strconv.Itoa(status/100) + "xx"
+}

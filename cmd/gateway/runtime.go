@@ -1,0 +1,207 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// runtime owns what serves requests and swaps it whole on reload: a
+// request takes one snapshot and finishes on it, so in-flight calls are
+// never cut by a reload.
+type runtime struct {
+	env     lookupEnv
+	logger  *slog.Logger
+	metrics *metrics
+	// load reads and validates the catalog; nil for a catalog that cannot
+	// change (the demo's embedded one).
+	load func() (*catalog.Catalog, error)
+	path string // the catalog file, for watching; "" when there is none
+
+	cur     atomic.Pointer[state]
+	reloads atomic.Int64 // successful reloads after the first load
+
+	mu     sync.Mutex // serializes reloads
+	audits map[string]*proxy.FileAudit
+}
+
+// state is one loaded catalog with everything built from it.
+type state struct {
+	core     *proxy.Core
+	verifier authz.Verifier
+}
+
+func newRuntime(env lookupEnv, logger *slog.Logger, m *metrics) *runtime {
+	return &runtime{env: env, logger: logger, metrics: m, audits: map[string]*proxy.FileAudit{}}
+}
+
+// snapshot returns the current core and verifier; nil before the first load.
+func (rt *runtime) snapshot() (*proxy.Core, authz.Verifier) {
+	s := rt.cur.Load()
+	if s == nil {
+		return nil, nil
+	}
+	return s.core, s.verifier
+}
+
+// install builds a state for cat and makes it current.
+func (rt *runtime) install(cat *catalog.Catalog) error {
+	v, err := authz.NewVerifier(cat.Auth, rt.verifierOptions())
+	if err != nil {
+		return err
+	}
+	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy()}
+	if p := cat.Audit.Path; p != "" {
+		a := rt.audits[p]
+		if a == nil {
+			if a, err = proxy.OpenFileAudit(p); err != nil {
+				closeVerifier(v)
+				return fmt.Errorf("audit.path: %w", err)
+			}
+			rt.audits[p] = a
+		}
+		opts.Audit = a
+	}
+	core, err := proxy.New(cat, opts)
+	if err != nil {
+		closeVerifier(v)
+		return err
+	}
+	old := rt.cur.Swap(&state{core: core, verifier: v})
+	rt.metrics.catalogLoaded(cat.Hash)
+	if old != nil {
+		closeVerifier(old.verifier)
+	}
+	return nil
+}
+
+func closeVerifier(v authz.Verifier) {
+	if c, ok := v.(io.Closer); ok {
+		c.Close()
+	}
+}
+
+// reload loads the catalog again and swaps it in when it is valid and
+// different; otherwise the current one keeps serving and every problem is
+// logged with its position.
+func (rt *runtime) reload(reason string) error {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.load == nil {
+		return nil
+	}
+	cat, err := rt.load()
+	if err != nil {
+		rt.metrics.reload("error")
+		logProblems(rt.logger, err)
+		rt.logger.Error("catalog reload failed; keeping the current catalog", "reason", reason)
+		return err
+	}
+	if s := rt.cur.Load(); s != nil && s.core.Catalog().Hash == cat.Hash {
+		return nil
+	}
+	if err := rt.install(cat); err != nil {
+		rt.metrics.reload("error")
+		rt.logger.Error("catalog reload failed; keeping the current catalog", "reason", reason, "error", err)
+		return err
+	}
+	rt.reloads.Add(1)
+	rt.metrics.reload("ok")
+	rt.logger.Info("catalog reloaded", "reason", reason, "catalog", cat.File, "hash", cat.Hash, "tools", len(cat.Tools))
+	return nil
+}
+
+func logProblems(logger *slog.Logger, err error) {
+	var le *catalog.LoadError
+	if errors.As(err, &le) {
+		for _, p := range le.Problems {
+			logger.Error("catalog problem", "problem", p.String())
+		}
+		return
+	}
+	logger.Error("catalog problem", "problem", err.Error())
+}
+
+// watch reloads when the catalog file changes, debounced. It watches the
+// directory, so editors that replace the file and Kubernetes ConfigMaps
+// (which swap a symlink) are both seen. It returns when ctx ends.
+func (rt *runtime) watch(ctx context.Context, debounce time.Duration) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	if err := w.Add(filepath.Dir(rt.path)); err != nil {
+		return err
+	}
+	last := fileHash(rt.path)
+	var timer *time.Timer
+	fire := make(chan struct{}, 1)
+	for {
+		select {
+		case <-ctx.Done():
+			if timer != nil {
+				timer.Stop()
+			}
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if timer == nil {
+				timer = time.AfterFunc(debounce, func() {
+					select {
+					case fire <- struct{}{}:
+					default:
+					}
+				})
+			} else {
+				timer.Reset(debounce)
+			}
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			rt.logger.Warn("catalog watch error", "error", err)
+		case <-fire:
+			// Any change in the directory lands here; only a change of the
+			// catalog's bytes is a reload.
+			if h := fileHash(rt.path); h != "" && !bytes.Equal([]byte(h), []byte(last)) {
+				last = h
+				rt.reload("file changed")
+			}
+		}
+	}
+}
+
+func fileHash(path string) string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
+func (rt *runtime) verifierOptions() *authz.VerifierOptions {
+	return &authz.VerifierOptions{Getenv: rt.env.get}
+}
