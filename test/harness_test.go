@@ -4,7 +4,6 @@ package test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -88,9 +87,12 @@ func (u *upstream) requests() []seenRequest {
 
 // gateway is a running gateway process.
 type gateway struct {
-	URL    string // base URL, http://127.0.0.1:port
-	MCP    string // the MCP endpoint
-	stderr *lockedBuffer
+	URL     string // base URL, http://127.0.0.1:port
+	MCP     string // the MCP endpoint
+	Metrics string // the /metrics URL, when started with --metrics-listen
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when the process has exited
+	stderr  *lockedBuffer
 }
 
 type lockedBuffer struct {
@@ -114,20 +116,31 @@ func (l *lockedBuffer) String() string {
 // in front of up, on a free loopback port.
 func startGateway(t *testing.T, up *upstream, catalogPath string, extraEnv ...string) *gateway {
 	t.Helper()
-	if catalogPath == "" {
-		catalogPath = "../catalog.yaml"
+	return launch(t, launchConfig{upstreamURL: up.URL, catalog: catalogPath, env: extraEnv})
+}
+
+// launchConfig says how to run one gateway process.
+type launchConfig struct {
+	upstreamURL string   // MONITOR_URL, OPERATOR_URL and KB_URL
+	catalog     string   // default ../catalog.yaml
+	args        []string // extra serve flags
+	env         []string // extra environment
+}
+
+func launch(t *testing.T, cfg launchConfig) *gateway {
+	t.Helper()
+	if cfg.catalog == "" {
+		cfg.catalog = "../catalog.yaml"
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, gatewayBin, "serve", "--catalog", catalogPath, "--listen", "127.0.0.1:0")
+	args := append([]string{"serve", "--catalog", cfg.catalog, "--listen", "127.0.0.1:0"}, cfg.args...)
+	cmd := exec.Command(gatewayBin, args...)
 	cmd.Env = append(os.Environ(),
 		"GATEWAY_JWT_SECRET="+testSecret,
 		"DEMO_SERVICE_TOKEN="+serviceToken,
-		"MONITOR_URL="+up.URL, "OPERATOR_URL="+up.URL, "KB_URL="+up.URL,
+		"MONITOR_URL="+cfg.upstreamURL, "OPERATOR_URL="+cfg.upstreamURL, "KB_URL="+cfg.upstreamURL,
 		"GATEWAY_AUDIENCE="+testAudience, "GATEWAY_ISSUER="+testIssuer,
 	)
-	cmd.Env = append(cmd.Env, extraEnv...)
-	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-	cmd.WaitDelay = 10 * time.Second
+	cmd.Env = append(cmd.Env, cfg.env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -135,8 +148,9 @@ func startGateway(t *testing.T, up *upstream, catalogPath string, extraEnv ...st
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	g := &gateway{stderr: &lockedBuffer{}}
+	g := &gateway{cmd: cmd, exited: make(chan struct{}), stderr: &lockedBuffer{}}
 	urlc := make(chan string, 1)
+	metricsc := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
@@ -145,7 +159,13 @@ func startGateway(t *testing.T, up *upstream, catalogPath string, extraEnv ...st
 			line := sc.Text()
 			g.stderr.Write([]byte(line + "\n"))
 			var rec struct{ Msg, URL string }
-			if !sent && json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" {
+			if json.Unmarshal([]byte(line), &rec) != nil {
+				continue
+			}
+			switch {
+			case rec.Msg == "metrics":
+				metricsc <- rec.URL
+			case rec.Msg == "serving" && !sent:
 				urlc <- rec.URL
 				sent = true
 			}
@@ -153,10 +173,17 @@ func startGateway(t *testing.T, up *upstream, catalogPath string, extraEnv ...st
 		if !sent {
 			close(urlc)
 		}
+		cmd.Wait()
+		close(g.exited)
 	}()
 	t.Cleanup(func() {
-		cancel()
-		cmd.Wait()
+		g.cmd.Process.Signal(os.Interrupt)
+		select {
+		case <-g.exited:
+		case <-time.After(30 * time.Second):
+			g.cmd.Process.Kill()
+			<-g.exited
+		}
 		if t.Failed() {
 			t.Logf("gateway stderr:\n%s", g.stderr.String())
 		}
@@ -164,13 +191,18 @@ func startGateway(t *testing.T, up *upstream, catalogPath string, extraEnv ...st
 	select {
 	case u, ok := <-urlc:
 		if !ok {
-			cmd.Wait()
+			<-g.exited
 			t.Fatalf("gateway exited before serving:\n%s", g.stderr.String())
 		}
 		g.MCP = u
 		g.URL = strings.TrimSuffix(u, "/mcp")
 	case <-time.After(30 * time.Second):
 		t.Fatalf("gateway did not start:\n%s", g.stderr.String())
+	}
+	select {
+	case m := <-metricsc:
+		g.Metrics = m
+	default:
 	}
 	return g
 }
