@@ -1,11 +1,3 @@
-// Package catalog owns the model of catalog.yaml: strict loading with
-// file:line:column errors, ${VAR} expansion inside decoded values, defaults in
-// one place, and validation into read-only values that the rest of the
-// gateway shares without locks.
-//
-// It imports nothing from this module. Enforcement (gates, upstream calls,
-// rendering) lives in authz, proxy and rendering; this package only says
-// what the operator declared and whether it is coherent.
 package catalog
 
 // Defaults, exported so that docs, flags and tests name the same numbers.
