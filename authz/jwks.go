@@ -127,6 +127,7 @@ type jwksSource struct {
 	refresh    time.Duration
 	minRefresh time.Duration
 	logger     *slog.Logger
+	onFetch    func(ok bool)
 
 	keys atomic.Pointer[keySet]
 
@@ -161,6 +162,10 @@ func newJWKSSource(c jwksConfig) (*jwksSource, error) {
 		refresh:    o.RefreshInterval,
 		minRefresh: o.MinRefreshInterval,
 		logger:     o.Logger,
+		onFetch:    o.OnJWKSFetch,
+	}
+	if s.onFetch == nil {
+		s.onFetch = func(bool) {}
 	}
 	if s.client == nil {
 		s.client = &http.Client{
@@ -293,8 +298,9 @@ func (s *jwksSource) install(set *keySet) {
 
 // fetch gets and parses the key set. Only the fetch counter and the
 // immutable configuration are touched, so fetches need no lock.
-func (s *jwksSource) fetch(ctx context.Context) (*keySet, error) {
+func (s *jwksSource) fetch(ctx context.Context) (set *keySet, err error) {
 	s.fetches.Add(1)
+	defer func() { s.onFetch(err == nil) }()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
 		return nil, err

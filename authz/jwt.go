@@ -69,6 +69,9 @@ type VerifierOptions struct {
 	// Logger receives JWKS refresh failures and key set changes, never
 	// tokens. Nil: discard.
 	Logger *slog.Logger
+	// OnJWKSFetch is told the result of every JWKS fetch, for metrics.
+	// Nil: nothing is told.
+	OnJWKSFetch func(ok bool)
 }
 
 // Algorithms a verifier can be configured with; "none" is never among them.

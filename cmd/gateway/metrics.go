@@ -71,6 +71,14 @@ func (m *metrics) catalogLoaded(hash string) {
 
 func (m *metrics) reload(result string) { m.reloads.WithLabelValues(result).Inc() }
 
+func (m *metrics) jwksFetch(ok bool) {
+	if ok {
+		m.jwksFetches.WithLabelValues("ok").Inc()
+	} else {
+		m.jwksFetches.WithLabelValues("error").Inc()
+	}
+}
+
 // proxy returns the core's view of the registry.
 func (m *metrics) proxy() proxy.Metrics { return proxyMetrics{m} }
 

@@ -203,5 +203,5 @@ func fileHash(path string) string {
 }
 
 func (rt *runtime) verifierOptions() *authz.VerifierOptions {
-	return &authz.VerifierOptions{Getenv: rt.env.get}
+	return &authz.VerifierOptions{Getenv: rt.env.get, Logger: rt.logger, OnJWKSFetch: rt.metrics.jwksFetch}
 }
