@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"net"
@@ -343,13 +344,24 @@ func (v *checker) upstreams() {
 // headers): valid names, no CR, LF or NUL in values, no name twice.
 func (v *checker) headers(h map[string]string, path string, outer Pos, subj string) {
 	seen := map[string]string{}
-	for _, name := range slices.Sorted(maps.Keys(h)) {
+	for _, name := range v.inFileOrder(h, path) {
 		p := first(v.pos[childKey(path, name)], outer)
 		v.headerName(name, p, subj, seen)
 		if strings.ContainsAny(h[name], "\r\n\x00") {
 			v.add(p, subj, "header %s: value must not contain CR, LF or NUL", name)
 		}
 	}
+}
+
+// inFileOrder returns the keys of the mapping at path in the order they
+// were written, so that a repeat is reported at the second one.
+func (v *checker) inFileOrder(m map[string]string, path string) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	slices.SortStableFunc(keys, func(a, b string) int {
+		pa, pb := v.pos[childKey(path, a)], v.pos[childKey(path, b)]
+		return cmp.Or(cmp.Compare(pa.Line, pb.Line), cmp.Compare(pa.Column, pb.Column))
+	})
+	return keys
 }
 
 // headerName checks one header name; seen maps canonical names to the
@@ -363,6 +375,7 @@ func (v *checker) headerName(name string, p Pos, subj string, seen map[string]st
 		v.add(p, subj, "header %s is set by the gateway's HTTP client and cannot be configured", canon)
 	case seen[canon] != "":
 		v.add(p, subj, "header %q repeats %q (header names are case-insensitive)", name, seen[canon])
+		return
 	}
 	seen[canon] = name
 }
@@ -647,7 +660,7 @@ func (tc *toolCheck) request() {
 	}
 
 	seen := map[string]string{}
-	for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
+	for _, name := range tc.inFileOrder(r.Headers, base+".headers") {
 		p := first(tc.pos[childKey(base+".headers", name)], r.At("headers"))
 		tc.headerName(name, p, tc.subj, seen)
 		tpl, err := ParseTemplate(r.Headers[name])
