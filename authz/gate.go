@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/mcpgw/gateway/catalog"
@@ -13,10 +14,12 @@ import (
 // called. The list and the call ask the same question through [Policy.Decide],
 // so they cannot disagree. A Policy is immutable and safe for concurrent use.
 type Policy struct {
-	gates      map[string]*catalog.Gate
-	sensitive  catalog.SensitiveData
-	killSwitch bool // lock 3 engaged, read once when the policy is built
-	prereqs    *Prerequisites
+	gateNames   []string // sorted; the bit order of a Signature
+	prereqNames []string
+	gates       map[string]*catalog.Gate
+	sensitive   catalog.SensitiveData
+	killSwitch  bool // lock 3 engaged, read once when the policy is built
+	prereqs     *Prerequisites
 }
 
 // PolicyOptions configures [NewPolicy]. The zero value is usable.
@@ -44,12 +47,55 @@ func NewPolicy(cat *catalog.Catalog, opts *PolicyOptions) *Policy {
 	}
 	sd := cat.SensitiveData
 	sd.KillSwitchEnv = env
-	return &Policy{
+	pol := &Policy{
 		gates:      cat.Gates,
 		sensitive:  sd,
 		killSwitch: Truthy(getenv(env)),
 		prereqs:    opts.Prerequisites,
 	}
+	for name := range cat.Gates {
+		pol.gateNames = append(pol.gateNames, name)
+	}
+	for name := range cat.Prerequisites {
+		pol.prereqNames = append(pol.prereqNames, name)
+	}
+	slices.Sort(pol.gateNames)
+	slices.Sort(pol.prereqNames)
+	return pol
+}
+
+// Signature is everything [Policy.Decide] reads from a principal: which
+// gates it passes, whether the sensitive lock is open for it and which
+// prerequisites its workspace meets. Principals with equal signatures get
+// equal decisions for every tool, so a surface may compute a filtered list
+// once per signature.
+type Signature struct {
+	Gates, Prereqs uint64
+	Sensitive      bool
+	Anonymous      bool
+}
+
+// Signature returns p's signature; ok is false when the catalog has too
+// many gates or prerequisites (over 64) to fit one.
+func (pol *Policy) Signature(ctx context.Context, p *Principal) (sig Signature, ok bool) {
+	if len(pol.gateNames) > 64 || len(pol.prereqNames) > 64 {
+		return Signature{}, false
+	}
+	if p == nil {
+		return Signature{Anonymous: true}, true
+	}
+	for i, g := range pol.gateNames {
+		if pol.Passes(p, g) {
+			sig.Gates |= 1 << i
+		}
+	}
+	for i, n := range pol.prereqNames {
+		if pol.prereqs.Met(ctx, p, n) {
+			sig.Prereqs |= 1 << i
+		}
+	}
+	sig.Sensitive = pol.Sensitive(p).Open()
+	return sig, true
 }
 
 // Truthy reports whether an environment value engages a switch: 1, true,

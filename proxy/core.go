@@ -14,6 +14,8 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -53,6 +55,9 @@ type Core struct {
 	prereqs *authz.Prerequisites
 	tools   map[string]*tool
 	order   []*tool
+
+	lists     sync.Map // authz.Signature → []*Listed
+	listCount atomic.Int64
 }
 
 // Catalog returns the catalog c serves.
@@ -267,15 +272,35 @@ func (c *Core) Policy() *authz.Policy { return c.policy }
 
 // List returns the tools p may see, in catalog order. It asks the same
 // question as Call, through the same policy.
+//
+// The result is shared between callers with the same authorization
+// signature and must not be modified.
 func (c *Core) List(ctx context.Context, p *authz.Principal) []*Listed {
+	sig, ok := c.policy.Signature(ctx, p)
+	if ok {
+		if l, hit := c.lists.Load(sig); hit {
+			return l.([]*Listed)
+		}
+	}
 	out := make([]*Listed, 0, len(c.order))
 	for _, t := range c.order {
 		if c.policy.Decide(ctx, p, t.def).Allowed {
 			out = append(out, t.listed)
 		}
 	}
+	// Equal signatures get equal decisions, so the list is computed once
+	// per signature. The number of signatures is bounded by the catalog,
+	// and the cache by maxListSignatures besides.
+	if ok && c.listCount.Load() < maxListSignatures {
+		if _, loaded := c.lists.LoadOrStore(sig, out); !loaded {
+			c.listCount.Add(1)
+		}
+	}
 	return out
 }
+
+// maxListSignatures caps the per-signature list cache.
+const maxListSignatures = 4096
 
 // Call calls the tool name for p with args (a JSON object, or empty).
 func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args []byte) (*Result, error) {

@@ -424,3 +424,10 @@ func TestNotFoundAndInvalidUTF8(t *testing.T) {
 		t.Errorf("text = %q, want %q", res.Text, want)
 	}
 }
+
+func newTestServer(tb testing.TB, h http.Handler) string {
+	tb.Helper()
+	srv := httptest.NewServer(h)
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
