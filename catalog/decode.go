@@ -205,12 +205,14 @@ func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
 }
 
 func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
-	want := map[reflect.Kind]string{
-		reflect.String: "a string", reflect.Bool: "a boolean",
-		reflect.Float32: "a number", reflect.Float64: "a number",
-	}[v.Kind()]
-	if want == "" {
-		want = "an integer"
+	want := "an integer"
+	switch v.Kind() {
+	case reflect.String:
+		want = "a string"
+	case reflect.Bool:
+		want = "a boolean"
+	case reflect.Float32, reflect.Float64:
+		want = "a number"
 	}
 	if isNull(n) {
 		return // the zero value, as yaml.v3 does

@@ -39,8 +39,8 @@ type checker struct {
 }
 
 // add reports a problem about subject ("tool \"x\"", "server", ...).
-func (v *checker) add(at Pos, subject, format string, args ...any) {
-	v.p.add(at, "%s: %s", subject, fmt.Sprintf(format, args...))
+func (v *checker) add(p Pos, subject, format string, args ...any) {
+	v.p.add(p, "%s: %s", subject, fmt.Sprintf(format, args...))
 }
 
 // first returns the first known position.
