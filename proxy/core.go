@@ -152,15 +152,14 @@ func (e *ChallengeError) Error() string {
 
 // tool is a catalog tool with what the core precomputes for it.
 type tool struct {
-	def           *catalog.Tool
-	up            *upstream
-	listed        *Listed
-	shape         rendering.ShapeOptions
-	render        *rendering.Compiled
-	renderItems   *rendering.Compiled // for a wrapped array when no list is named
-	bodyTemplates map[string]catalog.Template
-	notFound      map[int]bool
-	notFoundJSON  []byte
+	def          *catalog.Tool
+	up           *upstream
+	listed       *Listed
+	shape        rendering.ShapeOptions
+	render       *rendering.Compiled
+	renderItems  *rendering.Compiled // for a wrapped array when no list is named
+	notFound     map[int]bool
+	notFoundJSON []byte
 }
 
 // New builds a Core for cat: it compiles everything a call needs, so a
@@ -228,7 +227,6 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			ro.List = "items"
 			t.renderItems = rendering.Compile(ro)
 		}
-		t.bodyTemplates = compileBody(def.Request.Body, nil)
 		if nf := def.Response.NotFound; nf != nil {
 			t.notFound = make(map[int]bool, len(nf.Status))
 			for _, s := range nf.Status {
@@ -244,27 +242,6 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		c.order = append(c.order, t)
 	}
 	return c, nil
-}
-
-func compileBody(v any, into map[string]catalog.Template) map[string]catalog.Template {
-	switch v := v.(type) {
-	case string:
-		if t, err := catalog.ParseTemplate(v); err == nil {
-			if into == nil {
-				into = make(map[string]catalog.Template)
-			}
-			into[v] = t
-		}
-	case map[string]any:
-		for _, e := range v {
-			into = compileBody(e, into)
-		}
-	case []any:
-		for _, e := range v {
-			into = compileBody(e, into)
-		}
-	}
-	return into
 }
 
 // Policy returns the authorization policy c decides with.

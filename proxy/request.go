@@ -120,54 +120,39 @@ func wholeSegment(parts []catalog.Part, i int) bool {
 	return startOK && endOK
 }
 
-// buildBody expands a JSON body template. A string that is exactly
-// "{arg}" keeps the argument's JSON type; an absent optional argument
-// omits its object key; an explicit null stays null.
-func buildBody(tmpl any, args map[string]any, b binding, compiled map[string]catalog.Template) (any, bool, error) {
-	switch v := tmpl.(type) {
-	case string:
-		t, ok := compiled[v]
-		if !ok {
-			var err error
-			if t, err = catalog.ParseTemplate(v); err != nil {
-				return v, true, nil
-			}
-		}
+// buildBody expands a compiled JSON body template (catalog
+// Request.BodyTemplate). A template that is exactly "{arg}" keeps the
+// argument's JSON type; an absent optional argument omits its object key
+// (or array element); an explicit null stays null.
+func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
+	switch t := tmpl.(type) {
+	case catalog.Template:
 		if name, whole := t.Whole(); whole {
 			if r, ok := b.reserved(name); ok {
-				return r, true, nil
+				return r, true
 			}
 			a, present := args[name]
-			return a, present, nil
+			return a, present
 		}
-		s, ok := expandText(t, args, b)
-		return s, ok, nil
+		return expandText(t, args, b)
 	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, e := range v {
-			x, present, err := buildBody(e, args, b, compiled)
-			if err != nil {
-				return nil, false, err
-			}
-			if present {
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			if x, present := buildBody(e, args, b); present {
 				out[k] = x
 			}
 		}
-		return out, true, nil
+		return out, true
 	case []any:
-		out := make([]any, 0, len(v))
-		for _, e := range v {
-			x, present, err := buildBody(e, args, b, compiled)
-			if err != nil {
-				return nil, false, err
-			}
-			if present {
+		out := make([]any, 0, len(t))
+		for _, e := range t {
+			if x, present := buildBody(e, args, b); present {
 				out = append(out, x)
 			}
 		}
-		return out, true, nil
+		return out, true
 	}
-	return tmpl, true, nil
+	return tmpl, true
 }
 
 // validHeaderValue refuses CR, LF and NUL, which could split or smuggle
@@ -212,11 +197,8 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 	}
 
 	var body []byte
-	if req.Body != nil {
-		v, _, err := buildBody(req.Body, args, b, t.bodyTemplates)
-		if err != nil {
-			return nil, err
-		}
+	if req.BodyTemplate != nil {
+		v, _ := buildBody(req.BodyTemplate, args, b)
 		body, err = json.Marshal(v)
 		if err != nil {
 			return nil, argErrorf("arguments cannot be encoded as JSON: %v", err)

@@ -15,6 +15,11 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -32,6 +37,8 @@ var sharedTransport = &http.Transport{
 	ExpectContinueTimeout: time.Second,
 	ResponseHeaderTimeout: 0, // the per-upstream timeout bounds the whole exchange
 }
+
+var tracer = otel.Tracer("github.com/mcpgw/gateway/proxy")
 
 // maxRedirects is how many same-origin redirects a call follows.
 const maxRedirects = 3
@@ -187,6 +194,12 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed within its %s timeout", u.name, u.timeout)
 		}
 	}
+	ctx, span := tracer.Start(ctx, "upstream "+u.name, trace.WithSpanKind(trace.SpanKindClient),
+		trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("gateway.upstream", u.name)))
+	defer span.End()
+	// The caller's trace (from a traceparent header or _meta) continues at
+	// the upstream; nothing else of the inbound request does.
+	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req = req.WithContext(ctx)
 	start := time.Now()
 	resp, err := u.client.Do(req)
@@ -207,9 +220,12 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 			u.breaker.record(!errors.Is(err, errForeignRedirect))
 		}
 		u.metrics.Upstream(u.name, 0, time.Since(start))
-		return nil, u.transportError(ctx, err)
+		terr := u.transportError(ctx, err)
+		span.SetStatus(codes.Error, terr.Error())
+		return nil, terr
 	}
 	defer resp.Body.Close()
+	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	resp2, err := u.read(ctx, resp, keep)
 	if err != nil && !isOverCap(err) {
 		u.metrics.Upstream(u.name, 0, time.Since(start))
@@ -318,7 +334,11 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if method == "" {
 			method = http.MethodGet
 		}
-		target := u.prefix + (&url.URL{Path: pr.Probe.Path}).EscapedPath()
+		path, err := buildPath(pr.Probe.PathTemplate, nil, binding{workspace: ws})
+		if err != nil {
+			return false, err
+		}
+		target := u.prefix + path
 		if w := u.def.Workspace; w != nil && w.Query != "" {
 			target += "?" + url.Values{w.Query: {ws}}.Encode()
 		}
