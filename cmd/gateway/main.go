@@ -2,6 +2,7 @@
 // declared in catalog.yaml.
 //
 //	gateway serve    [--catalog catalog.yaml] [--listen 127.0.0.1:8080]
+//	gateway stdio    [--catalog catalog.yaml]      (identity: GATEWAY_TOKEN)
 //	gateway validate [--catalog catalog.yaml]
 //	gateway demo     [--listen 127.0.0.1:8080]
 //	gateway token    --sub S --workspace W --scopes "a b" (--secret-env VAR | --key FILE)
@@ -22,7 +23,7 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.LookupEnv)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	var ee exitError
 	switch {
 	case err == nil:
@@ -58,6 +59,7 @@ const usage = `usage: gateway <command> [flags]
 
 commands:
   serve      serve the catalog's tools over MCP (Streamable HTTP) and REST
+  stdio      serve MCP on stdin/stdout for a local agent, as the token in GATEWAY_TOKEN
   validate   check a catalog and list every problem as FILE:LINE:COL: message
   demo       run the bundled catalog in front of the built-in sample upstream
   token      sign a development JWT for a catalog's HS256/RS256/ES256/EdDSA key
@@ -65,7 +67,7 @@ commands:
 run "gateway <command> -h" for a command's flags
 `
 
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, env lookupEnv) error {
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env lookupEnv) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitError(2)
@@ -78,6 +80,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, env looku
 		return runValidate(rest, stdout, stderr, env)
 	case "demo":
 		return runDemo(ctx, rest, stdout, stderr, env)
+	case "stdio":
+		return runStdio(ctx, rest, stdin, stdout, stderr, env)
 	case "token":
 		return runToken(rest, stdout, stderr, env)
 	case "help", "-h", "--help":

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcpgw/gateway/mcp"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -102,3 +103,17 @@ func statusClass(status int) string {
 	}
 	return strconv.Itoa(status/100) + "xx"
 }
+
+// surfaces returns the wire's view of the registry.
+func (m *metrics) surfaces() mcp.Metrics { return surfaceMetrics{m} }
+
+type surfaceMetrics struct{ m *metrics }
+
+func (s surfaceMetrics) Request(surface, method string, status int, d time.Duration) {
+	s.m.requests.WithLabelValues(surface, method, strconv.Itoa(status)).Inc()
+	s.m.requestTime.WithLabelValues(surface, method).Observe(d.Seconds())
+}
+
+func (s surfaceMetrics) AuthFailure(reason string) { s.m.authFailures.WithLabelValues(reason).Inc() }
+func (s surfaceMetrics) InFlight(delta int)        { s.m.inFlight.Add(float64(delta)) }
+func (s surfaceMetrics) RateLimited(kind string)   { s.m.rateLimited.WithLabelValues(kind).Inc() }

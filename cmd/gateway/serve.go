@@ -95,7 +95,7 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 		fmt.Fprintf(w, `{"status":"ready","catalog":%s,"hash":%q,"reloads":%d,"tools":%d}`,
 			strconv.Quote(cat.File), cat.Hash, rt.reloads.Load(), len(cat.Tools))
 	})
-	mux.Handle("/", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: logger})))
+	mux.Handle("/", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: logger, Metrics: rt.metrics.surfaces()})))
 	shutdownTracing, err := setupTracing(ctx, rt.env)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)

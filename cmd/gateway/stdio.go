@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/mcp"
+)
+
+// runStdio serves newline-delimited JSON-RPC on stdin/stdout for a local
+// agent harness. The identity is the token in GATEWAY_TOKEN, verified like
+// a bearer token; logs go to stderr only, so stdout carries nothing but
+// protocol.
+func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, env lookupEnv) error {
+	fs := flag.NewFlagSet("stdio", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	path := fs.String("catalog", envOr(env, "GATEWAY_CATALOG", "catalog.yaml"), "catalog file (env GATEWAY_CATALOG)")
+	watch := fs.Bool("watch", true, "reload the catalog when its file changes")
+	if err := fs.Parse(args); err != nil {
+		return exitError(2)
+	}
+	logger := newLogger(stderr, env)
+	rt := newRuntime(env, logger, newMetrics())
+	rt.path = *path
+	rt.load = func() (*catalog.Catalog, error) {
+		return catalog.Load(*path, &catalog.LoadOptions{Getenv: env})
+	}
+	cat, err := rt.load()
+	if err != nil {
+		logProblems(logger, err)
+		return fmt.Errorf("catalog %s does not load", *path)
+	}
+	if err := rt.install(cat); err != nil {
+		return err
+	}
+	if *watch {
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go rt.watch(wctx, 250*time.Millisecond)
+	}
+	token := env.get("GATEWAY_TOKEN")
+	if token == "" {
+		logger.Warn("GATEWAY_TOKEN is empty: every request will be refused as unauthorized")
+	}
+	return mcp.ServeStdio(ctx, stdin, stdout, &mcp.StdioOptions{State: rt.snapshot, Token: token, Logger: logger, Metrics: rt.metrics.surfaces()})
+}
