@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/mcp"
 )
@@ -77,12 +79,14 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 // server not initialised" and /readyz 503 until first is installed.
 func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
 	logger := rt.logger
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+	// chi wires the few routes the process owns; everything else is the
+	// MCP surface's, which routes by the current catalog's paths itself.
+	mux := chi.NewRouter()
+	mux.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`)
 	})
-	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+	mux.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		core, _ := rt.snapshot()
@@ -95,7 +99,7 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 		fmt.Fprintf(w, `{"status":"ready","catalog":%s,"hash":%q,"reloads":%d,"tools":%d}`,
 			strconv.Quote(cat.File), cat.Hash, rt.reloads.Load(), len(cat.Tools))
 	})
-	mux.Handle("/", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: logger, Metrics: rt.metrics.surfaces()})))
+	mux.Handle("/*", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: logger, Metrics: rt.metrics.surfaces()})))
 	shutdownTracing, err := setupTracing(ctx, rt.env)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
@@ -124,8 +128,8 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 			srv.Close()
 			return fmt.Errorf("metrics listener: %w", err)
 		}
-		mm := http.NewServeMux()
-		mm.Handle("GET /metrics", rt.metrics.handler())
+		mm := chi.NewRouter()
+		mm.Method(http.MethodGet, "/metrics", rt.metrics.handler())
 		metricsSrv = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
 		go func() { errc <- metricsSrv.Serve(mln) }()
 		logger.Info("metrics", "url", "http://"+mln.Addr().String()+"/metrics")
