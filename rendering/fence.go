@@ -1,6 +1,7 @@
 package rendering
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
@@ -132,4 +133,10 @@ func HasFenceTag(s string) bool {
 func mayHoldTag(s string) bool {
 	return strings.IndexByte(s, '<') >= 0 || strings.Contains(s, `\u`) ||
 		strings.Contains(s, "\uFF1C") || strings.Contains(s, "\uFE64")
+}
+
+// mayHoldTagBytes is mayHoldTag for raw bytes.
+func mayHoldTagBytes(b []byte) bool {
+	return bytes.IndexByte(b, '<') >= 0 || bytes.Contains(b, []byte(`\u`)) ||
+		bytes.Contains(b, []byte("\uFF1C")) || bytes.Contains(b, []byte("\uFE64"))
 }

@@ -1,6 +1,7 @@
 package rendering
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -97,13 +98,20 @@ func Compile(o Options) *Compiled {
 // Render renders shaped (a compact JSON object from [Shape]) with c's
 // options. withhold nulls the Sensitive paths; nonce "" draws a fresh one.
 func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, error) {
+	withhold = withhold && len(c.sensitive) > 0
+	// Fast path: nothing to fence, null or neutralize, and it fits. Most
+	// small reads end here, with both renderings the shaped bytes.
+	if len(c.untrusted) == 0 && !withhold && len(shaped) <= c.o.StructuredBytes && len(shaped) <= c.o.TextBytes &&
+		!mayHoldTagBytes(shaped) && gjson.ValidBytes(shaped) && len(shaped) > 0 && shaped[0] == '{' {
+		return &Output{Structured: shaped, Text: shaped}, nil
+	}
 	if nonce == "" {
 		nonce = c.o.Nonce
 	}
-	for nonce == "" || strings.Contains(strings.ToLower(string(shaped)), nonce) {
+	for nonce == "" || bytes.Contains(shaped, []byte(nonce)) || bytes.Contains(shaped, []byte(strings.ToUpper(nonce))) {
 		nonce = NewNonce() // redrawn if the content already holds it
 	}
-	r := &walker{c: c, nonce: nonce, withhold: withhold && len(c.sensitive) > 0}
+	r := &walker{c: c, nonce: nonce, withhold: withhold}
 	root := gjson.ParseBytes(shaped)
 	if !root.IsObject() {
 		return nil, errors.New("rendering: shaped result is not an object")
@@ -118,8 +126,10 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 		if k.Str == c.o.List && v.IsArray() && listAt < 0 {
 			listAt = len(members)
 			i := 0
+			stack := make([]string, 1, 8)
+			stack[0] = k.Str
 			v.ForEach(func(_, e gjson.Result) bool {
-				s, t := r.emit(nil, nil, e, append(path, strconv.Itoa(i)))
+				s, t := r.emit(make([]byte, 0, len(e.Raw)), make([]byte, 0, len(e.Raw)+32), e, append(stack, index(i)))
 				elems = append(elems, piece{s, t})
 				i++
 				return true
@@ -360,9 +370,15 @@ func (r *walker) emit(s, t []byte, v gjson.Result, path []string) ([]byte, []byt
 			if i > 0 {
 				s, t = append(s, ','), append(t, ',')
 			}
-			kp := r.key(k)
-			s, t = append(s, kp.s...), append(t, kp.t...)
-			s, t = r.emit(s, t, e, append(path[:len(path):len(path)], k.Str))
+			s = append(append(s, k.Raw...), ':')
+			if mayHoldTag(k.Raw) {
+				t = AppendString(t, Neutralize(k.Str))
+			} else {
+				t = append(t, k.Raw...)
+			}
+			t = append(t, ':')
+			// path is a stack: emit never keeps it, so children reuse it.
+			s, t = r.emit(s, t, e, append(path, k.Str))
 			i++
 			return true
 		})
@@ -374,11 +390,27 @@ func (r *walker) emit(s, t []byte, v gjson.Result, path []string) ([]byte, []byt
 			if i > 0 {
 				s, t = append(s, ','), append(t, ',')
 			}
-			s, t = r.emit(s, t, e, append(path[:len(path):len(path)], strconv.Itoa(i)))
+			s, t = r.emit(s, t, e, append(path, index(i)))
 			i++
 			return true
 		})
 		return append(s, ']'), append(t, ']')
 	}
 	return append(s, v.Raw...), append(t, v.Raw...)
+}
+
+// indexes are the path segments of the first array positions, made once.
+var indexes = func() []string {
+	s := make([]string, 1024)
+	for i := range s {
+		s[i] = strconv.Itoa(i)
+	}
+	return s
+}()
+
+func index(i int) string {
+	if i < len(indexes) {
+		return indexes[i]
+	}
+	return strconv.Itoa(i)
 }
