@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -349,4 +350,41 @@ func TestThreeStatelessNodes(t *testing.T) {
 		t.Errorf("only %d requests succeeded", ok.Load())
 	}
 	t.Logf("killed %s: %d failed, %d succeeded", victim, len(failures), ok.Load())
+}
+
+func TestSlowClientsDoNotStarveOthers(t *testing.T) {
+	up := startUpstream(t)
+	g := launch(t, launchConfig{upstreamURL: up.URL})
+	host := strings.TrimPrefix(g.URL, "http://")
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	// 300 clients that send half a request and then nothing (slowloris),
+	// and 50 that send a body one byte at a time.
+	for i := 0; i < 350; i++ {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatalf("dial %d: %v", i, err)
+		}
+		conns = append(conns, c)
+		if i < 300 {
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\n", host)
+		} else {
+			fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{", host)
+		}
+	}
+	tok := token(t, "viewer", "acme", viewerScopes...)
+	start := time.Now()
+	for i := 0; i < 5; i++ {
+		status, body := rpc(t, g.MCP, tok, "tools/call", `{"name":"list_queues","arguments":{}}`)
+		if status != 200 || strings.Contains(body, `"isError":true`) {
+			t.Fatalf("a normal call failed beside slow clients: %d %.200s", status, body)
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("five normal calls took %v beside slow clients", d)
+	}
 }
