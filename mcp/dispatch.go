@@ -31,8 +31,9 @@ type Request struct {
 	// means the transport has none (stdio): header checks are skipped and a
 	// legacy request is taken as LatestLegacyVersion.
 	Headers *Headers
-	// RequestID names the request in logs and in internal-error answers.
-	// Empty: one is made when needed.
+	// RequestID names the request in logs, in internal-error answers and,
+	// through the core's context, in audit records. Empty: one is made
+	// when an answer needs it.
 	RequestID string
 	// Logger receives diagnostics. Nil: discard.
 	Logger *slog.Logger
@@ -49,6 +50,9 @@ type Reply struct {
 	// challenge denied a call; an HTTP transport sends it as
 	// WWW-Authenticate: Bearer error="insufficient_scope".
 	Challenge *proxy.ChallengeError
+
+	code       int   // the JSON-RPC error code in Body, 0 for a result: for the access log
+	retryAfter int64 // Retry-After seconds with a 429, else 0
 }
 
 // Dispatch answers one JSON-RPC message for core, independently of the
@@ -57,13 +61,24 @@ type Reply struct {
 // server/discover, initialize, ping, tools/list and tools/call.
 // Notifications and responses are accepted (202) and dropped. Dispatch is
 // safe for concurrent use; ctx should end when the client goes away, so
-// upstream work stops with it.
+// upstream work stops with it. A non-empty req.RequestID travels in the
+// core's context ([proxy.WithRequestID]), so audit records carry it.
 func Dispatch(ctx context.Context, core *proxy.Core, req *Request) Reply {
 	msg, derr := decode(req.Body)
 	if derr != nil {
-		logger(req.Logger).Debug("refused message", "code", derr.code, "reason", derr.msg)
-		return Reply{Status: http.StatusBadRequest, Body: appendError(nil, derr.id, derr.code, derr.msg, nil)}
+		return decodeErrorReply(req.Logger, derr)
 	}
+	return dispatch(ctx, core, req, msg)
+}
+
+func decodeErrorReply(log *slog.Logger, derr *decodeError) Reply {
+	logger(log).Debug("refused message", "code", derr.code, "reason", derr.msg)
+	return Reply{Status: http.StatusBadRequest, Body: appendError(nil, derr.id, derr.code, derr.msg, nil), code: derr.code}
+}
+
+// dispatch is Dispatch after decoding, for transports that decode first to
+// learn the method (rate limits, the access log).
+func dispatch(ctx context.Context, core *proxy.Core, req *Request, msg *message) Reply {
 	if msg.kind != kindRequest {
 		// Notifications (initialized, cancelled: nothing to cancel on a
 		// stateless node, unknown ones: ignored) and legacy responses.
@@ -71,6 +86,9 @@ func Dispatch(ctx context.Context, core *proxy.Core, req *Request) Reply {
 	}
 	if core == nil {
 		return errorReply(msg.id, rpcError{status: http.StatusServiceUnavailable, code: codeInternal, msg: "mcp server not initialised"})
+	}
+	if req.RequestID != "" {
+		ctx = proxy.WithRequestID(ctx, req.RequestID)
 	}
 	d := &dispatcher{
 		ctx:  authz.WithPrincipal(ctx, req.Principal),
@@ -320,6 +338,13 @@ func (d *dispatcher) toolsCall() Reply {
 		if m.arguments[0] != '{' {
 			return errorReply(m.id, *badParamsCall("params.arguments must be an object"))
 		}
+		// The schema check and the upstream request see the arguments
+		// through encoding/json, where the last duplicate wins; another
+		// parser in front of us may have read the first. Refuse the
+		// ambiguity, as the envelope decoder does for its own members.
+		if dup := duplicateMember(m.arguments); dup != nil {
+			return errorReply(m.id, *badParamsCall("duplicate member " + quoteForMsg(dup) + " in params.arguments"))
+		}
 		args = m.arguments
 	}
 	res, err := d.core.Call(d.ctx, d.req.Principal, name, args)
@@ -365,7 +390,7 @@ func serverInfoOf(cat *catalog.Catalog) serverInfo {
 }
 
 func errorReply(id []byte, e rpcError) Reply {
-	return Reply{Status: e.status, Body: appendError(nil, id, e.code, e.msg, e.data)}
+	return Reply{Status: e.status, Body: appendError(nil, id, e.code, e.msg, e.data), code: e.code}
 }
 
 func logger(l *slog.Logger) *slog.Logger {

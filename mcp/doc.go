@@ -5,8 +5,9 @@
 // [proxy.Core], which decides what a principal may list and call; token
 // verification is [authz.Verifier]'s.
 //
-// [NewHandler] serves HTTP. [Dispatch] is the transport-independent part
-// (one message in, one reply out) that a stdio surface can reuse.
+// [NewHandler] serves HTTP. [ServeStdio] serves the MCP stdio transport
+// (newline-delimited JSON-RPC) for local agent harnesses. [Dispatch] is the
+// transport-independent part (one message in, one reply out) both use.
 //
 // The server is stateless and tools-only. A request is modern (2026-07-28)
 // when params._meta carries io.modelcontextprotocol/protocolVersion, legacy
@@ -28,5 +29,24 @@
 //     offered, and listChanged is false.
 //   - Internal errors are HTTP 500 with -32603 and a request id.
 //   - Top-level members other than jsonrpc, id, method, params, result and
-//     error are refused (-32600).
+//     error are refused (-32600). Duplicate member names at the top level
+//     of tools/call arguments are -32602 (REST: 400 invalid_request).
+//   - The 401 challenge names the view gate's scopes
+//     (scope="…", AUTH §Scope Selection Strategy) when a view gate with
+//     scopes is declared.
+//   - limits.max_in_flight makes requests wait for a slot (up to
+//     [DefaultInFlightWait], then they are served anyway), never fail;
+//     limits.rate applies to tools/call only, per principal and per
+//     (principal, tool), and answers 429 with Retry-After (limits.go).
+//   - stdio answers requests one at a time, in order, verifies the token on
+//     every request, and reports what HTTP would answer before JSON-RPC as
+//     application codes: -31401 unauthorized, -31503 unavailable
+//     (stdio.go, errors.go).
+//
+// Every request gets an id (X-Request-Id over HTTP), carried into the
+// core's context for audit records, and one access log line at Info with
+// the message "request" and request_id, surface, method, tool (tools/call),
+// status, rpc_code (JSON-RPC errors), duration, subject and workspace;
+// never a token, a credential or a body. [Metrics] receives the same
+// observations with bounded labels.
 package mcp

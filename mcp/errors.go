@@ -34,15 +34,28 @@ import (
 //	                                                          as a lost session, or fail the
 //	                                                          transport
 //	unknown tool, bad cursor, bad call params   200   -32602
+//	  (duplicate member names in arguments too)
+//	tools/call over a rate limit                429   -31429  + Retry-After; data {error: rate_limited, limit, retryAfterMs}
 //	tool failure (gate, arguments, upstream)    200   result  isError: true (proxy decides)
 //	proxy.OutputTooLargeError                   413   -31413  data {error: AGENT_OUTPUT_TOO_LARGE, tool, bytes, limit}
 //	proxy.ChallengeError                        403   -31403  + WWW-Authenticate insufficient_scope
 //	anything else                               500   -32603  "internal error", data {request_id}; cause logged
 //
+// stdio (ServeStdio) has no HTTP layer, so what HTTP answers before
+// JSON-RPC becomes JSON-RPC errors there, with application codes outside
+// the reserved range (the HTTP status they stand for, minus 31000, as
+// -31413 does):
+//
+//	line over limits.request_bytes              -32600  id null; the next line is read
+//	no token, or invalid/expired token          -31401  "unauthorized"
+//	token verification unavailable             -31503  "unavailable", data {request_id}
+//	no catalog, or server.enabled: false        -32603  "mcp server not initialised"
+//
 // HTTP guards before any JSON-RPC (both MCP routes; JSON body
 // {"error": KIND, "message": TEXT}): 503 not initialised or disabled, 405
 // method, 403 Origin or Host, 415 Content-Type, 406 Accept, 413 body size,
-// 401 token (WWW-Authenticate). See http.go.
+// 401 token (WWW-Authenticate, with scope="<view gate scopes>" when a view
+// gate is declared). See http.go.
 //
 // REST mirror (POST {admin_path}/call): unknown tool 404
 // McpToolNotFoundError; OutputTooLargeError 413 AGENT_OUTPUT_TOO_LARGE;

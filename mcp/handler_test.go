@@ -83,6 +83,14 @@ type env struct {
 	srv   *httptest.Server
 	state atomic.Pointer[state]
 	up    *httptest.Server
+	audit proxy.AuditSink
+}
+
+// envConfig changes what newEnvWith builds. The zero value is newEnv's.
+type envConfig struct {
+	upstream http.Handler    // nil: the items upstream below
+	opts     mcp.Options     // State is set by the env
+	audit    proxy.AuditSink // nil: the core's default
 }
 
 type state struct {
@@ -92,8 +100,38 @@ type state struct {
 
 func newEnv(t testing.TB, yaml string) *env {
 	t.Helper()
-	e := &env{t: t}
-	e.up = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return newEnvWith(t, yaml, envConfig{})
+}
+
+func newEnvWith(t testing.TB, yaml string, cfg envConfig) *env {
+	t.Helper()
+	e := &env{t: t, audit: cfg.audit}
+	if cfg.upstream == nil {
+		cfg.upstream = itemsUpstream()
+	}
+	e.up = httptest.NewServer(cfg.upstream)
+	t.Cleanup(e.up.Close)
+	e.load(yaml)
+	opts := cfg.opts
+	opts.State = e.current
+	e.srv = httptest.NewServer(mcp.NewHandler(&opts))
+	t.Cleanup(e.srv.Close)
+	return e
+}
+
+// current is the env's State function.
+func (e *env) current() (*proxy.Core, authz.Verifier) {
+	s := e.state.Load()
+	if s == nil {
+		return nil, nil
+	}
+	return s.core, s.ver
+}
+
+// itemsUpstream is the default upstream: items by id, a list, a blob too
+// big for the test bounds and an item that fails.
+func itemsUpstream() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		switch {
 		case r.URL.Path == "/v1/items/missing":
@@ -106,18 +144,7 @@ func newEnv(t testing.TB, yaml string) *env {
 		default:
 			fmt.Fprintf(w, `{"id":%q,"ok":true}`, strings.TrimPrefix(r.URL.Path, "/v1/items/"))
 		}
-	}))
-	t.Cleanup(e.up.Close)
-	e.load(yaml)
-	e.srv = httptest.NewServer(mcp.NewHandler(&mcp.Options{State: func() (*proxy.Core, authz.Verifier) {
-		s := e.state.Load()
-		if s == nil {
-			return nil, nil
-		}
-		return s.core, s.ver
-	}}))
-	t.Cleanup(e.srv.Close)
-	return e
+	})
 }
 
 // load swaps in a new catalog, as a reload does.
@@ -131,7 +158,7 @@ func (e *env) load(yaml string) {
 	if err != nil {
 		e.t.Fatalf("catalog.Parse: %v", err)
 	}
-	core, err := proxy.New(cat, nil)
+	core, err := proxy.New(cat, &proxy.Options{Audit: e.audit})
 	if err != nil {
 		e.t.Fatalf("proxy.New: %v", err)
 	}
@@ -282,9 +309,9 @@ func TestGuards(t *testing.T) {
 		{"accept-absent-passes", req{body: list, header: with(hdr, "Accept", "")}, 200, [2]string{}},
 		{"oversize-body-is-413", req{body: big, header: auth(t, "read")}, 413, [2]string{}},
 		{"oversize-body-without-token-is-413", req{body: big}, 413, [2]string{}},
-		{"no-token-is-401", req{body: list, header: with(hdr, "Authorization", "")}, 401, [2]string{"WWW-Authenticate", `Bearer resource_metadata="` + prmURL + `"`}},
-		{"bad-token-is-401-invalid-token", req{body: list, header: with(hdr, "Authorization", "Bearer not.a.jwt")}, 401, [2]string{"WWW-Authenticate", `Bearer error="invalid_token", resource_metadata="` + prmURL + `"`}},
-		{"basic-scheme-is-401", req{body: list, header: with(hdr, "Authorization", "Basic YWxpY2U6eA==")}, 401, [2]string{"WWW-Authenticate", `Bearer resource_metadata="` + prmURL + `"`}},
+		{"no-token-is-401-with-view-scope", req{body: list, header: with(hdr, "Authorization", "")}, 401, [2]string{"WWW-Authenticate", `Bearer scope="read", resource_metadata="` + prmURL + `"`}},
+		{"bad-token-is-401-invalid-token", req{body: list, header: with(hdr, "Authorization", "Bearer not.a.jwt")}, 401, [2]string{"WWW-Authenticate", `Bearer error="invalid_token", scope="read", resource_metadata="` + prmURL + `"`}},
+		{"basic-scheme-is-401", req{body: list, header: with(hdr, "Authorization", "Basic YWxpY2U6eA==")}, 401, [2]string{"WWW-Authenticate", `Bearer scope="read", resource_metadata="` + prmURL + `"`}},
 		{"token-in-query-is-never-read", req{path: "/mcp?access_token=" + token(t, "read"), body: list, header: with(hdr, "Authorization", "")}, 401, [2]string{}},
 		{"lowercase-bearer-passes", req{body: list, header: with(hdr, "Authorization", "bearer "+token(t, "read"))}, 200, [2]string{}},
 		{"unknown-path-is-404", req{path: "/nope", body: list, header: hdr}, 404, [2]string{}},
@@ -759,7 +786,7 @@ func TestPathsFollowReload(t *testing.T) {
 		t.Errorf("disabled admin path = %d, want 404", r.status)
 	}
 	r := e.do(req{path: "/v2/mcp", body: ping})
-	if got := r.header.Get("WWW-Authenticate"); got != `Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/v2/mcp"` {
+	if got := r.header.Get("WWW-Authenticate"); got != `Bearer scope="read", resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource/v2/mcp"` {
 		t.Errorf("WWW-Authenticate = %q", got)
 	}
 }
@@ -783,8 +810,12 @@ func TestProtectedResourceMetadata(t *testing.T) {
 		if r := e.do(req{method: "GET", path: "/.well-known/oauth-protected-resource"}); r.status != 404 {
 			t.Fatalf("= %d, want 404", r.status)
 		}
+		if r := e.do(req{body: `{}`}); r.header.Get("WWW-Authenticate") != `Bearer scope="read"` {
+			t.Fatalf("WWW-Authenticate = %q, want Bearer scope=\"read\"", r.header.Get("WWW-Authenticate"))
+		}
+		e.load(strings.Replace(strings.Replace(testCatalog, "  resource_metadata:\n    resource: https://mcp.example.com/mcp\n    authorization_servers: [https://login.example.com/]\n", "", 1), "  view: { scopes: [read] }\n", "", 1))
 		if r := e.do(req{body: `{}`}); r.header.Get("WWW-Authenticate") != "Bearer" {
-			t.Fatalf("WWW-Authenticate = %q, want Bearer", r.header.Get("WWW-Authenticate"))
+			t.Fatalf("without a view gate, WWW-Authenticate = %q, want Bearer", r.header.Get("WWW-Authenticate"))
 		}
 	})
 }

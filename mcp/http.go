@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
@@ -26,8 +27,16 @@ type Options struct {
 	// reload can swap both at once. Nil, or a nil core or verifier: every
 	// request is answered 503 "mcp server not initialised".
 	State func() (*proxy.Core, authz.Verifier)
-	// Logger receives diagnostics. Nil: discard.
+	// Logger receives diagnostics and the access log (one Info line per
+	// request, message "request"). Nil: discard.
 	Logger *slog.Logger
+	// Metrics receives request, auth, in-flight and rate-limit
+	// observations. Nil: none.
+	Metrics Metrics
+	// InFlightWait bounds how long a request waits for an in-flight slot
+	// (limits.max_in_flight) before it is served anyway. Zero:
+	// DefaultInFlightWait.
+	InFlightWait time.Duration
 }
 
 // NewHandler returns the gateway's HTTP surface. Paths come from the
@@ -43,25 +52,44 @@ type Options struct {
 //     /.well-known/oauth-protected-resource{mcp_path}: RFC 9728 metadata,
 //     when auth.resource_metadata is set.
 //
-// Other paths get 404. The handler is safe for concurrent use.
+// Other paths get 404. Every request, whatever its answer, gets an
+// X-Request-Id and one access log line. The in-flight cap and the rate
+// limits (limits.go) are shared by the MCP and REST routes. The handler is
+// safe for concurrent use.
 func NewHandler(opts *Options) http.Handler {
 	h := &handler{}
+	var wait time.Duration
 	if opts != nil {
 		h.state = opts.State
 		h.log = opts.Logger
+		h.metrics = opts.Metrics
+		wait = opts.InFlightWait
 	}
 	h.log = logger(h.log)
+	h.metrics = metricsOrNop(h.metrics)
+	h.limits = newLimits(wait, h.metrics)
 	return h
 }
 
 type handler struct {
-	state func() (*proxy.Core, authz.Verifier)
-	log   *slog.Logger
+	state   func() (*proxy.Core, authz.Verifier)
+	log     *slog.Logger
+	metrics Metrics
+	limits  *limits
 }
 
 const wellKnownPRM = "/.well-known/oauth-protected-resource"
 
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
+	rid := newRequestID()
+	rw.Header().Set("X-Request-Id", rid)
+	w := &statusWriter{ResponseWriter: rw}
+	acc := &access{rid: rid, surface: SurfaceNone, method: r.Method, start: time.Now()}
+	defer func() {
+		acc.status = w.status
+		acc.finish(r.Context(), h.log, h.metrics)
+	}()
+
 	var (
 		core *proxy.Core
 		ver  authz.Verifier
@@ -79,19 +107,20 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if mcpPath == "" {
 		mcpPath = catalog.DefaultMCPPath
 	}
-	rid := newRequestID()
-	w.Header().Set("X-Request-Id", rid)
-	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: h.log.With("request_id", rid)}
+	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: h.log.With("request_id", rid), h: h, acc: acc}
 
 	p := r.URL.Path
 	switch {
 	case p == mcpPath:
+		acc.surface = SurfaceMCP
 		if !srv.Enabled {
 			writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
 			return
 		}
 		s.serveMCP(w, r)
 	case srv.AdminPath != "" && (p == srv.AdminPath+"/tools" || p == srv.AdminPath+"/call"):
+		acc.surface = SurfaceREST
+		acc.method = r.Method + " " + strings.TrimPrefix(p, srv.AdminPath)
 		if !srv.Enabled {
 			writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
 			return
@@ -102,6 +131,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.serveRESTCall(w, r)
 		}
 	case cat.Auth.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+mcpPath):
+		acc.surface = SurfaceMetadata
+		acc.method = r.Method + " " + wellKnownPRM
 		s.serveMetadata(w, r)
 	default:
 		writeHTTPError(w, http.StatusNotFound, "not_found", "no such endpoint")
@@ -116,6 +147,8 @@ type serving struct {
 	mcpPath string
 	rid     string
 	log     *slog.Logger
+	h       *handler
+	acc     *access
 }
 
 // serveMCP is the Streamable HTTP endpoint.
@@ -135,7 +168,7 @@ func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	reply := Dispatch(r.Context(), s.core, &Request{
+	req := &Request{
 		Body:      body,
 		Principal: p,
 		Headers: &Headers{
@@ -145,9 +178,22 @@ func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
 		},
 		RequestID: s.rid,
 		Logger:    s.log,
-	})
+	}
+	msg, derr := decode(body)
+	var reply Reply
+	if derr != nil {
+		s.acc.method = MethodInvalid
+		reply = decodeErrorReply(s.log, derr)
+	} else {
+		s.acc.method = msg.method
+		reply = s.h.limits.serve(r.Context(), s.core, req, msg, s.acc, s.log)
+	}
+	s.acc.rpcCode = reply.code
 	if reply.Challenge != nil {
 		w.Header().Set("WWW-Authenticate", s.challenge(r, `error="insufficient_scope", scope=`+quoteParam(strings.Join(reply.Challenge.Scopes, " "))))
+	}
+	if reply.retryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(reply.retryAfter, 10))
 	}
 	if reply.Body == nil {
 		w.WriteHeader(reply.Status)
@@ -242,13 +288,20 @@ func (s *serving) authenticate(w http.ResponseWriter, r *http.Request) (*authz.P
 	}
 	switch {
 	case err == nil:
+		s.acc.principal = p
 		return p, true
 	case errors.Is(err, authz.ErrNoToken):
-		w.Header().Set("WWW-Authenticate", s.challenge(r, ""))
+		s.h.metrics.AuthFailure(authz.Reason(err))
+		w.Header().Set("WWW-Authenticate", s.challenge(r, s.viewScope()))
 		writeHTTPError(w, http.StatusUnauthorized, "unauthorized", "a bearer token is required")
 	case errors.Is(err, authz.ErrInvalidToken):
-		s.log.Debug("token refused", "error", err)
-		w.Header().Set("WWW-Authenticate", s.challenge(r, `error="invalid_token"`))
+		s.h.metrics.AuthFailure(authz.Reason(err))
+		s.log.Debug("token refused", "error", err, "reason", authz.Reason(err))
+		params := `error="invalid_token"`
+		if sc := s.viewScope(); sc != "" {
+			params += ", " + sc
+		}
+		w.Header().Set("WWW-Authenticate", s.challenge(r, params))
 		writeHTTPError(w, http.StatusUnauthorized, "unauthorized", "the bearer token is invalid or expired")
 	case r.Context().Err() != nil:
 		s.log.Debug("token verification abandoned", "error", err)
@@ -260,6 +313,18 @@ func (s *serving) authenticate(w http.ResponseWriter, r *http.Request) (*authz.P
 		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "token verification is unavailable; request "+s.rid)
 	}
 	return nil, false
+}
+
+// viewScope is the scope auth-param of a 401 challenge: the view gate's
+// scopes, which every use of the surface needs (AUTH §Scope Selection
+// Strategy, a SHOULD), or "" when no view gate (or an empty one) is
+// declared.
+func (s *serving) viewScope() string {
+	g := s.cat.Gates[catalog.ViewGate]
+	if g == nil || len(g.Scopes) == 0 {
+		return ""
+	}
+	return "scope=" + quoteParam(strings.Join(g.Scopes, " "))
 }
 
 // bearerToken extracts the token from an Authorization header value. The

@@ -69,6 +69,9 @@ const (
 	// (-32768..-32000): HTTP status minus 31000... as catalog.md has it.
 	codeOutputTooLarge    = -31413
 	codeInsufficientScope = -31403
+	codeRateLimited       = -31429
+	codeUnauthorized      = -31401 // stdio only: HTTP answers 401 before JSON-RPC
+	codeUnavailable       = -31503 // stdio only: token verification is unavailable
 )
 
 // decodeError is a message the decoder refuses. id is the request's id when
@@ -262,6 +265,21 @@ func (m *message) decodeParams() *decodeError {
 		}
 	}
 	return nil
+}
+
+// duplicateMember returns the first member name of obj (a valid JSON
+// object) that appears twice at its top level, decoded, or nil.
+func duplicateMember(obj []byte) []byte {
+	var seen keySet
+	for it := newObjIter(obj); ; {
+		rawKey, _, ok := it.next()
+		if !ok {
+			return nil
+		}
+		if key := unquote(rawKey); seen.add(key) {
+			return key
+		}
+	}
 }
 
 // foldMatch returns the name in names that key equals under case folding,

@@ -25,6 +25,12 @@ func (s *serving) serveRESTTools(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	release, ok := s.h.limits.acquire(r.Context(), s.cat, s.log)
+	defer release()
+	if !ok {
+		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "request cancelled")
+		return
+	}
 	tools := s.core.List(principalContext(r, p), p)
 	size := 2
 	for _, t := range tools {
@@ -47,10 +53,12 @@ func (s *serving) serveRESTTools(w http.ResponseWriter, r *http.Request) {
 //
 // Errors (one table for this surface):
 //
-//	body not a JSON object {name, arguments}   400 invalid_request
+//	body not a JSON object {name, arguments},  400 invalid_request
+//	  or duplicate members in arguments
 //	proxy.UnknownToolError                     404 McpToolNotFoundError
 //	proxy.OutputTooLargeError                  413 AGENT_OUTPUT_TOO_LARGE
 //	proxy.ChallengeError                       403 insufficient_scope + WWW-Authenticate
+//	a rate limit is empty                      429 rate_limited + Retry-After, retry_after_ms
 //	anything else                              500 internal_error, request id; cause logged
 //	tool failure                               200 is_error: true
 func (s *serving) serveRESTCall(w http.ResponseWriter, r *http.Request) {
@@ -70,8 +78,25 @@ func (s *serving) serveRESTCall(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, "invalid_request", msg)
 		return
 	}
+	s.acc.tool = name
+	if rl := s.h.limits.checkRate(s.cat, p, name); rl != nil {
+		s.log.Debug("rate limited", "tool", truncate(name, 128), "limit", rl.kind, "retry_after", rl.retry)
+		w.Header().Set("Retry-After", strconv.FormatInt(rl.retryAfterSeconds(), 10))
+		b := []byte(`{"error":"rate_limited","message":"rate limit reached; retry after the Retry-After delay","limit":`)
+		b = appendString(b, rl.kind)
+		b = append(b, `,"retry_after_ms":`...)
+		b = strconv.AppendInt(b, retryAfterMillis(rl.retry), 10)
+		writeJSON(w, http.StatusTooManyRequests, append(b, '}'))
+		return
+	}
+	release, ok := s.h.limits.acquire(r.Context(), s.cat, s.log)
+	defer release()
+	if !ok {
+		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "request cancelled")
+		return
+	}
 	start := time.Now()
-	res, err := s.core.Call(principalContext(r, p), p, name, args)
+	res, err := s.core.Call(proxy.WithRequestID(principalContext(r, p), s.rid), p, name, args)
 	latency := time.Since(start).Milliseconds()
 	if err == nil && res == nil {
 		err = errNilResult
@@ -164,6 +189,11 @@ func decodeRESTCall(body []byte) (name string, args []byte, msg string) {
 	}
 	if args != nil && args[0] != '{' {
 		return "", nil, "arguments must be an object"
+	}
+	if args != nil {
+		if dup := duplicateMember(args); dup != nil {
+			return "", nil, "duplicate member " + quoteForMsg(dup) + " in arguments"
+		}
 	}
 	return name, args, ""
 }

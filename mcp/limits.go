@@ -1,0 +1,336 @@
+package mcp
+
+import (
+	"container/list"
+	"context"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// Caller limits (catalog limits.max_in_flight and limits.rate) live here,
+// in the wire package, because they act on requests before the core sees
+// them; every surface of one handler (MCP, REST) or one ServeStdio shares
+// one set.
+//
+// In-flight cap. At most max_in_flight requests are served at once; the
+// next ones wait, in arrival order, for a slot. The contract says they
+// wait (bounded) and never fail, so nobody is refused for being over the
+// cap: a request waits until a slot frees, its context ends (the client
+// went away: nothing is sent upstream), or [DefaultInFlightWait] passes,
+// after which it is served anyway, over the cap, and logged at Warn. The
+// cap paces bursts; the bound keeps a stuck slot from becoming an outage.
+// The capacity follows reloads: a changed max_in_flight starts a fresh
+// semaphore, and requests holding slots of the old one release them there,
+// so for a moment both counts apply.
+//
+// Rate limits. Token buckets from golang.org/x/time/rate, applied to
+// tools/call only (MCP, REST and stdio alike): tools/list, server/discover,
+// initialize and ping are answered from memory, and refusing them would
+// break a client's handshake while costing the upstreams nothing.
+//
+//   - per_principal: one bucket per (subject, workspace).
+//   - per_tool[T]: one bucket per (subject, workspace, T), not one global
+//     bucket per tool: a global bucket would let one noisy caller use up a
+//     tool for every tenant, which is exactly what a rate limit should
+//     prevent. It bounds how hard each caller may hit that tool's upstream.
+//
+// A call needs a token from every bucket that applies; tokens are taken
+// only when all have one, so a refusal costs nothing. Refused: HTTP 429
+// with Retry-After (whole seconds, rounded up) and JSON-RPC -31429, or
+// REST 429 rate_limited; stdio gets the JSON-RPC error.
+//
+// Buckets survive reloads: a bucket whose rps or burst changed is adjusted
+// in place on its next use. Memory is bounded without a goroutine: buckets
+// sit in an LRU list; each check drops least recently used buckets that
+// have refilled to their burst (forgetting a full bucket changes nothing,
+// since a new one starts full), and at most [MaxRateBuckets] are kept (past
+// that the least recently used one is dropped even when not full, which
+// only happens with that many callers active at once).
+
+// DefaultInFlightWait bounds how long a request waits for an in-flight
+// slot before it is served anyway.
+const DefaultInFlightWait = 30 * time.Second
+
+// MaxRateBuckets bounds the token buckets kept in memory.
+const MaxRateBuckets = 65536
+
+// Rate limit kinds, as [Metrics.RateLimited] and error data report them.
+const (
+	RateLimitPrincipal = "principal"
+	RateLimitTool      = "tool"
+)
+
+// limits is one surface set's in-flight cap and rate buckets.
+type limits struct {
+	wait    time.Duration
+	metrics Metrics
+	flight  inFlight
+	rate    *rateLimiter
+}
+
+func newLimits(wait time.Duration, m Metrics) *limits {
+	if wait <= 0 {
+		wait = DefaultInFlightWait
+	}
+	return &limits{wait: wait, metrics: metricsOrNop(m), rate: newRateLimiter(time.Now, MaxRateBuckets)}
+}
+
+// inFlight is a counting semaphore whose capacity can change between
+// acquisitions. Waiters on a full channel are served in arrival order (Go
+// queues blocked senders FIFO).
+type inFlight struct {
+	mu   sync.Mutex
+	size int
+	sem  chan struct{}
+}
+
+func (f *inFlight) chanFor(size int) chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.sem == nil || f.size != size {
+		f.size, f.sem = size, make(chan struct{}, size)
+	}
+	return f.sem
+}
+
+// acquire takes an in-flight slot for a request under cat's cap. It
+// returns the function that gives the slot back, and false when ctx ended
+// first (the caller answers nothing useful: its client is gone). After
+// l.wait it gives up waiting and admits the request over the cap.
+func (l *limits) acquire(ctx context.Context, cat *catalog.Catalog, log *slog.Logger) (release func(), ok bool) {
+	size := cat.Limits.MaxInFlight
+	if size <= 0 {
+		size = catalog.DefaultMaxInFlight
+	}
+	sem := l.flight.chanFor(size)
+	held := false
+	select {
+	case sem <- struct{}{}:
+		held = true
+	default:
+		t := time.NewTimer(l.wait)
+		select {
+		case sem <- struct{}{}:
+			held = true
+		case <-ctx.Done():
+			t.Stop()
+			return func() {}, false
+		case <-t.C:
+			log.Warn("in-flight cap reached; serving over it after waiting", "max_in_flight", size, "waited", l.wait)
+		}
+		t.Stop()
+	}
+	l.metrics.InFlight(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			l.metrics.InFlight(-1)
+			if held {
+				<-sem
+			}
+		})
+	}, true
+}
+
+// rateLimited is a refusal: which limit, and when to retry.
+type rateLimited struct {
+	kind  string
+	retry time.Duration
+}
+
+// retryAfterSeconds is the Retry-After value: whole seconds, rounded up,
+// at least 1.
+func (r *rateLimited) retryAfterSeconds() int64 {
+	s := int64(math.Ceil(r.retry.Seconds()))
+	return max(s, 1)
+}
+
+// checkRate takes a token from each bucket that applies to p calling tool
+// under cat's limits.rate, or returns why not. nil limits.rate: no limit.
+func (l *limits) checkRate(cat *catalog.Catalog, p *authz.Principal, tool string) *rateLimited {
+	cfg := cat.Limits.Rate
+	if cfg == nil || p == nil {
+		return nil
+	}
+	var want [2]wantToken
+	n := 0
+	if b := cfg.PerPrincipal; b != nil {
+		want[n] = wantToken{bucketKey{p.Subject, p.Workspace, ""}, b, RateLimitPrincipal}
+		n++
+	}
+	if b := cfg.PerTool[tool]; b != nil && tool != "" {
+		want[n] = wantToken{bucketKey{p.Subject, p.Workspace, tool}, b, RateLimitTool}
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	rl := l.rate.take(want[:n])
+	if rl != nil {
+		l.metrics.RateLimited(rl.kind)
+	}
+	return rl
+}
+
+// bucketKey names a bucket; tool is "" for the per-principal one. It is a
+// struct, not a joined string, so no subject can forge a separator.
+type bucketKey struct{ subject, workspace, tool string }
+
+type wantToken struct {
+	key  bucketKey
+	cfg  *catalog.Bucket
+	kind string
+}
+
+type bucketEntry struct {
+	key bucketKey
+	lim *rate.Limiter
+}
+
+// rateLimiter holds the token buckets in an LRU list (front: most recently
+// used). A mutex guards it; rate.Limiter's own lock nests inside, and no
+// I/O happens under either.
+type rateLimiter struct {
+	now func() time.Time
+	max int
+
+	mu    sync.Mutex
+	lru   list.List // of *bucketEntry
+	byKey map[bucketKey]*list.Element
+}
+
+func newRateLimiter(now func() time.Time, maxBuckets int) *rateLimiter {
+	return &rateLimiter{now: now, max: maxBuckets, byKey: make(map[bucketKey]*list.Element)}
+}
+
+// take takes one token from every wanted bucket, or none: when a bucket is
+// empty it returns the first empty one's kind and the longest wait.
+func (rl *rateLimiter) take(want []wantToken) *rateLimited {
+	now := rl.now()
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	rl.sweep(now)
+	var (
+		lims [2]*rate.Limiter
+		out  *rateLimited
+	)
+	for i, w := range want {
+		lim := rl.bucket(w.key, w.cfg, now)
+		lims[i] = lim
+		if tokens := lim.TokensAt(now); tokens < 1 {
+			wait := time.Duration((1 - tokens) / float64(lim.Limit()) * float64(time.Second))
+			if out == nil {
+				out = &rateLimited{kind: w.kind, retry: wait}
+			} else {
+				out.retry = max(out.retry, wait)
+			}
+		}
+	}
+	if out != nil {
+		return out
+	}
+	for _, lim := range lims[:len(want)] {
+		lim.AllowN(now, 1)
+	}
+	return nil
+}
+
+// bucket returns the bucket for key, made (full) or adjusted to cfg, and
+// marks it most recently used.
+func (rl *rateLimiter) bucket(key bucketKey, cfg *catalog.Bucket, now time.Time) *rate.Limiter {
+	if el, ok := rl.byKey[key]; ok {
+		rl.lru.MoveToFront(el)
+		lim := el.Value.(*bucketEntry).lim
+		if lim.Limit() != rate.Limit(cfg.RPS) {
+			lim.SetLimitAt(now, rate.Limit(cfg.RPS))
+		}
+		if lim.Burst() != cfg.Burst {
+			lim.SetBurstAt(now, cfg.Burst)
+		}
+		return lim
+	}
+	e := &bucketEntry{key: key, lim: rate.NewLimiter(rate.Limit(cfg.RPS), cfg.Burst)}
+	rl.byKey[key] = rl.lru.PushFront(e)
+	for rl.lru.Len() > rl.max {
+		rl.remove(rl.lru.Back())
+	}
+	return e.lim
+}
+
+// sweep drops least recently used buckets that are full again. It stops
+// at the first one that is not, so each call costs O(1) amortized.
+func (rl *rateLimiter) sweep(now time.Time) {
+	for el := rl.lru.Back(); el != nil; el = rl.lru.Back() {
+		lim := el.Value.(*bucketEntry).lim
+		if lim.TokensAt(now) < float64(lim.Burst()) {
+			return
+		}
+		rl.remove(el)
+	}
+}
+
+func (rl *rateLimiter) remove(el *list.Element) {
+	delete(rl.byKey, el.Value.(*bucketEntry).key)
+	rl.lru.Remove(el)
+}
+
+func (rl *rateLimiter) len() int {
+	rl.mu.Lock()
+	defer rl.mu.Unlock()
+	return len(rl.byKey)
+}
+
+// serve answers one decoded message for an authenticated principal under
+// the limits: a tools/call is rate limited, then every request waits for
+// an in-flight slot and is dispatched. Notifications and responses pass
+// straight through (they do no work). acc learns the tool.
+func (l *limits) serve(ctx context.Context, core *proxy.Core, req *Request, msg *message, acc *access, log *slog.Logger) Reply {
+	if msg.kind != kindRequest || core == nil {
+		return dispatch(ctx, core, req, msg)
+	}
+	cat := core.Catalog()
+	if msg.method == "tools/call" {
+		if name, ok := stringValue(msg.name); ok {
+			acc.tool = name
+			if rl := l.checkRate(cat, req.Principal, name); rl != nil {
+				log.Debug("rate limited", "tool", truncate(name, 128), "limit", rl.kind, "retry_after", rl.retry)
+				return rateLimitedReply(msg.id, rl)
+			}
+		}
+	}
+	release, ok := l.acquire(ctx, cat, log)
+	defer release()
+	if !ok {
+		return errorReply(msg.id, rpcError{status: http.StatusServiceUnavailable, code: codeInternal, msg: "request cancelled"})
+	}
+	return dispatch(ctx, core, req, msg)
+}
+
+// rateLimitedReply is HTTP 429 with JSON-RPC -31429 and data {error,
+// limit, retryAfterMs}; the HTTP surface adds Retry-After.
+func rateLimitedReply(id []byte, rl *rateLimited) Reply {
+	data := []byte(`{"error":"rate_limited","limit":`)
+	data = appendString(data, rl.kind)
+	data = append(data, `,"retryAfterMs":`...)
+	data = strconv.AppendInt(data, retryAfterMillis(rl.retry), 10)
+	data = append(data, '}')
+	r := errorReply(id, rpcError{status: http.StatusTooManyRequests, code: codeRateLimited, msg: "rate limited", data: data})
+	r.retryAfter = rl.retryAfterSeconds()
+	return r
+}
+
+// retryAfterMillis rounds up, so a client that waits that long finds a
+// token.
+func retryAfterMillis(d time.Duration) int64 {
+	return max(int64(math.Ceil(float64(d)/float64(time.Millisecond))), 1)
+}
