@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Runs the gateway's load benchmark (issue #6, test/bench) and prints its
+# Markdown report on stdout; progress goes to stderr.
+#
+# Defaults: -duration 5s -warmup 300ms -rounds 3 -c 1,16,64 -tools 5000
+# -mem-clients 1000 -mem-duration 10s -stream-bytes 1GiB, pinned (upstream
+# and the measured proxy on CPU 0, the load generator on CPU 1) when
+# taskset exists and there are two CPUs or more. About 15 minutes.
+#
+#   ./scripts/bench.sh > bench.md           # the full run
+#   ./scripts/bench.sh -quick               # what CI runs: about 45 seconds
+#   ./scripts/bench.sh -scenarios small -c 16 -pin off
+#
+# Flags are passed through; `go run ./test/bench -h` lists them. The exit
+# status is non-zero only when something does not work; speed targets are
+# reported, never enforced.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+exec go run ./test/bench "$@"
