@@ -2,9 +2,13 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"log/slog"
 	"net/http"
 	"strconv"
+
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
@@ -90,6 +94,7 @@ func dispatch(ctx context.Context, core *proxy.Core, req *Request, msg *message)
 	if req.RequestID != "" {
 		ctx = proxy.WithRequestID(ctx, req.RequestID)
 	}
+	ctx = metaTraceContext(ctx, msg)
 	d := &dispatcher{
 		ctx:  authz.WithPrincipal(ctx, req.Principal),
 		core: core,
@@ -406,4 +411,25 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// metaTraceContext continues a trace named in params._meta when the
+// transport carried none (stdio never does; HTTP may send a traceparent
+// header, which wins). The upstream calls then join the caller's trace.
+func metaTraceContext(ctx context.Context, msg *message) context.Context {
+	if msg.metaTraceparent == nil || trace.SpanContextFromContext(ctx).IsValid() {
+		return ctx
+	}
+	var tp, ts string
+	if json.Unmarshal(msg.metaTraceparent, &tp) != nil {
+		return ctx
+	}
+	if msg.metaTracestate != nil {
+		json.Unmarshal(msg.metaTracestate, &ts)
+	}
+	carrier := propagation.MapCarrier{"traceparent": tp}
+	if ts != "" {
+		carrier["tracestate"] = ts
+	}
+	return propagation.TraceContext{}.Extract(ctx, carrier)
 }

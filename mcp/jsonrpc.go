@@ -42,6 +42,9 @@ type message struct {
 	cursor          []byte
 	protocolVersion []byte // initialize
 	meta            []byte // params._meta
+	// W3C trace context in params._meta (BASE §_meta reserves the keys),
+	// raw JSON; nil when absent.
+	metaTraceparent, metaTracestate []byte
 
 	// Members of params._meta that decide the era, raw; nil when absent.
 	metaVersion []byte // io.modelcontextprotocol/protocolVersion
@@ -51,6 +54,8 @@ type message struct {
 // Meta keys of the modern era (BASE §_meta).
 const (
 	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaTraceparent        = "traceparent"
+	metaTracestate         = "tracestate"
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
 )
@@ -254,6 +259,10 @@ func (m *message) decodeParams() *decodeError {
 			return &decodeError{code: codeInvalidRequest, msg: "duplicate member " + quoteForMsg(key) + " in params._meta"}
 		}
 		switch string(key) {
+		case metaTraceparent:
+			m.metaTraceparent = val
+		case metaTracestate:
+			m.metaTracestate = val
 		case metaProtocolVersion:
 			m.metaVersion = val
 		case metaClientCapabilities:

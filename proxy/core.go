@@ -19,6 +19,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/mcpgw/gateway/rendering"
 
 	"github.com/mcpgw/gateway/authz"
@@ -286,13 +289,17 @@ func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args [
 		c.metrics.ToolCall(UnknownToolLabel, OutcomeUnknownTool, 0)
 		return nil, &UnknownToolError{Name: name}
 	}
+	ctx, span := tracer.Start(ctx, "tools/call "+t.def.Name, trace.WithSpanKind(trace.SpanKindServer))
+	defer span.End()
 	start := time.Now()
 	res, status, err := c.call(ctx, p, t, args)
 	d := time.Since(start)
 	if t.def.Kind == catalog.KindWrite {
 		c.record(ctx, p, t, args, status, res, err, d)
 	}
-	c.metrics.ToolCall(t.def.Name, outcomeOf(res, err), d)
+	outcome := outcomeOf(res, err)
+	c.metrics.ToolCall(t.def.Name, outcome, d)
+	span.SetAttributes(attribute.String("gateway.tool", t.def.Name), attribute.String("gateway.outcome", outcome))
 	return res, err
 }
 

@@ -58,3 +58,23 @@ func TestNoTraceparentInventedWithoutTracing(t *testing.T) {
 		}
 	}
 }
+
+func TestTraceparentFromMeta(t *testing.T) {
+	up := startUpstream(t)
+	g := startGateway(t, up, "")
+	const traceID = "0af7651916cd43dd8448eb211c80319c"
+	tok := token(t, "viewer", "acme", viewerScopes...)
+	status, body := rpc(t, g.MCP, tok, "tools/call", `{"name":"list_queues","arguments":{},"_meta":{"traceparent":"00-`+traceID+`-b7ad6b7169203331-01"}}`)
+	if status != 200 || strings.Contains(body, `"isError":true`) {
+		t.Fatalf("call: %d %s", status, body)
+	}
+	found := false
+	for _, r := range up.requests() {
+		if strings.HasPrefix(r.Header.Get("traceparent"), "00-"+traceID+"-") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("the _meta traceparent did not reach the upstream")
+	}
+}

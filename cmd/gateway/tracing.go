@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"go.opentelemetry.io/otel/trace"
 )
 
 // setupTracing installs W3C trace-context propagation always, and an OTLP
@@ -39,15 +38,16 @@ func setupTracing(ctx context.Context, env lookupEnv) (shutdown func(context.Con
 	return tp.Shutdown, nil
 }
 
-// traced starts a server span for each request, continuing the caller's
-// trace when it sent a traceparent header.
+// traced continues the caller's trace when it sent a traceparent header:
+// the core's spans (one per tool call, one per upstream exchange) become
+// its children. Without the header, the MCP layer looks in params._meta.
 func traced(next http.Handler) http.Handler {
-	tracer := otel.Tracer("github.com/mcpgw/gateway")
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("traceparent") == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
 		ctx := otel.GetTextMapPropagator().Extract(r.Context(), propagation.HeaderCarrier(r.Header))
-		ctx, span := tracer.Start(ctx, r.Method+" "+r.URL.Path, trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attribute.String("http.request.method", r.Method), attribute.String("url.path", r.URL.Path)))
-		defer span.End()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
