@@ -87,7 +87,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 		return err
 	}
 	mcpURL := base + cat.Server.MCPPath
-	fmt.Fprintf(stdout, `gateway demo: %d tools in front of the sample job system (workspace %q)
+	banner := func() {
+		fmt.Fprintf(stdout, `gateway demo: %d tools in front of the sample job system (workspace %q)
 
   MCP endpoint:   %s
   REST mirror:    %s%s/tools
@@ -103,5 +104,8 @@ claude mcp add --transport http backwave %s --header "Authorization: Bearer %s"
 
 Ctrl-C stops the gateway and the sample upstream.
 `, len(cat.Tools), demoWorkspace, mcpURL, base, cat.Server.AdminPath, viewScopes, viewer, allScopes, operator, mcpURL, operator)
-	return serve(ctx, ln, rt, cat, serveOptions{metricsListen: envOr(env, "GATEWAY_METRICS_LISTEN", "")})
+	}
+	// The banner goes out once the gateway answers, so its commands work
+	// the moment they are read.
+	return serve(ctx, ln, rt, cat, serveOptions{metricsListen: envOr(env, "GATEWAY_METRICS_LISTEN", ""), ready: banner})
 }

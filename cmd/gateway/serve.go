@@ -28,6 +28,7 @@ const shutdownGrace = 25 * time.Second
 type serveOptions struct {
 	watch         bool
 	metricsListen string
+	ready         func() // called once the catalog is installed; may be nil
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env lookupEnv) error {
@@ -79,27 +80,7 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 // server not initialised" and /readyz 503 until first is installed.
 func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
 	logger := rt.logger
-	// chi wires the few routes the process owns; everything else is the
-	// MCP surface's, which routes by the current catalog's paths itself.
-	mux := chi.NewRouter()
-	mux.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, `{"status":"ok"}`)
-	})
-	mux.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Cache-Control", "no-store")
-		core, _ := rt.snapshot()
-		if core == nil {
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"status":"starting"}`)
-			return
-		}
-		cat := core.Catalog()
-		fmt.Fprintf(w, `{"status":"ready","catalog":%s,"hash":%q,"reloads":%d,"tools":%d}`,
-			strconv.Quote(cat.File), cat.Hash, rt.reloads.Load(), len(cat.Tools))
-	})
-	mux.Handle("/*", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: logger, Metrics: rt.metrics.surfaces()})))
+	mux := rt.routes()
 	shutdownTracing, err := setupTracing(ctx, rt.env)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
@@ -140,6 +121,9 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 		return err
 	}
 	logger.Info("serving", "url", "http://"+ln.Addr().String()+first.Server.MCPPath, "tools", len(first.Tools), "catalog", first.File, "hash", first.Hash)
+	if o.ready != nil {
+		o.ready()
+	}
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
@@ -180,4 +164,30 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// routes is the main listener's handler. chi wires the few routes the
+// process owns; everything else is the MCP surface's, which routes by the
+// current catalog's paths itself.
+func (rt *runtime) routes() http.Handler {
+	mux := chi.NewRouter()
+	mux.Get("/healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"status":"ok"}`)
+	})
+	mux.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		core, _ := rt.snapshot()
+		if core == nil {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			io.WriteString(w, `{"status":"starting"}`)
+			return
+		}
+		cat := core.Catalog()
+		fmt.Fprintf(w, `{"status":"ready","catalog":%s,"hash":%q,"reloads":%d,"tools":%d}`,
+			strconv.Quote(cat.File), cat.Hash, rt.reloads.Load(), len(cat.Tools))
+	})
+	mux.Handle("/*", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: rt.logger, Metrics: rt.metrics.surfaces()})))
+	return mux
 }

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	gateway "github.com/mcpgw/gateway"
+	"github.com/mcpgw/gateway/catalog"
+)
+
+func testEnv(extra map[string]string) lookupEnv {
+	vars := map[string]string{
+		"GATEWAY_JWT_SECRET": strings.Repeat("s", 40),
+		"DEMO_SERVICE_TOKEN": "svc",
+		"MONITOR_URL":        "http://127.0.0.1:1",
+	}
+	for k, v := range extra {
+		vars[k] = v
+	}
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func TestNotReadyUntilTheCatalogIsInstalled(t *testing.T) {
+	rt := newRuntime(testEnv(nil), slog.New(slog.DiscardHandler), newMetrics())
+	srv := httptest.NewServer(rt.routes())
+	defer srv.Close()
+	get := func(path string) (int, string) {
+		resp, err := http.Post(srv.URL+path, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		if path == "/readyz" || path == "/healthz" {
+			resp, err = http.Get(srv.URL + path)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, _ := get("/healthz"); code != 200 {
+		t.Errorf("/healthz = %d before ready, want 200 (alive)", code)
+	}
+	if code, _ := get("/readyz"); code != 503 {
+		t.Errorf("/readyz = %d before ready, want 503", code)
+	}
+	if code, body := get("/mcp"); code != 503 || !strings.Contains(body, "mcp server not initialised") {
+		t.Errorf("/mcp before ready = %d %s", code, body)
+	}
+	cat, err := catalog.Parse("catalog.yaml", gateway.DefaultCatalog, &catalog.LoadOptions{Getenv: testEnv(nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.install(cat); err != nil {
+		t.Fatal(err)
+	}
+	if code, body := get("/readyz"); code != 200 || !strings.Contains(body, cat.Hash) {
+		t.Errorf("/readyz after install = %d %s", code, body)
+	}
+	if code, _ := get("/mcp"); code != 401 {
+		t.Errorf("/mcp without a token after install = %d, want 401", code)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	os.WriteFile(good, gateway.DefaultCatalog, 0o600)
+	bad := filepath.Join(dir, "bad.yaml")
+	os.WriteFile(bad, []byte("version: 1\nserver: { name: x, mcp_path: / }\nauth: { jwt: { hmac_secret_env: S, algorithms: [none], issuer: i, audience: a } }\nupstreams: {}\ntools: []\n"), 0o600)
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"validate", "--catalog", good}, nil, &out, &errb, testEnv(nil)); err != nil {
+		t.Fatalf("validate good: %v\n%s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "ok: 24 tools (17 reads, 7 writes), 3 upstreams, 7 gates") {
+		t.Errorf("validate summary = %q", out.String())
+	}
+	out.Reset()
+	errb.Reset()
+	err := run(context.Background(), []string{"validate", "--catalog", bad}, nil, &out, &errb, testEnv(nil))
+	if code, ok := err.(exitError); !ok || code != 1 {
+		t.Fatalf("validate bad = %v, want exit 1", err)
+	}
+	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("validate bad listed %d problems, want every one:\n%s", len(lines), errb.String())
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, bad+":") {
+			t.Errorf("problem line %q does not start with FILE:LINE:COL", l)
+		}
+	}
+}
+
+func TestTokenIsAcceptedByTheGateway(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.yaml")
+	os.WriteFile(path, gateway.DefaultCatalog, 0o600)
+	env := testEnv(nil)
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"token", "--catalog", path, "--sub", "dev", "--workspace", "acme", "--scopes", "jobs:read", "--secret-env", "GATEWAY_JWT_SECRET"}, nil, &out, &errb, env)
+	if err != nil {
+		t.Fatalf("token: %v\n%s", err, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	tok := lines[len(lines)-1]
+	cat, _ := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	st := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
+	if err := st.install(cat); err != nil {
+		t.Fatal(err)
+	}
+	_, v := st.snapshot()
+	p, err := v.Verify(context.Background(), tok)
+	if err != nil || p.Subject != "dev" || p.Workspace != "acme" || !p.HasScope("jobs:read") {
+		t.Errorf("the gateway rejects the token it printed: %v %+v", err, p)
+	}
+}
+
+// syncBuffer lets a test read what a running command writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
