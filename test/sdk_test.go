@@ -224,3 +224,46 @@ func TestWorkspaceFenceAndNoTokenForwarding(t *testing.T) {
 		}
 	}
 }
+
+func TestGoSDKTruncationAndRefusal(t *testing.T) {
+	up := startUpstream(t)
+	g := startGateway(t, up, "")
+	small := copyCatalog(t, func(s string) string {
+		return strings.Replace(s, "  text_bytes: 40KiB\n", "  text_bytes: 4KiB\n", 1)
+	})
+	g413 := launch(t, launchConfig{upstreamURL: up.URL, catalog: small})
+	tok := token(t, "viewer", "acme", viewerScopes...)
+	for _, era := range eras {
+		t.Run(era.name, func(t *testing.T) {
+			cs := connect(t, g.MCP, tok, era.opts)
+			res := callTool(t, cs, "search_jobs", map[string]any{"page_size": 100})
+			if res.IsError {
+				t.Fatalf("search_jobs: %s", resultText(res))
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			var page struct {
+				Jobs               []json.RawMessage `json:"jobs"`
+				TransportTruncated *struct {
+					List    string `json:"list"`
+					Dropped int    `json:"dropped"`
+				} `json:"transportTruncated"`
+			}
+			if err := json.Unmarshal(raw, &page); err != nil {
+				t.Fatal(err)
+			}
+			if page.TransportTruncated == nil || page.TransportTruncated.List != "jobs" || page.TransportTruncated.Dropped == 0 ||
+				len(page.Jobs)+page.TransportTruncated.Dropped != 60 || len(raw) > 32<<10 {
+				t.Errorf("truncated page: %d jobs, marker %+v, %d bytes", len(page.Jobs), page.TransportTruncated, len(raw))
+			}
+			if !strings.Contains(resultText(res), `"transportTruncated":{"list":"jobs"`) {
+				t.Errorf("the text block lacks the marker")
+			}
+
+			cs413 := connect(t, g413.MCP, tok, era.opts)
+			_, err := cs413.CallTool(context.Background(), &mcp.CallToolParams{Name: "get_job", Arguments: map[string]any{"job_id": "job-acme-0031"}})
+			if err == nil || !strings.Contains(err.Error(), "output too large") {
+				t.Errorf("a read over its bounds = %v, want a clear 'output too large' error", err)
+			}
+		})
+	}
+}

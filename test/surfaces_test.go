@@ -6,8 +6,6 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -254,19 +252,16 @@ func TestSurfacesFailTheSameWay(t *testing.T) {
 }
 
 // catalogWithLimits copies the bundled catalog into a temporary file with
-// a limits section appended (the bundled one declares none).
+// its limits section replaced by limits.
 func catalogWithLimits(t *testing.T, limits string) string {
 	t.Helper()
-	src, err := os.ReadFile("../catalog.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(string(src), "\nlimits:") {
-		t.Fatal("the bundled catalog now declares limits: edit them instead of appending")
-	}
-	path := filepath.Join(t.TempDir(), "catalog.yaml")
-	if err := os.WriteFile(path, []byte(strings.TrimRight(string(src), "\n")+"\n\n"+limits), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return copyCatalog(t, func(s string) string {
+		out := limitsSection.ReplaceAllString(s, limits)
+		if out == s {
+			t.Fatal("the bundled catalog has no limits section to replace")
+		}
+		return out
+	})
 }
+
+var limitsSection = regexp.MustCompile(`(?m)^limits:\n(?:[ \t]+.*\n)*`)

@@ -21,9 +21,13 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	}
 	up := startUpstream(t)
 	g := startGateway(t, up, "")
+	small := launch(t, launchConfig{upstreamURL: up.URL, catalog: copyCatalog(t, func(s string) string {
+		return strings.Replace(s, "  text_bytes: 40KiB\n", "  text_bytes: 4KiB\n", 1)
+	})})
 	cmd := exec.Command("node", "ts/client.mjs")
 	cmd.Env = append(os.Environ(),
 		"GATEWAY_MCP_URL="+g.MCP,
+		"SMALL_MCP_URL="+small.MCP,
 		"VIEWER_TOKEN="+token(t, "viewer", "globex", viewerScopes...),
 		"OPERATOR_TOKEN="+token(t, "operator", "acme", operatorScopes...),
 	)
@@ -42,6 +46,18 @@ func TestTypeScriptSDKClient(t *testing.T) {
 			IsError    bool
 			Structured map[string]any
 			Text       string
+		}
+		Truncated struct {
+			IsError bool
+			Marker  *struct {
+				List    string
+				Dropped int
+			}
+			Jobs int
+		}
+		TooLarge struct {
+			Error *string
+			Code  *int
 		}
 		Denied struct {
 			IsError bool
@@ -75,6 +91,12 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	}
 	if rep.Search.IsError || !strings.Contains(rep.Search.Text, "globex") || rep.Search.Structured["jobs"] == nil {
 		t.Errorf("search_jobs = %+v", rep.Search)
+	}
+	if m := rep.Truncated.Marker; rep.Truncated.IsError || m == nil || m.List != "jobs" || m.Dropped == 0 || rep.Truncated.Jobs+m.Dropped != 60 {
+		t.Errorf("search_jobs page_size 100 = %+v, want a truncated page with its marker", rep.Truncated)
+	}
+	if rep.TooLarge.Error == nil || !strings.Contains(*rep.TooLarge.Error, "output too large") {
+		t.Errorf("a read over its bounds = %v, want a clear 'output too large' error", deref(rep.TooLarge.Error))
 	}
 	if !rep.Denied.IsError || !strings.Contains(rep.Denied.Text, "gate") {
 		t.Errorf("cancel_job by a viewer = %+v, want a tool error naming the gate", rep.Denied)

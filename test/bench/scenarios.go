@@ -50,10 +50,11 @@ type callResult struct {
 	} `json:"error"`
 }
 
-func (e *env) call(ctx context.Context, bearer, tool, args string) (*callResult, error) {
+// call sends one tools/call to the gateway at mcpURL.
+func call(ctx context.Context, mcpURL, bearer, tool, args string) (*callResult, error) {
 	h := mcpHeader()
 	h["Authorization"][0] = bearer
-	status, b, err := once(ctx, http.MethodPost, e.gw.url, h, callBody(tool, args))
+	status, b, err := once(ctx, http.MethodPost, mcpURL, h, callBody(tool, args))
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +92,7 @@ func (e *env) checkScenario(ctx context.Context, sc scenario) error {
 	}
 	auditBefore := lines(filepath.Join(e.dir, "audit.jsonl"))
 	for _, bearer := range []string{e.cached.cached[0], e.fresh.fresh[len(e.fresh.fresh)-1]} {
-		r, err := e.call(ctx, bearer, sc.tool, sc.args)
+		r, err := call(ctx, e.gw.url, bearer, sc.tool, sc.args)
 		if err != nil {
 			return fmt.Errorf("%s: %w", sc.name, err)
 		}
@@ -271,13 +272,10 @@ func checkList(ctx context.Context, wl *mcpList) error {
 func (e *env) memoryScenario(ctx context.Context) error {
 	cat := filepath.Join(e.dir, "calls.yaml")
 	warm := func(g *child) error {
-		saved := e.gw
-		e.gw = g
-		defer func() { e.gw = saved }()
-		if _, err := e.call(ctx, e.cached.cached[0], "small", "{}"); err != nil {
+		if _, err := call(ctx, g.url, e.cached.cached[0], "small", "{}"); err != nil {
 			return err
 		}
-		r, err := e.call(ctx, e.cached.cached[0], "stream", "{}")
+		r, err := call(ctx, g.url, e.cached.cached[0], "stream", "{}")
 		if err != nil {
 			return err
 		}

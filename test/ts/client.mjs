@@ -1,6 +1,7 @@
 // Drives the gateway with the official TypeScript MCP client and prints one
 // JSON report on stdout; test/ts_test.go asserts on it. Inputs come from the
-// environment: GATEWAY_MCP_URL, VIEWER_TOKEN, OPERATOR_TOKEN.
+// environment: GATEWAY_MCP_URL, VIEWER_TOKEN, OPERATOR_TOKEN, and SMALL_MCP_URL
+// (a gateway whose text bound is too small for one job).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
@@ -48,7 +49,23 @@ try {
 
   const operator = await session(process.env.OPERATOR_TOKEN);
   report.operator = await listAll(operator);
+  const big = await operator.callTool({ name: "search_jobs", arguments: { page_size: 100 } });
+  report.truncated = { isError: big.isError ?? false, marker: big.structuredContent?.transportTruncated ?? null, jobs: big.structuredContent?.jobs?.length ?? 0 };
   await operator.close();
+
+  if (process.env.SMALL_MCP_URL) {
+    const client = new Client({ name: "ts-e2e", version: "1.0.0" });
+    await client.connect(new StreamableHTTPClientTransport(new URL(process.env.SMALL_MCP_URL), {
+      requestInit: { headers: { Authorization: `Bearer ${process.env.OPERATOR_TOKEN}` } },
+    }));
+    try {
+      await client.callTool({ name: "get_job", arguments: { job_id: "job-acme-0031" } });
+      report.tooLarge = { error: null };
+    } catch (e) {
+      report.tooLarge = { error: String(e?.message ?? e), code: e?.code ?? null };
+    }
+    await client.close();
+  }
 } catch (e) {
   report.fatal = String(e?.stack ?? e);
 }
