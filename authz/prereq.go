@@ -103,14 +103,14 @@ func (ps *Prerequisites) probed(ctx context.Context, def *catalog.Prerequisite, 
 	return e.met
 }
 
-// truthy is the prerequisite reading of a gjson result: present and not
-// false, null, zero or empty.
+// truthy is the one reading of "met" for every prerequisite, claim or
+// probe: present and not false, null, 0, "", "false", "0", [] or {}.
 func truthy(r gjson.Result) bool {
 	switch r.Type {
 	case gjson.True:
 		return true
 	case gjson.String:
-		return r.Str != ""
+		return r.Str != "" && r.Str != "false" && r.Str != "0"
 	case gjson.Number:
 		return r.Num != 0
 	case gjson.JSON:
@@ -119,5 +119,5 @@ func truthy(r gjson.Result) bool {
 	return false
 }
 
-// TruthyAt reports the prerequisite reading of the JSON value at path.
+// TruthyAt reports whether the JSON value at path counts as met.
 func TruthyAt(json []byte, path string) bool { return truthy(gjson.GetBytes(json, path)) }

@@ -237,7 +237,6 @@ func (d *dispatcher) serverInfo() serverInfo { return serverInfoOf(d.core.Catalo
 
 // discover answers server/discover (DISC).
 func (d *dispatcher) discover() []byte {
-	srv := &d.core.Catalog().Server
 	b := appendResultStart(make([]byte, 0, 512), d.msg.id)
 	b = append(b, `"supportedVersions":[`...)
 	for i, v := range SupportedVersions {
@@ -247,9 +246,9 @@ func (d *dispatcher) discover() []byte {
 		b = appendString(b, v)
 	}
 	b = append(b, `],"capabilities":{"tools":{"listChanged":false}}`...)
-	if srv.Instructions != "" {
+	if ins := d.core.Instructions(); ins != "" {
 		b = append(b, `,"instructions":`...)
-		b = appendString(b, srv.Instructions)
+		b = appendString(b, ins)
 	}
 	b = append(b, `,"ttlMs":`...)
 	b = strconv.AppendInt(b, DiscoverTTLMillis, 10)
@@ -270,15 +269,14 @@ func (d *dispatcher) initialize() ([]byte, *rpcError) {
 	if legacyVersion(requested) {
 		v = requested
 	}
-	srv := &d.core.Catalog().Server
 	b := appendResultStart(make([]byte, 0, 512), d.msg.id)
 	b = append(b, `"protocolVersion":`...)
 	b = appendString(b, v)
 	b = append(b, `,"capabilities":{"tools":{"listChanged":false}},"serverInfo":`...)
 	b = appendServerInfo(b, d.serverInfo())
-	if srv.Instructions != "" {
+	if ins := d.core.Instructions(); ins != "" {
 		b = append(b, `,"instructions":`...)
-		b = appendString(b, srv.Instructions)
+		b = appendString(b, ins)
 	}
 	return append(b, "}}"...), nil
 }

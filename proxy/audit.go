@@ -36,12 +36,9 @@ type AuditSink interface {
 type LogAudit struct{ Logger *slog.Logger }
 
 func (a *LogAudit) Write(ctx context.Context, rec *AuditRecord) error {
-	a.Logger.LogAttrs(ctx, slog.LevelInfo, "audit",
-		slog.String("request_id", rec.RequestID), slog.String("actor", rec.Actor),
-		slog.String("subject", rec.Subject), slog.String("workspace", rec.Workspace),
-		slog.String("tool", rec.Tool), slog.String("arguments", string(rec.Arguments)),
-		slog.Int("upstream_status", rec.UpstreamStatus), slog.String("outcome", rec.Outcome),
-		slog.Int64("duration_ms", rec.DurationMS))
+	// The record is one group, so its keys (time included) keep the names
+	// the audit contract gives them beside the log line's own.
+	a.Logger.LogAttrs(ctx, slog.LevelInfo, "audit", slog.Any("audit", rec))
 	return nil
 }
 
@@ -99,7 +96,7 @@ func (c *Core) record(ctx context.Context, p *authz.Principal, t *tool, args []b
 		Time:           time.Now().UTC().Format(time.RFC3339Nano),
 		RequestID:      RequestID(ctx),
 		Tool:           t.def.Name,
-		Arguments:      auditArgs(args),
+		Arguments:      auditArgs(args, t),
 		UpstreamStatus: status,
 		DurationMS:     d.Milliseconds(),
 	}
@@ -120,12 +117,42 @@ func (c *Core) record(ctx context.Context, p *authz.Principal, t *tool, args []b
 	}
 }
 
-// auditArgs returns the arguments for the audit record as valid JSON. The
-// catalog marks response fields sensitive, not arguments, so arguments are
-// recorded as the caller sent them (they were validated against the schema).
-func auditArgs(args []byte) json.RawMessage {
+// auditArgs returns the arguments for the audit record as valid JSON, with
+// the value of every argument whose schema marks it writeOnly (JSON Schema's
+// annotation for values sent but never to be read back, such as secrets)
+// replaced by "[redacted]".
+func auditArgs(args []byte, t *tool) json.RawMessage {
 	if len(args) == 0 || !json.Valid(args) {
 		return json.RawMessage("{}")
 	}
-	return json.RawMessage(args)
+	if len(t.redact) == 0 {
+		return json.RawMessage(args)
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(args, &m) != nil {
+		return json.RawMessage(args)
+	}
+	for _, name := range t.redact {
+		if _, ok := m[name]; ok {
+			m[name] = json.RawMessage(`"[redacted]"`)
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage("{}")
+	}
+	return out
+}
+
+// writeOnlyArgs lists the top-level properties of a schema marked
+// writeOnly: true.
+func writeOnlyArgs(schema map[string]any) []string {
+	props, _ := schema["properties"].(map[string]any)
+	var out []string
+	for name, p := range props {
+		if pm, ok := p.(map[string]any); ok && pm["writeOnly"] == true {
+			out = append(out, name)
+		}
+	}
+	return out
 }

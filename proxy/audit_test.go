@@ -48,7 +48,7 @@ func TestAuditOneRecordPerWriteOutcome(t *testing.T) {
 		outcome string
 		status  int
 	}{
-		{writer, `{"id":"q1","limit":4}`, "ok", 200},
+		{writer, `{"id":"q1","limit":4,"approval_code":"s3cr3t-code"}`, "ok", 200},
 		{reader, `{"id":"q1","limit":4}`, "denied", 0},
 		{writer, `{"id":"q1","limit":0}`, "tool_error", 0},
 		{writer, `{"id":"broken"}`, "tool_error", 500},
@@ -84,6 +84,12 @@ func TestAuditOneRecordPerWriteOutcome(t *testing.T) {
 		}
 		if s.p != nil && (r.Actor != s.p.Actor || r.Subject != s.p.Subject || r.Workspace != "acme") {
 			t.Errorf("record %d identity = %s/%s/%s", i, r.Actor, r.Subject, r.Workspace)
+		}
+		if strings.Contains(string(r.Arguments), "s3cr3t-code") {
+			t.Errorf("record %d keeps a writeOnly argument: %s", i, r.Arguments)
+		}
+		if i == 0 && !strings.Contains(string(r.Arguments), `"approval_code":"[redacted]"`) {
+			t.Errorf("record 0 arguments = %s, want approval_code redacted", r.Arguments)
 		}
 		if !json.Valid(r.Arguments) {
 			t.Errorf("record %d arguments %s", i, r.Arguments)

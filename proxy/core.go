@@ -59,6 +59,8 @@ type Core struct {
 	tools   map[string]*tool
 	order   []*tool
 
+	instructions string
+
 	lists     sync.Map // authz.Signature → []*Listed
 	listCount atomic.Int64
 }
@@ -161,6 +163,7 @@ type tool struct {
 	shape        rendering.ShapeOptions
 	render       *rendering.Compiled
 	renderItems  *rendering.Compiled // for a wrapped array when no list is named
+	redact       []string            // writeOnly arguments, redacted in audit records
 	notFound     map[int]bool
 	notFoundJSON []byte
 }
@@ -204,11 +207,13 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	}
 	c.prereqs = authz.NewPrerequisites(cat.Prerequisites, c.probeFunc(ups), opts.Now)
 	c.policy = authz.NewPolicy(cat, &authz.PolicyOptions{Getenv: opts.Getenv, Prerequisites: c.prereqs})
+	fenced := false
 	for _, def := range cat.Tools {
 		t := &tool{def: def, up: ups[def.Request.Upstream]}
 		if t.up == nil {
 			return nil, fmt.Errorf("tool %q: unknown upstream %q", def.Name, def.Request.Upstream)
 		}
+		t.redact = writeOnlyArgs(def.Input)
 		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
 		t.shape = rendering.ShapeOptions{Select: def.Response.Select, Paged: def.Paging != nil && def.Paging.CursorArgument != ""}
 		for _, f := range def.Response.Fields {
@@ -243,9 +248,20 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		}
 		c.tools[def.Name] = t
 		c.order = append(c.order, t)
+		if len(def.Response.Untrusted) > 0 {
+			fenced = true
+		}
+	}
+	c.instructions = cat.Server.Instructions
+	if fenced {
+		c.instructions = withFenceNotice(c.instructions)
 	}
 	return c, nil
 }
+
+// Instructions is the server's instructions for the model: the catalog's,
+// with the fence notice added when any tool fences untrusted text.
+func (c *Core) Instructions() string { return c.instructions }
 
 // Policy returns the authorization policy c decides with.
 func (c *Core) Policy() *authz.Policy { return c.policy }
@@ -406,17 +422,20 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	case r.status < 200 || r.status > 299:
 		return toolError(OutcomeToolError, r.failure(t.up.name)), nil
 	}
-	var shaped []byte
+	var (
+		shaped  []byte
+		wrapped bool
+	)
 	if t.def.Response.Render == catalog.RenderPayload {
 		shaped = rendering.Payload(r.body, r.total, int(c.cat.Limits.InlineBytes))
 	} else {
 		var err error
-		if shaped, err = rendering.Shape(r.body, t.shape); err != nil {
+		if shaped, wrapped, err = rendering.Shape(r.body, t.shape); err != nil {
 			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType())), nil
 		}
 	}
 	rd := t.render
-	if t.renderItems != nil && bytes.HasPrefix(shaped, []byte(`{"items":[`)) {
+	if t.renderItems != nil && wrapped {
 		rd = t.renderItems
 	}
 	withhold := false

@@ -72,6 +72,7 @@ tools:
         id: { type: string }
         limit: { type: [integer, "null"], minimum: 1 }
         reason: { type: string }
+        approval_code: { type: string, writeOnly: true }
       required: [id]
       additionalProperties: false
     request:

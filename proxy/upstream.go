@@ -21,6 +21,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 )
 
@@ -87,12 +88,15 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 // errForeignRedirect marks a redirect to another origin, never followed.
 var errForeignRedirect = errors.New("redirect to another origin")
 
+// errTooManyRedirects marks a same-origin redirect chain over maxRedirects.
+var errTooManyRedirects = errors.New("too many redirects")
+
 func (u *upstream) checkRedirect(req *http.Request, via []*http.Request) error {
 	if req.URL.Scheme+"://"+req.URL.Host != u.origin {
 		return errForeignRedirect
 	}
 	if len(via) > maxRedirects {
-		return fmt.Errorf("more than %d redirects", maxRedirects)
+		return errTooManyRedirects
 	}
 	// Same origin: Go's client keeps every header we set, credentials too.
 	return nil
@@ -217,7 +221,8 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 		if errors.Is(ctx.Err(), context.Canceled) {
 			u.breaker.release()
 		} else {
-			u.breaker.record(!errors.Is(err, errForeignRedirect))
+			// A redirect refused by policy means the upstream answered.
+			u.breaker.record(!errors.Is(err, errForeignRedirect) && !errors.Is(err, errTooManyRedirects))
 		}
 		u.metrics.Upstream(u.name, 0, time.Since(start))
 		terr := u.transportError(ctx, err)
@@ -316,7 +321,7 @@ func (u *upstream) transportError(ctx context.Context, err error) error {
 	if errors.As(err, &dnsErr) {
 		return fmt.Errorf("upstream %s could not be resolved", u.name)
 	}
-	if strings.Contains(err.Error(), "redirects") {
+	if errors.Is(err, errTooManyRedirects) {
 		return fmt.Errorf("upstream %s redirected more than %d times", u.name, maxRedirects)
 	}
 	return fmt.Errorf("upstream %s could not be reached", u.name)
@@ -364,19 +369,6 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if pr.Probe.TrueWhen == "" {
 			return true, nil
 		}
-		return gjson.ValidBytes(resp.body) && truthyJSON(resp.body, pr.Probe.TrueWhen), nil
+		return gjson.ValidBytes(resp.body) && authz.TruthyAt(resp.body, pr.Probe.TrueWhen), nil
 	}
-}
-
-func truthyJSON(body []byte, path string) bool {
-	r := gjson.GetBytes(body, path)
-	switch r.Type {
-	case gjson.True:
-		return true
-	case gjson.String:
-		return r.Str != "" && r.Str != "false"
-	case gjson.Number:
-		return r.Num != 0
-	}
-	return false
 }

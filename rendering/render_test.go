@@ -229,7 +229,7 @@ func FuzzRenderFences(f *testing.F) {
 			map[string]any{"snippet": doc, "title": other},
 			map[string]any{"snippet": other, "title": doc, "nested": map[string]any{doc: []string{doc}}},
 		}, "q": doc})
-		shaped, err := rendering.Shape(b, rendering.ShapeOptions{})
+		shaped, _, err := rendering.Shape(b, rendering.ShapeOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,18 +38,17 @@ type ShapeOptions struct {
 }
 
 // Shape returns the shaped result as a compact JSON object. An array is
-// wrapped as {"items": [...]}, any other non-object as {"value": ...}.
-// Invalid UTF-8 inside strings becomes U+FFFD, so the output is always
-// valid JSON in valid UTF-8.
-func Shape(body []byte, o ShapeOptions) ([]byte, error) {
+// wrapped as {"items": [...]} and reported as wrapped (its list is then
+// "items"), any other non-object as {"value": ...}. Invalid UTF-8 inside
+// strings becomes U+FFFD, so the output is always valid JSON in valid UTF-8.
+func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 	if !gjson.ValidBytes(body) {
-		return nil, ErrNotJSON
+		return nil, false, ErrNotJSON
 	}
 	root := gjson.ParseBytes(body)
 	if o.Select != "" {
 		root = root.Get(o.Select)
 	}
-	var out []byte
 	if len(o.Fields) > 0 {
 		out = shapeFields(root, o)
 	} else {
@@ -61,7 +60,7 @@ func Shape(body []byte, o ShapeOptions) ([]byte, error) {
 		switch {
 		case root.IsObject():
 		case root.IsArray():
-			out = wrap("items", out)
+			out, wrapped = wrap("items", out), true
 		default:
 			out = wrap("value", out)
 		}
@@ -70,7 +69,7 @@ func Shape(body []byte, o ShapeOptions) ([]byte, error) {
 		// Outside strings JSON is ASCII, so only string contents change.
 		out = []byte(strings.ToValidUTF8(string(out), "\uFFFD"))
 	}
-	return out, nil
+	return out, wrapped, nil
 }
 
 func wrap(key string, raw []byte) []byte {

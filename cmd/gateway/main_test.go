@@ -140,3 +140,16 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+func TestSplitPathHonoursEscapes(t *testing.T) {
+	for path, want := range map[string]string{
+		"ws":                        "ws",
+		"ext.ws":                    "ext|ws",
+		`https://example\.com/ws`:   "https://example.com/ws",
+		`app.https://a\.b/tenant.x`: "app|https://a.b/tenant|x",
+	} {
+		if got := strings.Join(splitPath(path), "|"); got != want {
+			t.Errorf("splitPath(%q) = %q, want %q", path, got, want)
+		}
+	}
+}

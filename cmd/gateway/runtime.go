@@ -98,9 +98,11 @@ func closeVerifier(v authz.Verifier) {
 }
 
 // reload loads the catalog again and swaps it in when it is valid and
-// different; otherwise the current one keeps serving and every problem is
-// logged with its position.
-func (rt *runtime) reload(reason string) error {
+// different, or valid and force is set (SIGHUP: files and secrets the
+// catalog names, such as an API keys file, may have changed while its own
+// bytes did not). Otherwise the current one keeps serving and every problem
+// is logged with its position.
+func (rt *runtime) reload(reason string, force bool) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.load == nil {
@@ -113,7 +115,7 @@ func (rt *runtime) reload(reason string) error {
 		rt.logger.Error("catalog reload failed; keeping the current catalog", "reason", reason)
 		return err
 	}
-	if s := rt.cur.Load(); s != nil && s.core.Catalog().Hash == cat.Hash {
+	if s := rt.cur.Load(); !force && s != nil && s.core.Catalog().Hash == cat.Hash {
 		return nil
 	}
 	if err := rt.install(cat); err != nil {
@@ -187,7 +189,7 @@ func (rt *runtime) watch(ctx context.Context, debounce time.Duration) error {
 			// catalog's bytes is a reload.
 			if h := fileHash(rt.path); h != "" && !bytes.Equal([]byte(h), []byte(last)) {
 				last = h
-				rt.reload("file changed")
+				rt.reload("file changed", false)
 			}
 		}
 	}

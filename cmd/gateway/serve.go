@@ -147,7 +147,7 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 			}
 			return err
 		case <-hup:
-			rt.reload("SIGHUP")
+			rt.reload("SIGHUP", true)
 			continue
 		case <-ctx.Done():
 		}

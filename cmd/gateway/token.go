@@ -54,9 +54,11 @@ func or(a, b string) string {
 	return b
 }
 
-// setPath sets a dotted gjson-style path, creating objects on the way.
+// setPath sets a dotted gjson-style path, creating objects on the way. A
+// backslash escapes the next character, so `https://example\.com/ws` is one
+// key, as gjson reads it.
 func setPath(m map[string]any, path string, v any) {
-	parts := strings.Split(path, ".")
+	parts := splitPath(path)
 	for _, p := range parts[:len(parts)-1] {
 		next, ok := m[p].(map[string]any)
 		if !ok {
@@ -66,6 +68,24 @@ func setPath(m map[string]any, path string, v any) {
 		m = next
 	}
 	m[parts[len(parts)-1]] = v
+}
+
+func splitPath(path string) []string {
+	var parts []string
+	var cur strings.Builder
+	for i := 0; i < len(path); i++ {
+		switch c := path[i]; {
+		case c == '\\' && i+1 < len(path):
+			i++
+			cur.WriteByte(path[i])
+		case c == '.':
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	return append(parts, cur.String())
 }
 
 // sign signs claims with an HMAC secret or a PEM private key.

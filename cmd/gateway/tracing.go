@@ -18,7 +18,9 @@ import (
 // standard OTEL_* variables itself. Without an endpoint nothing is
 // exported, but an incoming traceparent still reaches the upstreams.
 func setupTracing(ctx context.Context, env lookupEnv) (shutdown func(context.Context) error, err error) {
-	otel.SetTextMapPropagator(propagation.NewCompositeTextMapPropagator(propagation.TraceContext{}, propagation.Baggage{}))
+	// Trace context only: W3C baggage is caller-chosen data, and nothing
+	// the caller sends besides the trace position reaches an upstream.
+	otel.SetTextMapPropagator(propagation.TraceContext{})
 	if env.get("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
 		return func(context.Context) error { return nil }, nil
 	}
