@@ -130,18 +130,25 @@ func (r *recorder) all() []seen {
 
 func newCore(t *testing.T, upURL string, env map[string]string) *proxy.Core {
 	t.Helper()
+	return parseCore(t, testCatalog, upURL, env)
+}
+
+// parseCore loads src with UP=upURL, a test secret and env, and builds a
+// core whose environment (the kill switch) is the same variables.
+func parseCore(t *testing.T, src, upURL string, env map[string]string) *proxy.Core {
+	t.Helper()
 	vars := map[string]string{"UP": upURL, "SECRET": strings.Repeat("k", 32)}
 	for k, v := range env {
 		vars[k] = v
 	}
-	cat, err := catalog.Parse("test.yaml", []byte(testCatalog), &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
+	cat, err := catalog.Parse("test.yaml", []byte(src), &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
 		v, ok := vars[k]
 		return v, ok
 	}})
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	c, err := proxy.New(cat, nil)
+	c, err := proxy.New(cat, &proxy.Options{Getenv: func(k string) string { return vars[k] }})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

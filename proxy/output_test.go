@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
 	"github.com/mcpgw/gateway/rendering"
 )
@@ -96,22 +95,7 @@ func outputUpstream(t *testing.T) *recorder {
 
 func newOutputCore(t *testing.T, url string, env map[string]string) *proxy.Core {
 	t.Helper()
-	vars := map[string]string{"UP": url, "SECRET": strings.Repeat("k", 32)}
-	for k, v := range env {
-		vars[k] = v
-	}
-	cat, err := catalog.Parse("out.yaml", []byte(outputCatalog), &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
-		v, ok := vars[k]
-		return v, ok
-	}})
-	if err != nil {
-		t.Fatalf("Parse: %v", err)
-	}
-	c, err := proxy.New(cat, &proxy.Options{Getenv: func(k string) string { return vars[k] }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return parseCore(t, outputCatalog, url, env)
 }
 
 func listed(c *proxy.Core, p *authz.Principal, name string) bool {

@@ -51,6 +51,25 @@ func newRuntime(env lookupEnv, logger *slog.Logger, m *metrics) *runtime {
 	return &runtime{env: env, logger: logger, metrics: m, audits: map[string]*proxy.FileAudit{}}
 }
 
+// loadRuntime makes a runtime for the catalog file at path and loads it
+// once; every problem is logged with its position.
+func loadRuntime(path string, env lookupEnv, logger *slog.Logger) (*runtime, *catalog.Catalog, error) {
+	rt := newRuntime(env, logger, newMetrics())
+	rt.path = path
+	rt.load = func() (*catalog.Catalog, error) {
+		return catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	}
+	cat, err := rt.load()
+	if err != nil {
+		logProblems(logger, err)
+		return nil, nil, fmt.Errorf("catalog %s does not load", path)
+	}
+	for _, w := range cat.Warnings {
+		logger.Warn("catalog warning", "warning", w)
+	}
+	return rt, cat, nil
+}
+
 // snapshot returns the current core and verifier; nil before the first load.
 func (rt *runtime) snapshot() (*proxy.Core, authz.Verifier) {
 	s := rt.cur.Load()

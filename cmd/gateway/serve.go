@@ -43,18 +43,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 		return exitError(2)
 	}
 	logger := newLogger(stderr, env)
-	rt := newRuntime(env, logger, newMetrics())
-	rt.path = *path
-	rt.load = func() (*catalog.Catalog, error) {
-		return catalog.Load(*path, &catalog.LoadOptions{Getenv: env})
-	}
-	cat, err := rt.load()
+	rt, cat, err := loadRuntime(*path, env, logger)
 	if err != nil {
-		logProblems(logger, err)
-		return fmt.Errorf("catalog %s does not load", *path)
-	}
-	for _, w := range cat.Warnings {
-		logger.Warn("catalog warning", "warning", w)
+		return err
 	}
 	addr := *listen
 	if addr == "" {

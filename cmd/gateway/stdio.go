@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"io"
 	"time"
 
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/mcp"
 )
 
@@ -24,15 +22,9 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitError(2)
 	}
 	logger := newLogger(stderr, env)
-	rt := newRuntime(env, logger, newMetrics())
-	rt.path = *path
-	rt.load = func() (*catalog.Catalog, error) {
-		return catalog.Load(*path, &catalog.LoadOptions{Getenv: env})
-	}
-	cat, err := rt.load()
+	rt, cat, err := loadRuntime(*path, env, logger)
 	if err != nil {
-		logProblems(logger, err)
-		return fmt.Errorf("catalog %s does not load", *path)
+		return err
 	}
 	if err := rt.install(cat); err != nil {
 		return err
