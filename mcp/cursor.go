@@ -8,7 +8,7 @@ import (
 )
 
 // ListPageSize is how many tools one tools/list page carries.
-const ListPageSize = 100
+const ListPageSize = 500
 
 // A tools/list cursor is opaque to clients. Inside it is base64url (no
 // padding) of "v1.<catalog>.<offset>": a format tag, the first 8 hex digits

@@ -611,13 +611,14 @@ func manyTools(n int) string {
 	var b strings.Builder
 	b.WriteString(strings.SplitAfter(testCatalog, "tools:\n")[0])
 	for i := range n {
-		fmt.Fprintf(&b, "  - { name: t%03d, description: tool %d, request: { upstream: up, path: /v1/items } }\n", i, i)
+		fmt.Fprintf(&b, "  - { name: t%04d, description: tool %d, request: { upstream: up, path: /v1/items } }\n", i, i)
 	}
 	return b.String()
 }
 
 func TestToolsListPagination(t *testing.T) {
-	e := newEnv(t, manyTools(230))
+	total := 2*mcp.ListPageSize + 30
+	e := newEnv(t, manyTools(total))
 	for _, era := range []string{"modern", "legacy"} {
 		t.Run(era, func(t *testing.T) {
 			var names []string
@@ -657,12 +658,12 @@ func TestToolsListPagination(t *testing.T) {
 					}
 					break
 				}
-				if len(tools) != 100 {
-					t.Fatalf("page %d has %d tools, want 100", page, len(tools))
+				if len(tools) != mcp.ListPageSize {
+					t.Fatalf("page %d has %d tools, want %d", page, len(tools), mcp.ListPageSize)
 				}
 				cursor = string(res["nextCursor"])
 			}
-			if len(names) != 230 || names[0] != "t000" || names[229] != "t229" {
+			if len(names) != total || names[0] != "t0000" || names[total-1] != fmt.Sprintf("t%04d", total-1) {
 				t.Fatalf("listed %d tools, %v…", len(names), names[:3])
 			}
 			for i := 1; i < len(names); i++ {
@@ -675,7 +676,7 @@ func TestToolsListPagination(t *testing.T) {
 	t.Run("cursor-from-another-catalog-is-32602", func(t *testing.T) {
 		r := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: auth(t, "read")})
 		cursor := string(r.result(t)["nextCursor"])
-		e.load(manyTools(231)) // a reload: another hash
+		e.load(manyTools(total + 1)) // a reload: another hash
 		r = e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":` + cursor + `}}`, header: auth(t, "read")})
 		if code, _ := r.rpcError(t); code != -32602 {
 			t.Fatalf("stale cursor answered %s", r.body)

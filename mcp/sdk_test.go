@@ -8,6 +8,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/gateway/mcp"
 )
 
 // bearer adds a token to every request the SDK client sends.
@@ -27,7 +29,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 // 2026-07-28); ProtocolVersion 2025-11-25 forces the initialize handshake.
 // The standalone SSE GET is left on, so the legacy client meets our 405.
 func TestGoSDKClient(t *testing.T) {
-	e := newEnv(t, manyTools(120)+`  - name: get_item
+	e := newEnv(t, manyTools(mcp.ListPageSize+20)+`  - name: get_item
     description: Get an item by id.
     input:
       type: object
@@ -73,8 +75,8 @@ func TestGoSDKClient(t *testing.T) {
 				}
 				names = append(names, tool.Name)
 			}
-			// 121 visible (set_limit is gated), across two pages.
-			if len(names) != 121 || names[0] != "t000" || names[120] != "get_item" {
+			// ListPageSize+21 visible (set_limit is gated), across two pages.
+			if n := mcp.ListPageSize + 21; len(names) != n || names[0] != "t0000" || names[n-1] != "get_item" {
 				t.Fatalf("listed %d tools: first %q, last %q", len(names), names[0], names[len(names)-1])
 			}
 

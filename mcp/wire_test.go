@@ -99,7 +99,7 @@ func TestUnsupportedVersionListsSupported(t *testing.T) {
 
 func TestCursor(t *testing.T) {
 	const hash = "0123456789abcdef0123456789abcdef"
-	for _, off := range []int{100, 200, 1000} {
+	for _, off := range []int{ListPageSize, 2 * ListPageSize, 10 * ListPageSize} {
 		c := encodeCursor(hash, off)
 		got, err := decodeCursor(hash, c)
 		if err != nil || got != off {
