@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -169,7 +170,7 @@ func (e *env) load(yaml string) {
 	e.state.Store(&state{core: core, ver: ver})
 }
 
-func token(t *testing.T, scope string) string {
+func token(t testing.TB, scope string) string {
 	t.Helper()
 	now := time.Now()
 	s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
@@ -832,6 +833,28 @@ func BenchmarkDispatchToolsList(b *testing.B) {
 		r := mcp.Dispatch(context.Background(), core, &mcp.Request{Body: body, Principal: p, Headers: hdr})
 		if r.Status != 200 {
 			b.Fatalf("status %d: %s", r.Status, r.Body)
+		}
+	}
+}
+
+// BenchmarkHandlerToolsCall is the gateway's whole cost of one small
+// tools/call except its own socket: guards, a cached token, decode, the
+// core (upstream on loopback included), the reply and the access log.
+func BenchmarkHandlerToolsCall(b *testing.B) {
+	e := newEnv(b, testCatalog)
+	h := mcp.NewHandler(&mcp.Options{State: e.current, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
+	tok := "Bearer " + token(b, "read")
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_item","arguments":{"id":"k9"}}}`
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Authorization", tok)
+		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
 	}
 }

@@ -42,6 +42,9 @@ type Options struct {
 	Now func() time.Time
 	// Metrics receives call and upstream observations. Nil: none.
 	Metrics Metrics
+	// Tracer records a span per call and per upstream exchange. Nil: no
+	// spans, but a caller's trace context still reaches the upstreams.
+	Tracer trace.Tracer
 	// BreakerCooldown is how long an upstream's open circuit fails calls
 	// fast before letting a probe through. Zero: 5s.
 	BreakerCooldown time.Duration
@@ -50,6 +53,7 @@ type Options struct {
 // Core serves one loaded catalog. It is immutable after New and safe for
 // concurrent use; a reload builds a new Core.
 type Core struct {
+	tracer  trace.Tracer
 	metrics Metrics
 	cat     *catalog.Catalog
 	logger  *slog.Logger
@@ -182,6 +186,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	if rt == nil {
 		rt = sharedTransport
 	}
+	c.tracer = opts.Tracer
 	c.metrics = opts.Metrics
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
@@ -198,7 +203,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		}
 		u, err := newUpstream(name, def, rt, cooldown)
 		if u != nil {
-			u.metrics = c.metrics
+			u.metrics, u.tracer = c.metrics, c.tracer
 		}
 		if err != nil {
 			return nil, err
@@ -305,8 +310,10 @@ func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args [
 		c.metrics.ToolCall(UnknownToolLabel, OutcomeUnknownTool, 0)
 		return nil, &UnknownToolError{Name: name}
 	}
-	ctx, span := tracer.Start(ctx, "tools/call "+t.def.Name, trace.WithSpanKind(trace.SpanKindServer))
-	defer span.End()
+	ctx, span := startSpan(ctx, c.tracer, "tools/call "+t.def.Name, trace.SpanKindServer)
+	if c.tracer != nil {
+		defer span.End()
+	}
 	start := time.Now()
 	res, status, err := c.call(ctx, p, t, args)
 	d := time.Since(start)
@@ -315,7 +322,9 @@ func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args [
 	}
 	outcome := outcomeOf(res, err)
 	c.metrics.ToolCall(t.def.Name, outcome, d)
-	span.SetAttributes(attribute.String("gateway.tool", t.def.Name), attribute.String("gateway.outcome", outcome))
+	if c.tracer != nil {
+		span.SetAttributes(attribute.String("gateway.tool", t.def.Name), attribute.String("gateway.outcome", outcome))
+	}
 	return res, err
 }
 

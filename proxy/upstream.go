@@ -39,13 +39,22 @@ var sharedTransport = &http.Transport{
 	ResponseHeaderTimeout: 0, // the per-upstream timeout bounds the whole exchange
 }
 
-var tracer = otel.Tracer("github.com/mcpgw/gateway/proxy")
+// startSpan starts a span when tracing is on (Options.Tracer); otherwise
+// it returns ctx and a span that records nothing, at no cost, and the
+// caller's trace context (if any) still travels on.
+func startSpan(ctx context.Context, tr trace.Tracer, name string, kind trace.SpanKind) (context.Context, trace.Span) {
+	if tr == nil {
+		return ctx, trace.SpanFromContext(ctx)
+	}
+	return tr.Start(ctx, name, trace.WithSpanKind(kind))
+}
 
 // maxRedirects is how many same-origin redirects a call follows.
 const maxRedirects = 3
 
 // upstream is a catalog upstream ready to send requests.
 type upstream struct {
+	tracer  trace.Tracer // nil: no spans
 	metrics Metrics
 	breaker breaker
 	slots   chan struct{} // nil: no cap on concurrent calls
@@ -198,9 +207,11 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed within its %s timeout", u.name, u.timeout)
 		}
 	}
-	ctx, span := tracer.Start(ctx, "upstream "+u.name, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attribute.String("http.request.method", req.Method), attribute.String("gateway.upstream", u.name)))
-	defer span.End()
+	ctx, span := startSpan(ctx, u.tracer, "upstream "+u.name, trace.SpanKindClient)
+	if u.tracer != nil {
+		defer span.End()
+		span.SetAttributes(attribute.String("http.request.method", req.Method), attribute.String("gateway.upstream", u.name))
+	}
 	// The caller's trace (from a traceparent header or _meta) continues at
 	// the upstream; nothing else of the inbound request does.
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))

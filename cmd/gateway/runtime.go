@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
@@ -33,6 +34,8 @@ type runtime struct {
 	// change (the demo's embedded one).
 	load func() (*catalog.Catalog, error)
 	path string // the catalog file, for watching; "" when there is none
+	// tracer records spans when an exporter is configured; nil otherwise.
+	tracer trace.Tracer
 
 	cur     atomic.Pointer[state]
 	reloads atomic.Int64 // successful reloads after the first load
@@ -85,7 +88,7 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 	if err != nil {
 		return err
 	}
-	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy()}
+	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy(), Tracer: rt.tracer}
 	if p := cat.Audit.Path; p != "" {
 		a := rt.audits[p]
 		if a == nil {

@@ -72,10 +72,11 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
 	logger := rt.logger
 	mux := rt.routes()
-	shutdownTracing, err := setupTracing(ctx, rt.env)
+	tracer, shutdownTracing, err := setupTracing(ctx, rt.env)
 	if err != nil {
 		return fmt.Errorf("tracing: %w", err)
 	}
+	rt.tracer = tracer
 	defer func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()

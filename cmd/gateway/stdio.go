@@ -26,6 +26,12 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	tracer, shutdownTracing, err := setupTracing(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer shutdownTracing(context.WithoutCancel(ctx))
+	rt.tracer = tracer
 	if err := rt.install(cat); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // setupTracing installs W3C trace-context propagation always, and an OTLP
@@ -17,27 +18,27 @@ import (
 // OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; the exporter reads the other
 // standard OTEL_* variables itself. Without an endpoint nothing is
 // exported, but an incoming traceparent still reaches the upstreams.
-func setupTracing(ctx context.Context, env lookupEnv) (shutdown func(context.Context) error, err error) {
+func setupTracing(ctx context.Context, env lookupEnv) (tracer trace.Tracer, shutdown func(context.Context) error, err error) {
 	// Trace context only: W3C baggage is caller-chosen data, and nothing
 	// the caller sends besides the trace position reaches an upstream.
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	if env.get("OTEL_EXPORTER_OTLP_ENDPOINT") == "" && env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT") == "" {
-		return func(context.Context) error { return nil }, nil
+		return nil, func(context.Context) error { return nil }, nil
 	}
 	exp, err := otlptracehttp.New(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	res, err := resource.New(ctx,
 		resource.WithAttributes(attribute.String("service.name", "mcp-gateway")),
 		resource.WithFromEnv(), // OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES win
 	)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	otel.SetTracerProvider(tp)
-	return tp.Shutdown, nil
+	return tp.Tracer("github.com/mcpgw/gateway"), tp.Shutdown, nil
 }
 
 // traced continues the caller's trace when it sent a traceparent header:
