@@ -33,7 +33,10 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	logger := newLogger(stderr, env)
+	lw := newLogWriter(stderr)
+	defer lw.Close()
+	logger := newLogger(lw, env)
+	auditLog := newLogger(throughWriter{lw}, env)
 
 	serviceToken := randomHex(16)
 	upURL, stopUpstream, err := demo.Start(ctx, demo.Options{ServiceToken: serviceToken})
@@ -62,6 +65,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 		return fmt.Errorf("the embedded catalog does not load: %w", err)
 	}
 	rt := newRuntime(env, logger, newMetrics())
+	rt.auditLog = auditLog
 
 	var allScopes []string
 	for _, g := range cat.Gates {

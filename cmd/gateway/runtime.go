@@ -36,6 +36,9 @@ type runtime struct {
 	path string // the catalog file, for watching; "" when there is none
 	// tracer records spans when an exporter is configured; nil otherwise.
 	tracer trace.Tracer
+	// auditLog receives audit records when audit.path is unset; it writes
+	// each record out before the reply. Nil: logger.
+	auditLog *slog.Logger
 
 	cur     atomic.Pointer[state]
 	reloads atomic.Int64 // successful reloads after the first load
@@ -56,8 +59,9 @@ func newRuntime(env lookupEnv, logger *slog.Logger, m *metrics) *runtime {
 
 // loadRuntime makes a runtime for the catalog file at path and loads it
 // once; every problem is logged with its position.
-func loadRuntime(path string, env lookupEnv, logger *slog.Logger) (*runtime, *catalog.Catalog, error) {
+func loadRuntime(path string, env lookupEnv, logger, auditLog *slog.Logger) (*runtime, *catalog.Catalog, error) {
 	rt := newRuntime(env, logger, newMetrics())
+	rt.auditLog = auditLog
 	rt.path = path
 	rt.load = func() (*catalog.Catalog, error) {
 		return catalog.Load(path, &catalog.LoadOptions{Getenv: env})
@@ -89,6 +93,9 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 		return err
 	}
 	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy(), Tracer: rt.tracer}
+	if rt.auditLog != nil {
+		opts.Audit = &proxy.LogAudit{Logger: rt.auditLog}
+	}
 	if p := cat.Audit.Path; p != "" {
 		a := rt.audits[p]
 		if a == nil {

@@ -42,8 +42,11 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	logger := newLogger(stderr, env)
-	rt, cat, err := loadRuntime(*path, env, logger)
+	lw := newLogWriter(stderr)
+	defer lw.Close()
+	logger := newLogger(lw, env)
+	auditLog := newLogger(throughWriter{lw}, env)
+	rt, cat, err := loadRuntime(*path, env, logger, auditLog)
 	if err != nil {
 		return err
 	}
@@ -108,6 +111,9 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 		logger.Info("metrics", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
 
+	if addr := rt.env.get("GATEWAY_PPROF_LISTEN"); addr != "" {
+		startPprof(addr, logger)
+	}
 	if err := rt.install(first); err != nil {
 		srv.Close()
 		return err

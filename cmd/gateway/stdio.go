@@ -21,8 +21,11 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	logger := newLogger(stderr, env)
-	rt, cat, err := loadRuntime(*path, env, logger)
+	lw := newLogWriter(stderr)
+	defer lw.Close()
+	logger := newLogger(lw, env)
+	auditLog := newLogger(throughWriter{lw}, env)
+	rt, cat, err := loadRuntime(*path, env, logger, auditLog)
 	if err != nil {
 		return err
 	}
