@@ -360,6 +360,9 @@ func TestUpstreamFaultsBecomeToolErrors(t *testing.T) {
 		{name: "over-the-cap", handle: func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"big":"`+strings.Repeat("x", 100<<10)+`"}`)
 		}, want: "more than max_response_bytes"},
+		{name: "redirect-loop", handle: func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, r.URL.Path+"x", http.StatusFound)
+		}, want: "redirected more than 3 times"},
 		{name: "foreign-redirect", handle: func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, other.srv.URL+"/steal", http.StatusFound)
 		}, want: "redirected to another origin"},
@@ -438,4 +441,22 @@ func newTestServer(tb testing.TB, h http.Handler) string {
 	srv := httptest.NewServer(h)
 	tb.Cleanup(srv.Close)
 	return srv.URL
+}
+
+func TestTemporaryRedirectKeepsMethodAndBody(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/moved") {
+			http.Redirect(w, r, r.URL.Path+"/moved", http.StatusTemporaryRedirect)
+			return
+		}
+		w.Write([]byte(`{"ok":true}`))
+	})
+	c := newCore(t, rec.srv.URL, nil)
+	if res := call(t, c, writer, "set_limit", `{"id":"q1","limit":2}`); res.IsError {
+		t.Fatalf("set_limit through a 307: %s", res.Text)
+	}
+	reqs := rec.all()
+	if len(reqs) != 2 || reqs[1].Method != "POST" || reqs[1].Body != reqs[0].Body || reqs[1].Header.Get("X-Actor") != "bob@example.com" {
+		t.Errorf("the 307 hop = %+v", reqs)
+	}
 }

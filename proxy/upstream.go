@@ -62,7 +62,7 @@ type upstream struct {
 	def     *catalog.Upstream
 	origin  string // scheme://host[:port]
 	prefix  string // origin plus the base URL's escaped path, without a trailing slash
-	client  *http.Client
+	rt      http.RoundTripper
 	timeout time.Duration
 	max     int64
 }
@@ -86,7 +86,7 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	if u.max <= 0 {
 		u.max = int64(catalog.DefaultMaxResponseBytes)
 	}
-	u.client = &http.Client{Transport: rt, CheckRedirect: u.checkRedirect}
+	u.rt = rt
 	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
 	if def.MaxConcurrent > 0 {
 		u.slots = make(chan struct{}, def.MaxConcurrent)
@@ -100,15 +100,62 @@ var errForeignRedirect = errors.New("redirect to another origin")
 // errTooManyRedirects marks a same-origin redirect chain over maxRedirects.
 var errTooManyRedirects = errors.New("too many redirects")
 
-func (u *upstream) checkRedirect(req *http.Request, via []*http.Request) error {
-	if req.URL.Scheme+"://"+req.URL.Host != u.origin {
-		return errForeignRedirect
+// send performs req on the transport and follows same-origin redirects,
+// at most maxRedirects, as net/http's client would (301, 302 and 303 turn
+// a non-GET into a body-less GET; 307 and 308 keep method and body). Every
+// header set on req, credentials included, goes to each hop: all hops are
+// the upstream's own origin. A redirect elsewhere is never followed.
+//
+// Using the transport directly, as httputil.ReverseProxy does, spares
+// every call the client's per-request header copying for redirects.
+func (u *upstream) send(req *http.Request) (*http.Response, error) {
+	for hops := 0; ; hops++ {
+		resp, err := u.rt.RoundTrip(req)
+		if err != nil {
+			return nil, err
+		}
+		switch resp.StatusCode {
+		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+			http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		default:
+			return resp, nil
+		}
+		loc := resp.Header.Get("Location")
+		if loc == "" {
+			return resp, nil
+		}
+		// Drain a little so the connection can be reused, then let go.
+		io.CopyN(io.Discard, resp.Body, 4<<10)
+		resp.Body.Close()
+		next, err := req.URL.Parse(loc)
+		if err != nil {
+			return nil, fmt.Errorf("%w: unparsable Location", errForeignRedirect)
+		}
+		if next.Scheme+"://"+next.Host != u.origin {
+			return nil, errForeignRedirect
+		}
+		if hops >= maxRedirects {
+			return nil, errTooManyRedirects
+		}
+		nreq := req.Clone(req.Context())
+		nreq.URL, nreq.Host = next, ""
+		keepBody := resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect
+		if !keepBody && req.Method != http.MethodGet && req.Method != http.MethodHead {
+			nreq.Method = http.MethodGet
+		}
+		switch {
+		case keepBody && req.GetBody != nil:
+			if nreq.Body, err = req.GetBody(); err != nil {
+				return nil, err
+			}
+		case keepBody:
+			nreq.Body = req.Body // http.NoBody
+		default:
+			nreq.Body, nreq.ContentLength, nreq.GetBody = http.NoBody, 0, nil
+			nreq.Header.Del("Content-Type")
+		}
+		req = nreq
 	}
-	if len(via) > maxRedirects {
-		return errTooManyRedirects
-	}
-	// Same origin: Go's client keeps every header we set, credentials too.
-	return nil
 }
 
 // upstreamResponse is a fully read, bounded upstream answer.
@@ -217,14 +264,14 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req = req.WithContext(ctx)
 	start := time.Now()
-	resp, err := u.client.Do(req)
+	resp, err := u.send(req)
 	if err != nil && isConnectFailure(err) && replayable(req) && ctx.Err() == nil {
 		// The request never left: one retry, after a jittered pause, is
 		// safe for any method. Only reads get it, to keep writes simple to
 		// reason about.
 		if req.Method == http.MethodGet || req.Method == http.MethodHead {
 			if sleepJitter(ctx) {
-				resp, err = u.client.Do(req)
+				resp, err = u.send(req)
 			}
 		}
 	}
