@@ -118,7 +118,7 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 	}
 	var members []member
 	var elems []piece
-	listAt := -1
+	listAt, total := -1, 0
 	root.ForEach(func(k, v gjson.Result) bool {
 		m := member{}
 		m.key = r.key(k)
@@ -128,9 +128,19 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 			i := 0
 			stack := make([]string, 1, 8)
 			stack[0] = k.Str
+			// Entries are rendered only while they could still fit: once
+			// the rendered ones alone pass a bound, no prefix holding them
+			// all fits, and the rest are only counted. A huge list then
+			// costs a scan, not a rendering.
+			sumS, sumT := 0, 0
 			v.ForEach(func(_, e gjson.Result) bool {
+				total++
+				if sumS > c.o.StructuredBytes || sumT > c.o.TextBytes {
+					return true
+				}
 				s, t := r.emit(make([]byte, 0, len(e.Raw)), make([]byte, 0, len(e.Raw)+32), e, append(stack, index(i)))
 				elems = append(elems, piece{s, t})
+				sumS, sumT = sumS+len(s)+1, sumT+len(t)+1
 				i++
 				return true
 			})
@@ -150,8 +160,8 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 		kv = AppendString(kv, note)
 		extra = piece{kv, kv}
 	}
-	a := assembly{members: members, elems: elems, listAt: listAt, extra: extra, list: c.o.List}
-	n := len(elems)
+	a := assembly{members: members, elems: elems, total: total, listAt: listAt, extra: extra, list: c.o.List}
+	n := len(elems) // rendered entries; fits(n) fails when some were only counted
 	fits := func(k int) bool {
 		s, t := a.size(k)
 		return s <= c.o.StructuredBytes && t <= c.o.TextBytes
@@ -177,7 +187,7 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 		k = lo
 	}
 	s, t := a.build(k)
-	return &Output{Structured: s, Text: t, Dropped: n - k, Nonce: nonce}, nil
+	return &Output{Structured: s, Text: t, Dropped: total - k, Nonce: nonce}, nil
 }
 
 // Degraded is a write's result when its answer cannot fit: the agent learns
@@ -198,7 +208,8 @@ type member struct {
 // assembly puts members back together with the first k list entries.
 type assembly struct {
 	members []member
-	elems   []piece
+	elems   []piece // the rendered leading entries of the list
+	total   int     // entries in the list, rendered or not
 	listAt  int
 	extra   piece
 	list    string
@@ -239,8 +250,8 @@ func (a *assembly) size(k int) (s, t int) {
 		s, t = s+len(a.extra.s), t+len(a.extra.t)
 		nm++
 	}
-	if k < len(a.elems) {
-		mk := len(marker(a.list, len(a.elems)-k))
+	if k < a.total {
+		mk := len(marker(a.list, a.total-k))
 		if nm > 0 {
 			mk++
 		}
@@ -280,8 +291,8 @@ func (a *assembly) build(k int) (s, t []byte) {
 		s, t = append(s, a.extra.s...), append(t, a.extra.t...)
 		nm++
 	}
-	if k < len(a.elems) {
-		mk := marker(a.list, len(a.elems)-k)
+	if k < a.total {
+		mk := marker(a.list, a.total-k)
 		if nm > 0 {
 			s, t = append(s, ','), append(t, ',')
 		}
