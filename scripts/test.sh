@@ -25,4 +25,7 @@ for pkg in $(go list ./...); do
     go test -run='^$' -fuzz="^${target}\$" -fuzztime="$FUZZTIME" "$pkg"
   done
 done
+echo "== the load benchmark, briefly (keeps it working; asserts nothing about speed)"
+go run ./test/bench -quick > /dev/null
+
 echo "== all tests passed"
