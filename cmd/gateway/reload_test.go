@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	gateway "github.com/mcpgw/gateway"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/demo"
+)
+
+// TestReloadWhileCalling swaps the catalog over and over while callers
+// keep calling; run with -race it checks the swap is safe, and every call
+// must succeed on one catalog or the other.
+func TestReloadWhileCalling(t *testing.T) {
+	up := httptest.NewServer(demo.New(demo.Options{ServiceToken: "svc"}))
+	defer up.Close()
+	env := testEnv(map[string]string{"MONITOR_URL": up.URL, "OPERATOR_URL": up.URL, "KB_URL": up.URL, "GATEWAY_AUDIENCE": "aud", "GATEWAY_ISSUER": "iss"})
+	path := filepath.Join(t.TempDir(), "catalog.yaml")
+	versions := []string{string(gateway.DefaultCatalog), strings.Replace(string(gateway.DefaultCatalog), "title: BackWave jobs", "title: BackWave jobs (reloaded)", 1)}
+	os.WriteFile(path, []byte(versions[0]), 0o600)
+
+	rt := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
+	rt.path = path
+	rt.load = func() (*catalog.Catalog, error) { return catalog.Load(path, &catalog.LoadOptions{Getenv: env}) }
+	cat, err := rt.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.install(cat); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rt.routes())
+	defer srv.Close()
+	tok, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"iss": "iss", "aud": "aud", "sub": "u", "ws": "acme", "scope": "jobs:read",
+		"iat": time.Now().Unix(), "exp": time.Now().Add(time.Hour).Unix(),
+	}).SignedString([]byte(env.get("GATEWAY_JWT_SECRET")))
+
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	var calls, failures atomic.Int64
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_queues","arguments":{}}}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Authorization", "Bearer "+tok)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					failures.Add(1)
+					continue
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				calls.Add(1)
+				if resp.StatusCode != 200 || strings.Contains(string(body), `"isError":true`) {
+					failures.Add(1)
+					t.Errorf("a call during reloads failed: %d %.200s", resp.StatusCode, body)
+				}
+			}
+		}()
+	}
+	reloads := 0
+	for i := 0; ctx.Err() == nil; i++ {
+		os.WriteFile(path, []byte(versions[i%2]), 0o600)
+		if err := rt.reload("test", false); err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		reloads++
+		time.Sleep(5 * time.Millisecond)
+	}
+	wg.Wait()
+	if calls.Load() < 50 || reloads < 20 {
+		t.Errorf("only %d calls across %d reloads", calls.Load(), reloads)
+	}
+	t.Logf("%d calls, %d failures, %d reloads (%d swaps)", calls.Load(), failures.Load(), reloads, rt.reloads.Load())
+}
