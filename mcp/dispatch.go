@@ -361,7 +361,9 @@ func (d *dispatcher) toolsCall() Reply {
 		return r
 	}
 
-	size := 128 + len(res.Text) + len(res.Structured)
+	// The text is escaped into a JSON string: leave room for the quotes
+	// of the JSON it usually holds.
+	size := 128 + len(res.Text) + len(res.Text)/4 + len(res.Structured)
 	b := appendResultStart(make([]byte, 0, size), m.id)
 	b = append(b, `"content":[{"type":"text","text":`...)
 	b = appendString(b, res.Text)

@@ -95,14 +95,15 @@ func Compile(o Options) *Compiled {
 	return &Compiled{o: o, untrusted: compile(o.Untrusted), sensitive: compile(o.Sensitive)}
 }
 
-// Render renders shaped (a compact JSON object from [Shape]) with c's
-// options. withhold nulls the Sensitive paths; nonce "" draws a fresh one.
+// Render renders shaped, which must be a compact JSON object as [Shape]
+// returns it (Render does not validate it again), with c's options.
+// withhold nulls the Sensitive paths; nonce "" draws a fresh one.
 func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, error) {
 	withhold = withhold && len(c.sensitive) > 0
 	// Fast path: nothing to fence, null or neutralize, and it fits. Most
 	// small reads end here, with both renderings the shaped bytes.
 	if len(c.untrusted) == 0 && !withhold && len(shaped) <= c.o.StructuredBytes && len(shaped) <= c.o.TextBytes &&
-		!mayHoldTagBytes(shaped) && gjson.ValidBytes(shaped) && len(shaped) > 0 && shaped[0] == '{' {
+		!mayHoldTagBytes(shaped) && len(shaped) > 0 && shaped[0] == '{' {
 		return &Output{Structured: shaped, Text: shaped}, nil
 	}
 	if nonce == "" {

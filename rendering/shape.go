@@ -10,9 +10,9 @@ import (
 	"errors"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
-	"github.com/tidwall/pretty"
 )
 
 // ErrNotJSON: the upstream body is not a JSON document.
@@ -45,7 +45,10 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 	if !gjson.ValidBytes(body) {
 		return nil, false, ErrNotJSON
 	}
-	root := gjson.ParseBytes(body)
+	// A view of body, not a copy: body is not modified afterwards, and a
+	// compact selection is returned as a slice of it.
+	view := unsafe.String(unsafe.SliceData(body), len(body))
+	root := gjson.Parse(view)
 	if o.Select != "" {
 		root = root.Get(o.Select)
 	}
@@ -56,7 +59,7 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 		if !root.Exists() {
 			raw = "null"
 		}
-		out = pretty.Ugly([]byte(raw))
+		out = compactOf(raw, view, body)
 		switch {
 		case root.IsObject():
 		case root.IsArray():
@@ -70,6 +73,73 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 		out = []byte(strings.ToValidUTF8(string(out), "\uFFFD"))
 	}
 	return out, wrapped, nil
+}
+
+// compactOf returns raw (valid JSON) without the white space between
+// tokens. When raw has none and lies inside view, the bytes of body under
+// it are returned as they are, without a copy.
+func compactOf(raw, view string, body []byte) []byte {
+	i := firstSpace(raw)
+	if i < 0 {
+		if off := int(uintptr(unsafe.Pointer(unsafe.StringData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(view)))); len(view) > 0 && off >= 0 && off+len(raw) <= len(view) {
+			return body[off : off+len(raw) : off+len(raw)]
+		}
+		return []byte(raw)
+	}
+	return appendCompact(make([]byte, 0, len(raw)), raw)
+}
+
+// firstSpace returns the index of the first white space outside strings,
+// or -1. It jumps from quote to quote with IndexByte, so a compact body
+// costs about a memchr.
+func firstSpace(raw string) int {
+	for i := 0; i < len(raw); {
+		j := strings.IndexByte(raw[i:], '"')
+		seg := raw[i:]
+		if j >= 0 {
+			seg = raw[i : i+j]
+		}
+		if k := strings.IndexAny(seg, " \t\n\r"); k >= 0 {
+			return i + k
+		}
+		if j < 0 {
+			return -1
+		}
+		i += j + 1 // inside a string: find its closing quote
+		for strStart := i; ; {
+			q := strings.IndexByte(raw[i:], '"')
+			if q < 0 {
+				return -1
+			}
+			n := 0
+			for p := i + q - 1; p >= strStart && raw[p] == '\\'; p-- {
+				n++
+			}
+			i += q + 1
+			if n%2 == 0 {
+				break
+			}
+		}
+	}
+	return -1
+}
+
+// appendCompact appends raw without white space outside strings.
+func appendCompact(dst []byte, raw string) []byte {
+	inString := false
+	start := 0
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case inString && c == '\\':
+			i++
+		case c == '"':
+			inString = !inString
+		case !inString && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			dst = append(dst, raw[start:i]...)
+			start = i + 1
+		}
+	}
+	return append(dst, raw[start:]...)
 }
 
 func wrap(key string, raw []byte) []byte {
@@ -105,7 +175,7 @@ func shapeFields(root gjson.Result, o ShapeOptions) []byte {
 		}
 		n++
 		writeKey(&b, f.Name)
-		b.Write(pretty.Ugly([]byte(v.Raw)))
+		b.Write(appendCompact(nil, v.Raw))
 	}
 	if o.Paged && !hasMoreMapped {
 		if n > 0 {
