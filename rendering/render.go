@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -113,7 +114,8 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 		nonce = NewNonce() // redrawn if the content already holds it
 	}
 	r := &walker{c: c, nonce: nonce, withhold: withhold}
-	root := gjson.ParseBytes(shaped)
+	// A view, not a copy: shaped is only read.
+	root := gjson.Parse(unsafe.String(unsafe.SliceData(shaped), len(shaped)))
 	if !root.IsObject() {
 		return nil, errors.New("rendering: shaped result is not an object")
 	}

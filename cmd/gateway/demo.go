@@ -33,10 +33,8 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	lw := newLogWriter(stderr)
-	defer lw.Close()
-	logger := newLogger(lw, env)
-	auditLog := newLogger(throughWriter{lw}, env)
+	logger, auditLog, closeLogs := newLogs(stderr, env)
+	defer closeLogs()
 
 	serviceToken := randomHex(16)
 	upURL, stopUpstream, err := demo.Start(ctx, demo.Options{ServiceToken: serviceToken})

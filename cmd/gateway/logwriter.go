@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"io"
+	"log/slog"
 	"sync"
 	"time"
 )
@@ -88,4 +89,12 @@ func (lw *logWriter) Close() error {
 	}
 	<-lw.done
 	return nil
+}
+
+// newLogs returns the process's logger over a buffered stderr, the audit
+// logger that writes each record out at once on the same stream, and the
+// function that flushes both at exit.
+func newLogs(stderr io.Writer, env lookupEnv) (logger, auditLog *slog.Logger, closeLogs func() error) {
+	lw := newLogWriter(stderr)
+	return newLogger(lw, env), newLogger(throughWriter{lw}, env), lw.Close
 }

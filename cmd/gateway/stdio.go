@@ -21,10 +21,8 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	lw := newLogWriter(stderr)
-	defer lw.Close()
-	logger := newLogger(lw, env)
-	auditLog := newLogger(throughWriter{lw}, env)
+	logger, auditLog, closeLogs := newLogs(stderr, env)
+	defer closeLogs()
 	rt, cat, err := loadRuntime(*path, env, logger, auditLog)
 	if err != nil {
 		return err
