@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"sync"
 
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -55,8 +57,25 @@ type Reply struct {
 	// WWW-Authenticate: Bearer error="insufficient_scope".
 	Challenge *proxy.ChallengeError
 
-	code       int   // the JSON-RPC error code in Body, 0 for a result: for the access log
-	retryAfter int64 // Retry-After seconds with a 429, else 0
+	code       int     // the JSON-RPC error code in Body, 0 for a result: for the access log
+	retryAfter int64   // Retry-After seconds with a 429, else 0
+	pooled     *[]byte // Body's buffer, from pageBufs; see release
+}
+
+// pageBufs recycles tools/list reply buffers: a page of a large catalog
+// is hundreds of KiB, and allocating one per request made garbage
+// collection the largest cost of listing.
+var pageBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// release returns Body's buffer to its pool once the transport has
+// written it. Body must not be used afterwards. Replies that were not
+// pooled ignore it.
+func (r *Reply) release() {
+	if r.pooled != nil {
+		*r.pooled = r.Body[:0]
+		pageBufs.Put(r.pooled)
+		r.pooled, r.Body = nil, nil
+	}
 }
 
 // Dispatch answers one JSON-RPC message for core, independently of the
@@ -110,9 +129,11 @@ func dispatch(ctx context.Context, core *proxy.Core, req *Request, msg *message)
 		body []byte
 		e    *rpcError
 	)
+	var pooled *[]byte
 	switch {
 	case msg.method == "tools/list":
-		body, e = d.toolsList()
+		pooled = pageBufs.Get().(*[]byte)
+		body, e = d.toolsList((*pooled)[:0])
 	case msg.method == "tools/call":
 		return d.toolsCall()
 	case msg.method == "server/discover" && d.modern:
@@ -129,10 +150,13 @@ func dispatch(ctx context.Context, core *proxy.Core, req *Request, msg *message)
 		e = d.methodNotFound()
 	}
 	if e != nil {
+		if pooled != nil {
+			pageBufs.Put(pooled)
+		}
 		d.log.Debug("refused request", "method", msg.method, "code", e.code, "reason", e.msg)
 		return errorReply(msg.id, *e)
 	}
-	return Reply{Status: http.StatusOK, Body: body}
+	return Reply{Status: http.StatusOK, Body: body, pooled: pooled}
 }
 
 // dispatcher carries one request through Dispatch.
@@ -284,7 +308,7 @@ func (d *dispatcher) initialize() ([]byte, *rpcError) {
 // toolsList answers tools/list: the tools the principal may see, in
 // catalog order, ListPageSize at a time, each object copied as proxy
 // encoded it at load.
-func (d *dispatcher) toolsList() ([]byte, *rpcError) {
+func (d *dispatcher) toolsList(buf []byte) ([]byte, *rpcError) {
 	cat := d.core.Catalog()
 	offset := 0
 	if c := d.msg.cursor; c != nil && string(c) != "null" {
@@ -307,7 +331,7 @@ func (d *dispatcher) toolsList() ([]byte, *rpcError) {
 	for _, t := range page {
 		size += len(t.MCP) + 1
 	}
-	b := appendResultStart(make([]byte, 0, size), d.msg.id)
+	b := appendResultStart(slices.Grow(buf, size), d.msg.id)
 	b = append(b, `"tools":[`...)
 	for i, t := range page {
 		if i > 0 {

@@ -200,6 +200,7 @@ func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, reply.Status, reply.Body)
+	reply.release()
 }
 
 // guard runs the checks shared by both MCP routes, in order: method (405),
