@@ -62,9 +62,9 @@ type Reply struct {
 	pooled     *[]byte // Body's buffer, from pageBufs; see release
 }
 
-// pageBufs recycles tools/list reply buffers: a page of a large catalog
-// is hundreds of KiB, and allocating one per request made garbage
-// collection the largest cost of listing.
+// pageBufs recycles tools/list and tools/call reply buffers: a page of a
+// large catalog is hundreds of KiB, and allocating one per request made
+// garbage collection the largest cost of listing.
 var pageBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // release returns Body's buffer to its pool once the transport has
@@ -388,7 +388,8 @@ func (d *dispatcher) toolsCall() Reply {
 	// The text is escaped into a JSON string: leave room for the quotes
 	// of the JSON it usually holds.
 	size := 128 + len(res.Text) + len(res.Text)/4 + len(res.Structured)
-	b := appendResultStart(make([]byte, 0, size), m.id)
+	pooled := pageBufs.Get().(*[]byte)
+	b := appendResultStart(slices.Grow((*pooled)[:0], size), m.id)
 	b = append(b, `"content":[{"type":"text","text":`...)
 	b = appendString(b, res.Text)
 	b = append(b, "}]"...)
@@ -404,7 +405,7 @@ func (d *dispatcher) toolsCall() Reply {
 	if d.modern {
 		b = appendModernTail(b, d.serverInfo())
 	}
-	return Reply{Status: http.StatusOK, Body: append(b, "}}"...)}
+	return Reply{Status: http.StatusOK, Body: append(b, "}}"...), pooled: pooled}
 }
 
 // serverInfo is the Implementation object, from catalog.server.
