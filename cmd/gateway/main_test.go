@@ -3,6 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
 	"io"
 	"log/slog"
 	"net/http"
@@ -151,5 +158,60 @@ func TestSplitPathHonoursEscapes(t *testing.T) {
 		if got := strings.Join(splitPath(path), "|"); got != want {
 			t.Errorf("splitPath(%q) = %q, want %q", path, got, want)
 		}
+	}
+}
+
+func TestTokenSignedWithAPrivateKeyFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, kind := range []string{"ecdsa", "rsa", "ed25519"} {
+		t.Run(kind, func(t *testing.T) {
+			var (
+				priv any
+				pub  any
+				alg  string
+			)
+			switch kind {
+			case "ecdsa":
+				k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+				priv, pub, alg = k, &k.PublicKey, "ES256"
+			case "rsa":
+				k, _ := rsa.GenerateKey(rand.Reader, 2048)
+				priv, pub, alg = k, &k.PublicKey, "RS256"
+			case "ed25519":
+				p, k, _ := ed25519.GenerateKey(rand.Reader)
+				priv, pub, alg = k, p, "EdDSA"
+			}
+			privDER, err := x509.MarshalPKCS8PrivateKey(priv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pubDER, _ := x509.MarshalPKIXPublicKey(pub)
+			keyPath := filepath.Join(dir, kind+".key")
+			pubPath := filepath.Join(dir, kind+".pub")
+			os.WriteFile(keyPath, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: privDER}), 0o600)
+			os.WriteFile(pubPath, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o600)
+			src := strings.Replace(string(gateway.DefaultCatalog), "    hmac_secret_env: GATEWAY_JWT_SECRET\n    algorithms: [HS256]\n",
+				"    public_key_file: "+pubPath+"\n    algorithms: ["+alg+"]\n", 1)
+			catPath := filepath.Join(dir, kind+".yaml")
+			os.WriteFile(catPath, []byte(src), 0o600)
+			env := testEnv(nil)
+			var out, errb bytes.Buffer
+			if err := run(context.Background(), []string{"token", "--catalog", catPath, "--sub", "dev", "--workspace", "acme", "--scopes", "jobs:read", "--key", keyPath}, nil, &out, &errb, env); err != nil {
+				t.Fatalf("token: %v\n%s", err, errb.String())
+			}
+			lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+			cat, err := catalog.Load(catPath, &catalog.LoadOptions{Getenv: env})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rt := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
+			if err := rt.install(cat); err != nil {
+				t.Fatal(err)
+			}
+			_, v := rt.snapshot()
+			if p, err := v.Verify(context.Background(), lines[len(lines)-1]); err != nil || p.Subject != "dev" {
+				t.Errorf("%s token rejected: %v", alg, err)
+			}
+		})
 	}
 }
