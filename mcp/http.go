@@ -449,13 +449,22 @@ func normalizeOrigin(s string) (string, bool) {
 // must name loopback (localhost, 127.0.0.1 or [::1], any port), so a
 // browser page on an attacker's domain that resolves to 127.0.0.1 cannot
 // reach the gateway. Listeners on other addresses are not restricted.
+// localIsLoopback reports whether the listener's address is loopback,
+// without formatting it on the common TCP path (this runs per request).
+func localIsLoopback(la net.Addr) bool {
+	if tcp, ok := la.(*net.TCPAddr); ok {
+		return tcp.IP.IsLoopback()
+	}
+	ap, err := netip.ParseAddrPort(la.String())
+	return err == nil && ap.Addr().Unmap().IsLoopback()
+}
+
 func hostAllowed(r *http.Request) bool {
 	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok || la == nil {
 		return true
 	}
-	ap, err := netip.ParseAddrPort(la.String())
-	if err != nil || !ap.Addr().Unmap().IsLoopback() {
+	if !localIsLoopback(la) {
 		return true
 	}
 	host := r.Host
