@@ -107,7 +107,7 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if mcpPath == "" {
 		mcpPath = catalog.DefaultMCPPath
 	}
-	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: h.log.With("request_id", rid), h: h, acc: acc}
+	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: withRequestID(h.log, rid), h: h, acc: acc}
 
 	p := r.URL.Path
 	switch {
@@ -585,4 +585,31 @@ func (s *serving) serveMetadata(w http.ResponseWriter, r *http.Request) {
 // that goes away cancels upstream work, carrying the principal.
 func principalContext(r *http.Request, p *authz.Principal) context.Context {
 	return authz.WithPrincipal(r.Context(), p)
+}
+
+// withRequestID returns a logger that adds request_id to each record it
+// writes. Unlike Logger.With it formats nothing up front: most requests
+// log nothing through it (the access line is written separately).
+func withRequestID(l *slog.Logger, rid string) *slog.Logger {
+	return slog.New(ridHandler{l.Handler(), rid})
+}
+
+type ridHandler struct {
+	slog.Handler
+	rid string
+}
+
+func (h ridHandler) Handle(ctx context.Context, r slog.Record) error {
+	r.AddAttrs(slog.String("request_id", h.rid))
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h ridHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return ridHandler{h.Handler.WithAttrs(as), h.rid}
+}
+
+func (h ridHandler) WithGroup(name string) slog.Handler {
+	// Inside a group the id would be nested; keep it at the top level by
+	// adding it before the group opens.
+	return h.Handler.WithAttrs([]slog.Attr{slog.String("request_id", h.rid)}).WithGroup(name)
 }

@@ -202,7 +202,7 @@ func (sv *stdioServer) serveLine(ctx context.Context, l stdioLine) []byte {
 	}
 	rid := newRequestID()
 	acc := &access{rid: rid, surface: SurfaceStdio, method: MethodInvalid, start: time.Now()}
-	log := sv.log.With("request_id", rid)
+	log := withRequestID(sv.log, rid)
 	reply := sv.answer(ctx, l, rid, acc, log)
 	acc.status, acc.rpcCode = reply.Status, reply.code
 	acc.finish(ctx, sv.log, sv.metrics)
