@@ -152,19 +152,28 @@ type serving struct {
 }
 
 // serveMCP is the Streamable HTTP endpoint.
-func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
+// admitPost runs what every POST route checks before its own work, in
+// order: the shared guards, Accept (when checkAccept), the bounded body and
+// the bearer token. ok is false when an answer has already been written.
+func (s *serving) admitPost(w http.ResponseWriter, r *http.Request, checkAccept bool) (body []byte, p *authz.Principal, ok bool) {
 	if !s.guard(w, r, http.MethodPost, true) {
-		return
+		return nil, nil, false
 	}
-	if !acceptsJSON(r.Header.Values("Accept")) {
+	if checkAccept && !acceptsJSON(r.Header.Values("Accept")) {
 		writeHTTPError(w, http.StatusNotAcceptable, "not_acceptable", "this endpoint answers application/json")
-		return
+		return nil, nil, false
 	}
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
+	if body, ok = s.readBody(w, r); !ok {
+		return nil, nil, false
 	}
-	p, ok := s.authenticate(w, r)
+	if p, ok = s.authenticate(w, r); !ok {
+		return nil, nil, false
+	}
+	return body, p, true
+}
+
+func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
+	body, p, ok := s.admitPost(w, r, true)
 	if !ok {
 		return
 	}

@@ -62,14 +62,7 @@ func (s *serving) serveRESTTools(w http.ResponseWriter, r *http.Request) {
 //	anything else                              500 internal_error, request id; cause logged
 //	tool failure                               200 is_error: true
 func (s *serving) serveRESTCall(w http.ResponseWriter, r *http.Request) {
-	if !s.guard(w, r, http.MethodPost, true) {
-		return
-	}
-	body, ok := s.readBody(w, r)
-	if !ok {
-		return
-	}
-	p, ok := s.authenticate(w, r)
+	body, p, ok := s.admitPost(w, r, false)
 	if !ok {
 		return
 	}

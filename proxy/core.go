@@ -167,6 +167,7 @@ type tool struct {
 	shape        rendering.ShapeOptions
 	render       *rendering.Compiled
 	renderItems  *rendering.Compiled // for a wrapped array when no list is named
+	path         []pathPart          // the request path, compiled
 	redact       []string            // writeOnly arguments, redacted in audit records
 	notFound     map[int]bool
 	notFoundJSON []byte
@@ -219,6 +220,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			return nil, fmt.Errorf("tool %q: unknown upstream %q", def.Name, def.Request.Upstream)
 		}
 		t.redact = writeOnlyArgs(def.Input)
+		t.path = compilePath(def.Request.PathTemplate)
 		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
 		t.shape = rendering.ShapeOptions{Select: def.Response.Select, Paged: def.Paging != nil && def.Paging.CursorArgument != ""}
 		for _, f := range def.Response.Fields {

@@ -87,26 +87,48 @@ func expandText(t catalog.Template, args map[string]any, b binding) (string, boo
 	return sb.String(), true
 }
 
-// buildPath expands the path template into its escaped form. Every
+// pathPart is one piece of a compiled path template: literal text,
+// escaped once at load, or a placeholder.
+type pathPart struct {
+	lit   string // escaped literal, when name is ""
+	name  string // placeholder
+	whole bool   // the placeholder fills a path segment alone
+}
+
+// compilePath escapes a path template's literal parts and marks the
+// placeholders that fill a whole segment, once, at load.
+func compilePath(t catalog.Template) []pathPart {
+	parts := make([]pathPart, len(t.Parts))
+	for i, p := range t.Parts {
+		if p.Name == "" {
+			parts[i] = pathPart{lit: (&url.URL{Path: p.Text}).EscapedPath()}
+		} else {
+			parts[i] = pathPart{name: p.Name, whole: wholeSegment(t.Parts, i)}
+		}
+	}
+	return parts
+}
+
+// buildPath expands a compiled path into its escaped form. Every
 // placeholder's value is escaped as one segment's content, so "/", "?", "#"
 // and "%" can never change the path's shape; a value that would make a
 // whole segment empty, "." or ".." is refused before anything is sent.
-func buildPath(t catalog.Template, args map[string]any, b binding) (string, error) {
+func buildPath(parts []pathPart, args map[string]any, b binding) (string, error) {
 	var esc strings.Builder
-	for i, p := range t.Parts {
-		if p.Name == "" {
-			esc.WriteString((&url.URL{Path: p.Text}).EscapedPath())
+	for _, p := range parts {
+		if p.name == "" {
+			esc.WriteString(p.lit)
 			continue
 		}
-		v, ok := b.reserved(p.Name)
+		v, ok := b.reserved(p.name)
 		if !ok {
-			v, ok = scalarString(args[p.Name])
+			v, ok = scalarString(args[p.name])
 			if !ok {
-				return "", argErrorf("argument %q is required", p.Name)
+				return "", argErrorf("argument %q is required", p.name)
 			}
 		}
-		if (v == "" || v == "." || v == "..") && wholeSegment(t.Parts, i) {
-			return "", argErrorf("argument %q: %q cannot be a path segment", p.Name, v)
+		if p.whole && (v == "" || v == "." || v == "..") {
+			return "", argErrorf("argument %q: %q cannot be a path segment", p.name, v)
 		}
 		esc.WriteString(url.PathEscape(v))
 	}
@@ -165,7 +187,7 @@ func validHeaderValue(v string) bool {
 // catalog: nothing of the inbound request is copied.
 func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.Request, error) {
 	req := t.def.Request
-	escaped, err := buildPath(req.PathTemplate, args, b)
+	escaped, err := buildPath(t.path, args, b)
 	if err != nil {
 		return nil, err
 	}
@@ -214,8 +236,8 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 		r.Header.Set("Content-Type", "application/json")
 	}
 	r.Header.Set("Accept", "application/json")
-	for k, v := range u.def.Headers {
-		r.Header.Set(k, v)
+	for _, h := range u.headers {
+		r.Header[h[0]] = []string{h[1]}
 	}
 	for _, p := range req.HeaderParams {
 		s, ok := expandText(p.Template, args, b)

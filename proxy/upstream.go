@@ -63,6 +63,7 @@ type upstream struct {
 	origin  string // scheme://host[:port]
 	prefix  string // origin plus the base URL's escaped path, without a trailing slash
 	rt      http.RoundTripper
+	headers [][2]string // the upstream's own headers, keys canonical, made at load
 	timeout time.Duration
 	max     int64
 }
@@ -87,6 +88,9 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 		u.max = int64(catalog.DefaultMaxResponseBytes)
 	}
 	u.rt = rt
+	for k, v := range def.Headers {
+		u.headers = append(u.headers, [2]string{http.CanonicalHeaderKey(k), v})
+	}
 	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
 	if def.MaxConcurrent > 0 {
 		u.slots = make(chan struct{}, def.MaxConcurrent)
@@ -397,7 +401,7 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if method == "" {
 			method = http.MethodGet
 		}
-		path, err := buildPath(pr.Probe.PathTemplate, nil, binding{workspace: ws})
+		path, err := buildPath(compilePath(pr.Probe.PathTemplate), nil, binding{workspace: ws})
 		if err != nil {
 			return false, err
 		}
@@ -410,8 +414,8 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 			return false, err
 		}
 		req.Header.Set("Accept", "application/json")
-		for k, v := range u.def.Headers {
-			req.Header.Set(k, v)
+		for _, h := range u.headers {
+			req.Header[h[0]] = []string{h[1]}
 		}
 		if w := u.def.Workspace; w != nil && w.Header != "" {
 			req.Header.Set(w.Header, ws)
