@@ -17,7 +17,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	gateway "github.com/mcpgw/gateway"
@@ -128,24 +127,6 @@ func TestTokenIsAcceptedByTheGateway(t *testing.T) {
 	if err != nil || p.Subject != "dev" || p.Workspace != "acme" || !p.HasScope("jobs:read") {
 		t.Errorf("the gateway rejects the token it printed: %v %+v", err, p)
 	}
-}
-
-// syncBuffer lets a test read what a running command writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func TestSplitPathHonoursEscapes(t *testing.T) {
