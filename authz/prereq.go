@@ -90,16 +90,20 @@ func (ps *Prerequisites) probed(ctx context.Context, def *catalog.Prerequisite, 
 	ps.cache[key] = e
 	ps.mu.Unlock()
 
-	// The probe outlives the asker, since others may be waiting on it; the
-	// probe function bounds it with the upstream's timeout.
-	met, err := ps.probe(context.WithoutCancel(ctx), def, ws)
 	ttl := def.Probe.Cache.D()
 	if ttl <= 0 {
 		ttl = 60 * time.Second
 	}
+	// Waiters are released whatever happens, a panicking probe included
+	// (the answer is then "not met", which fails closed).
+	defer func() {
+		e.expires = ps.now().Add(ttl)
+		close(e.done)
+	}()
+	// The probe outlives the asker, since others may be waiting on it; the
+	// probe function bounds it with the upstream's timeout.
+	met, err := ps.probe(context.WithoutCancel(ctx), def, ws)
 	e.met = err == nil && met
-	e.expires = ps.now().Add(ttl)
-	close(e.done)
 	return e.met
 }
 

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"net/http"
 	"strconv"
 	"sync"
@@ -417,9 +418,15 @@ func (c *Core) applyPaging(t *tool, args map[string]any) {
 		args[pg.PageSizeArgument] = json.Number(strconv.Itoa(min(def, max)))
 		return
 	}
+	// The schema has accepted the value; whatever its spelling (1e9, 20.0,
+	// beyond int64), the upstream gets a plain integer no larger than max.
 	if n, ok := v.(json.Number); ok {
-		if i, err := n.Int64(); err == nil && i > int64(max) {
+		f, err := n.Float64()
+		switch {
+		case err != nil || f > float64(max):
 			args[pg.PageSizeArgument] = json.Number(strconv.Itoa(max))
+		case f == math.Trunc(f) && f >= 1:
+			args[pg.PageSizeArgument] = json.Number(strconv.FormatInt(int64(f), 10))
 		}
 	}
 }

@@ -269,3 +269,7 @@ func TestTruncationAndRefusal(t *testing.T) {
 		t.Errorf("big_write = %v %+v, want a degraded result, never a refusal", err, res)
 	}
 }
+
+func authzPrincipalWithSensitive() *authz.Principal {
+	return authz.NewPrincipal("s", "acme", "", []string{"read", "sensitive"}, nil)
+}

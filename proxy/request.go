@@ -26,6 +26,9 @@ type binding struct {
 	actor     string
 }
 
+// expandReserved is the principal's value for a reserved name.
+func expandReserved(name string, b binding) string { v, _ := b.reserved(name); return v }
+
 func (b binding) reserved(name string) (string, bool) {
 	switch name {
 	case catalog.ReservedWorkspace:
@@ -90,20 +93,18 @@ func expandText(t catalog.Template, args map[string]any, b binding) (string, boo
 // pathPart is one piece of a compiled path template: literal text,
 // escaped once at load, or a placeholder.
 type pathPart struct {
-	lit   string // escaped literal, when name is ""
-	name  string // placeholder
-	whole bool   // the placeholder fills a path segment alone
+	lit  string // escaped literal, when name is ""
+	name string // placeholder
 }
 
-// compilePath escapes a path template's literal parts and marks the
-// placeholders that fill a whole segment, once, at load.
+// compilePath escapes a path template's literal parts once, at load.
 func compilePath(t catalog.Template) []pathPart {
 	parts := make([]pathPart, len(t.Parts))
 	for i, p := range t.Parts {
 		if p.Name == "" {
 			parts[i] = pathPart{lit: (&url.URL{Path: p.Text}).EscapedPath()}
 		} else {
-			parts[i] = pathPart{name: p.Name, whole: wholeSegment(t.Parts, i)}
+			parts[i] = pathPart{name: p.Name}
 		}
 	}
 	return parts
@@ -111,10 +112,13 @@ func compilePath(t catalog.Template) []pathPart {
 
 // buildPath expands a compiled path into its escaped form. Every
 // placeholder's value is escaped as one segment's content, so "/", "?", "#"
-// and "%" can never change the path's shape; a value that would make a
-// whole segment empty, "." or ".." is refused before anything is sent.
+// and "%" can never change the path's shape. A segment that a value helped
+// make and that comes out empty, "." or ".." is refused before anything is
+// sent, whether the value fills it alone ("/{id}") or shares it
+// ("/{name}.{ext}", "/{a}{b}").
 func buildPath(parts []pathPart, args map[string]any, b binding) (string, error) {
 	var esc strings.Builder
+	var spans [][2]int // where values landed in the escaped path
 	for _, p := range parts {
 		if p.name == "" {
 			esc.WriteString(p.lit)
@@ -127,19 +131,26 @@ func buildPath(parts []pathPart, args map[string]any, b binding) (string, error)
 				return "", argErrorf("argument %q is required", p.name)
 			}
 		}
-		if p.whole && (v == "" || v == "." || v == "..") {
-			return "", argErrorf("argument %q: %q cannot be a path segment", p.name, v)
-		}
+		start := esc.Len()
 		esc.WriteString(url.PathEscape(v))
+		spans = append(spans, [2]int{start, esc.Len()})
 	}
-	return esc.String(), nil
-}
-
-// wholeSegment reports whether placeholder i fills a path segment alone.
-func wholeSegment(parts []catalog.Part, i int) bool {
-	startOK := i == 0 || parts[i-1].Name == "" && strings.HasSuffix(parts[i-1].Text, "/")
-	endOK := i == len(parts)-1 || parts[i+1].Name == "" && strings.HasPrefix(parts[i+1].Text, "/")
-	return startOK && endOK
+	path := esc.String()
+	segStart := 0
+	for i := 0; i <= len(path); i++ {
+		if i < len(path) && path[i] != '/' {
+			continue
+		}
+		if seg := path[segStart:i]; seg == "" || seg == "." || seg == ".." {
+			for _, sp := range spans {
+				if sp[0] <= i && sp[1] >= segStart && segStart > 0 {
+					return "", argErrorf("path arguments make the segment %q, which cannot be sent", seg)
+				}
+			}
+		}
+		segStart = i + 1
+	}
+	return path, nil
 }
 
 // buildBody expands a compiled JSON body template (catalog
@@ -194,6 +205,10 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 	q := url.Values{}
 	for _, p := range req.QueryParams {
 		if name, whole := p.Template.Whole(); whole {
+			if _, reserved := b.reserved(name); reserved {
+				q.Set(p.Name, expandReserved(name, b))
+				continue
+			}
 			if list, ok := args[name].([]any); ok {
 				for _, e := range list {
 					if s, ok := scalarString(e); ok {

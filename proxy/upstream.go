@@ -351,6 +351,8 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 		switch {
 		case keep == u.max:
 			return nil, &overCapError{fmt.Sprintf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)}
+		case resp.ContentLength > u.max:
+			return nil, &overCapError{fmt.Sprintf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)}
 		case resp.ContentLength >= 0:
 			total = resp.ContentLength
 		default:
@@ -392,6 +394,12 @@ func (u *upstream) transportError(ctx context.Context, err error) error {
 // probeFunc answers prerequisite probes with real upstream calls carrying
 // the workspace binding and the upstream's own credentials.
 func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr *catalog.Prerequisite, ws string) (bool, error) {
+	paths := make(map[string][]pathPart, len(c.cat.Prerequisites))
+	for name, pr := range c.cat.Prerequisites {
+		if pr.Probe != nil {
+			paths[name] = compilePath(pr.Probe.PathTemplate)
+		}
+	}
 	return func(ctx context.Context, pr *catalog.Prerequisite, ws string) (bool, error) {
 		u := ups[pr.Probe.Upstream]
 		if u == nil {
@@ -401,7 +409,7 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if method == "" {
 			method = http.MethodGet
 		}
-		path, err := buildPath(compilePath(pr.Probe.PathTemplate), nil, binding{workspace: ws})
+		path, err := buildPath(paths[pr.Name], nil, binding{workspace: ws})
 		if err != nil {
 			return false, err
 		}

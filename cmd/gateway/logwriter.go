@@ -14,6 +14,7 @@ import (
 // flushes what is left. A crash can lose at most flushEvery of logs —
 // audit records do not go through here when audit.path is set.
 type logWriter struct {
+	once sync.Once
 	mu   sync.Mutex
 	w    *bufio.Writer
 	stop chan struct{}
@@ -82,11 +83,7 @@ func (lw *logWriter) loop() {
 
 // Close stops the flusher and writes out what is buffered.
 func (lw *logWriter) Close() error {
-	select {
-	case <-lw.stop:
-	default:
-		close(lw.stop)
-	}
+	lw.once.Do(func() { close(lw.stop) })
 	<-lw.done
 	return nil
 }
