@@ -18,6 +18,11 @@ const (
 	DefaultSensitiveNote    = "historyNote"
 	DefaultWorkspacePattern = `^[A-Za-z0-9._-]{1,128}$`
 	DefaultMaxLeeway        = Duration(60e9)
+	DefaultStartDeadline    = Duration(60e9)
+	DefaultMaxArgumentBytes = Size(8 << 10)
+
+	ErrorDetailMessage = "message"
+	ErrorDetailStatus  = "status"
 
 	// ViewGate is the gate that fronts the whole surface.
 	ViewGate = "view"
@@ -97,6 +102,21 @@ type Server struct {
 	AdminPath      string   `yaml:"admin_path"` // "" disables the REST surface
 	AllowedOrigins []string `yaml:"allowed_origins"`
 	Enabled        bool     `yaml:"enabled"` // default true
+	// PublicURL is the gateway's own URL as clients reach it; its origin is
+	// the one the Origin check allows, and its host is allowed as Host.
+	PublicURL string `yaml:"public_url"`
+	// AllowedHosts lists the Host header values (host or host:port) the
+	// gateway answers; empty: any on a non-loopback listener.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// TLS serves HTTPS natively; nil serves plain HTTP.
+	TLS *TLS `yaml:"tls"`
+}
+
+// TLS names a certificate chain and its key, PEM files reloaded on SIGHUP.
+type TLS struct {
+	Meta     `yaml:"-"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
 }
 
 // Auth says how bearer tokens are verified and mapped to a principal.
@@ -106,6 +126,9 @@ type Auth struct {
 	APIKeysFile      string            `yaml:"api_keys_file"`
 	Principal        Principal         `yaml:"principal"`
 	ResourceMetadata *ResourceMetadata `yaml:"resource_metadata"`
+	// MaxTokenLifetime refuses tokens whose exp - iat (or exp - nbf, or
+	// exp - now without either) exceeds it; 0: no ceiling.
+	MaxTokenLifetime Duration `yaml:"max_token_lifetime"`
 }
 
 // JWT configures JSON Web Token verification. Exactly one key source is set.
@@ -118,6 +141,11 @@ type JWT struct {
 	Issuer        string   `yaml:"issuer"`
 	Audience      string   `yaml:"audience"`
 	Leeway        Duration `yaml:"leeway"`
+	// AllowInsecureJWKS allows an http:// jwks_url on a non-loopback host.
+	AllowInsecureJWKS bool `yaml:"allow_insecure_jwks_url"`
+	// StartDeadline is how long the gateway keeps retrying the first JWKS
+	// fetch at start (answering 503 meanwhile) before it exits.
+	StartDeadline Duration `yaml:"start_deadline"`
 }
 
 // Principal holds gjson paths into the verified claims.
@@ -164,6 +192,16 @@ type Upstream struct {
 	ActorHeader      string            `yaml:"actor_header"`
 	MaxResponseBytes Size              `yaml:"max_response_bytes"`
 	MaxConcurrent    int               `yaml:"max_concurrent"` // 0: no cap
+	// MaxConcurrentPerWorkspace caps one workspace's share of concurrent
+	// calls to this upstream; 0: no per-workspace cap.
+	MaxConcurrentPerWorkspace int `yaml:"max_concurrent_per_workspace"`
+	// FollowRedirects lets reads follow same-origin redirects that stay
+	// under the tool's path prefix. Writes never follow redirects.
+	FollowRedirects bool `yaml:"follow_redirects"`
+	// ErrorDetail says what of a failed answer reaches the agent:
+	// ErrorDetailMessage (status and the upstream's own short message,
+	// URL credentials stripped) or ErrorDetailStatus (the status alone).
+	ErrorDetail string `yaml:"error_detail"`
 }
 
 // WorkspaceBinding says where the principal's workspace goes on every
@@ -234,6 +272,11 @@ type Bucket struct {
 type Audit struct {
 	Meta `yaml:"-"`
 	Path string `yaml:"path"` // "" sends records to the log stream
+	// Fsync syncs the file after each record, before the reply.
+	Fsync bool `yaml:"fsync"`
+	// MaxArgumentBytes caps the arguments kept in a record; larger ones are
+	// recorded as their SHA-256 and byte count.
+	MaxArgumentBytes Size `yaml:"max_argument_bytes"`
 }
 
 // Tool is one MCP tool: a projection of one upstream REST call.
@@ -287,6 +330,9 @@ type Request struct {
 	Query    map[string]string `yaml:"query"`
 	Headers  map[string]string `yaml:"headers"`
 	Body     any               `yaml:"body"` // JSON template; nil sends no body
+	// MultiSegment lists path placeholders whose value may span segments
+	// ("a/b"); each segment is still escaped and checked on its own.
+	MultiSegment []string `yaml:"multi_segment"`
 
 	// Compiled by Load.
 	PathTemplate Template `yaml:"-"`

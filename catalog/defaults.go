@@ -44,7 +44,13 @@ func applyDefaults(c *Catalog) {
 	}
 	sd.KillSwitchEnv = or(sd.KillSwitchEnv, DefaultKillSwitchEnv)
 
+	if j := c.Auth.JWT; j != nil && !j.Has("start_deadline") {
+		j.StartDeadline = DefaultStartDeadline
+	}
+	defSize(c.Audit.Meta, "max_argument_bytes", &c.Audit.MaxArgumentBytes, DefaultMaxArgumentBytes)
+
 	for _, u := range c.Upstreams {
+		u.ErrorDetail = or(u.ErrorDetail, ErrorDetailMessage)
 		if !u.Has("timeout") {
 			u.Timeout = DefaultTimeout
 		}

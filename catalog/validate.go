@@ -30,6 +30,14 @@ func validate(c *Catalog, p *problems, pos map[string]Pos) {
 	v.prerequisites()
 	v.tools()
 	v.limits()
+	v.audit()
+}
+
+func (v *checker) audit() {
+	a := &v.c.Audit
+	if a.MaxArgumentBytes <= 0 {
+		v.add(a.At("max_argument_bytes"), "audit", "max_argument_bytes must be greater than 0")
+	}
 }
 
 type checker struct {
@@ -114,6 +122,41 @@ func (v *checker) server() {
 			v.add(first(v.pos[childIndex("server.allowed_origins", i)], s.At("allowed_origins")), "server", "allowed_origins entry %q %s", o, msg)
 		}
 	}
+	if s.PublicURL != "" {
+		if msg := httpURLRule(s.PublicURL); msg != "" {
+			v.add(s.At("public_url"), "server", "public_url %s", msg)
+		}
+	}
+	for i, h := range s.AllowedHosts {
+		if msg := hostRule(h); msg != "" {
+			v.add(first(v.pos[childIndex("server.allowed_hosts", i)], s.At("allowed_hosts")), "server", "allowed_hosts entry %q %s", h, msg)
+		}
+	}
+	if t := s.TLS; t != nil {
+		if t.CertFile == "" {
+			v.add(at(t.Meta, "cert_file", s.At("tls")), "server", "tls.cert_file is required")
+		}
+		if t.KeyFile == "" {
+			v.add(at(t.Meta, "key_file", s.At("tls")), "server", "tls.key_file is required")
+		}
+	}
+}
+
+// hostRule says what keeps h from being a Host header value: a host name
+// or IP address, with an optional port, nothing else.
+func hostRule(h string) string {
+	host, port := h, ""
+	if hp, pp, err := net.SplitHostPort(h); err == nil {
+		host, port = hp, pp
+		if !validPort(port) {
+			return "has an invalid port"
+		}
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if host == "" || strings.ContainsAny(host, "/?#@ \t\r\n\x00[]") || strings.Contains(h, "://") {
+		return "must be a host name or address with an optional port, like mcp.example.com or mcp.example.com:8443"
+	}
+	return ""
 }
 
 func validPort(s string) bool {
@@ -184,6 +227,10 @@ func (v *checker) auth() {
 		v.jwt(j)
 	}
 
+	if a.MaxTokenLifetime < 0 {
+		v.add(a.At("max_token_lifetime"), "auth", "max_token_lifetime must not be negative (0 or absent: no ceiling)")
+	}
+
 	pr := &a.Principal
 	if _, err := regexp.Compile(pr.WorkspacePattern); err != nil {
 		v.add(at(pr.Meta, "workspace_pattern", outer), "auth.principal", "workspace_pattern: %v", err)
@@ -215,7 +262,12 @@ func (v *checker) jwt(j *JWT) {
 	if j.JWKSURL != "" {
 		if msg := httpURLRule(j.JWKSURL); msg != "" {
 			v.add(j.At("jwks_url"), subj, "jwks_url %s", msg)
+		} else if u, _ := url.Parse(j.JWKSURL); u.Scheme == "http" && !IsLoopbackHost(u.Hostname()) && !j.AllowInsecureJWKS {
+			v.add(j.At("jwks_url"), subj, "jwks_url %q is plain http on a non-loopback host: anyone on the path could serve their own keys; use https (or set allow_insecure_jwks_url: true on a network you trust)", j.JWKSURL)
 		}
+	}
+	if j.StartDeadline <= 0 {
+		v.add(j.At("start_deadline"), subj, "start_deadline must be greater than 0")
 	}
 	if j.HMACSecretEnv != "" && !validEnvName(j.HMACSecretEnv) {
 		v.add(j.At("hmac_secret_env"), subj, "hmac_secret_env %q must name an environment variable (it holds the secret, it is not the secret)", clip(j.HMACSecretEnv))
@@ -255,6 +307,16 @@ func (v *checker) jwt(j *JWT) {
 	if j.Leeway > DefaultMaxLeeway {
 		v.add(j.At("leeway"), subj, "leeway %s is over the %s ceiling", j.Leeway, DefaultMaxLeeway)
 	}
+}
+
+// IsLoopbackHost reports whether host (a name or an IP, without port or
+// brackets) is localhost or a loopback address.
+func IsLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (v *checker) gates() {
@@ -336,6 +398,15 @@ func (v *checker) upstreams() {
 		}
 		if u.MaxConcurrent < 0 {
 			v.add(u.At("max_concurrent"), subj, "max_concurrent must not be negative (0: no cap)")
+		}
+		switch n := u.MaxConcurrentPerWorkspace; {
+		case n < 0:
+			v.add(u.At("max_concurrent_per_workspace"), subj, "max_concurrent_per_workspace must not be negative (0: no cap)")
+		case n > 0 && u.MaxConcurrent > 0 && n > u.MaxConcurrent:
+			v.add(u.At("max_concurrent_per_workspace"), subj, "max_concurrent_per_workspace %d is over max_concurrent %d", n, u.MaxConcurrent)
+		}
+		if u.ErrorDetail != ErrorDetailMessage && u.ErrorDetail != ErrorDetailStatus {
+			v.add(u.At("error_detail"), subj, "error_detail %q must be message or status", u.ErrorDetail)
 		}
 	}
 }
@@ -584,6 +655,11 @@ func (tc *toolCheck) input() {
 		}
 	}
 
+	if loc := findKeyword(t.Input, "x-mcp-header", nil); loc != nil {
+		tc.add(first(tc.schemaPos(base, loc), inputAt), tc.subj,
+			"input: x-mcp-header is not supported by this gateway (clients would send Mcp-Param-* headers it does not check); remove it")
+	}
+
 	s, js, errs := compileSchema(t.Input, "catalog:///"+tc.path+"/input.json")
 	for _, e := range errs {
 		tc.add(first(tc.schemaPos(base, e.loc), inputAt), tc.subj, "input: %s", e.msg)
@@ -592,6 +668,29 @@ func (tc *toolCheck) input() {
 		return
 	}
 	t.Schema, t.InputJSON = s, js
+}
+
+// findKeyword returns the location of the first object member named kw
+// anywhere in a decoded schema, or nil.
+func findKeyword(x any, kw string, loc []string) []string {
+	switch x := x.(type) {
+	case map[string]any:
+		if _, ok := x[kw]; ok {
+			return append(slices.Clip(loc), kw)
+		}
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			if l := findKeyword(x[k], kw, append(slices.Clip(loc), k)); l != nil {
+				return l
+			}
+		}
+	case []any:
+		for i, e := range x {
+			if l := findKeyword(e, kw, append(slices.Clip(loc), strconv.Itoa(i))); l != nil {
+				return l
+			}
+		}
+	}
+	return nil
 }
 
 // schemaPos finds the position of a location inside the input schema,
@@ -708,6 +807,12 @@ func (tc *toolCheck) requestPath(r *Request, p Pos) {
 			tc.add(p, tc.subj, "placeholder {%s} names no argument%s", n, didYouMean(n, slices.Collect(maps.Keys(tc.props))))
 		case !tc.req[n]:
 			tc.add(p, tc.subj, "path placeholder {%s} names an optional argument; list it under input.required", n)
+		}
+	}
+	for i, n := range r.MultiSegment {
+		if !slices.Contains(t.Names(), n) || n == ReservedWorkspace || n == ReservedActor {
+			tc.add(first(tc.pos[childIndex(tc.path+".request.multi_segment", i)], r.At("multi_segment")), tc.subj,
+				"multi_segment %q names no argument placeholder of request.path", n)
 		}
 	}
 	r.PathTemplate = t
