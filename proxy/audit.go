@@ -1,9 +1,12 @@
 package proxy
 
 import (
-	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"sync"
@@ -12,7 +15,9 @@ import (
 	"github.com/mcpgw/gateway/authz"
 )
 
-// AuditRecord is one write call, whatever its outcome.
+// AuditRecord is one write call, whatever its outcome. A call that is about
+// to reach the upstream has two: stage "started", written before anything
+// is sent, and stage "completed" with the outcome.
 type AuditRecord struct {
 	Time           string          `json:"time"`
 	RequestID      string          `json:"request_id"`
@@ -22,40 +27,81 @@ type AuditRecord struct {
 	Tool           string          `json:"tool"`
 	Arguments      json.RawMessage `json:"arguments"`
 	UpstreamStatus int             `json:"upstream_status"`
-	Outcome        string          `json:"outcome"`
+	Outcome        string          `json:"outcome,omitempty"`
 	DurationMS     int64           `json:"duration_ms"`
+	Stage          string          `json:"stage"`
 }
 
-// AuditSink stores audit records. Write returns once the record is
-// durable enough to reply: appended and flushed.
+// Audit stages.
+const (
+	StageStarted   = "started"
+	StageCompleted = "completed"
+)
+
+// AuditSink stores audit records. Write returns nil only once the record
+// is written out (appended, and synced when asked); an error means the
+// record may be lost, and a write call whose first record fails is refused.
 type AuditSink interface {
 	Write(ctx context.Context, rec *AuditRecord) error
 }
 
-// LogAudit writes records to a structured log. It is the default sink.
+// LogAudit writes records to a structured log. It is the default sink. The
+// handler's write error is returned (slog.Logger's own methods drop it).
 type LogAudit struct{ Logger *slog.Logger }
 
 func (a *LogAudit) Write(ctx context.Context, rec *AuditRecord) error {
 	// The record is one group, so its keys (time included) keep the names
 	// the audit contract gives them beside the log line's own.
-	a.Logger.LogAttrs(ctx, slog.LevelInfo, "audit", slog.Any("audit", rec))
-	return nil
+	r := slog.NewRecord(time.Now(), slog.LevelInfo, "audit", 0)
+	r.AddAttrs(slog.Any("audit", rec))
+	return a.Logger.Handler().Handle(ctx, r)
 }
 
-// FileAudit appends JSON lines to a file, flushed before Write returns.
+// FileAudit appends JSON lines to a file. Each record is one write system
+// call on a file opened with O_APPEND, newline included, so processes
+// sharing the file never interleave. A failed write is retried once on the
+// file opened afresh; the sink recovers by itself when writing works again.
 type FileAudit struct {
+	path string
+	sync bool
+
 	mu sync.Mutex
-	f  *os.File
-	w  *bufio.Writer
+	f  *os.File // nil after a failed reopen
+}
+
+// FileAuditOptions configures a [FileAudit].
+type FileAuditOptions struct {
+	// Fsync syncs the file after each record, before Write returns, so
+	// records survive power loss. False: the kernel writes them out.
+	Fsync bool
 }
 
 // OpenFileAudit opens path for append, creating it with mode 0600.
-func OpenFileAudit(path string) (*FileAudit, error) {
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+func OpenFileAudit(path string, opts *FileAuditOptions) (*FileAudit, error) {
+	a := &FileAudit{path: path}
+	if opts != nil {
+		a.sync = opts.Fsync
+	}
+	f, err := a.open()
 	if err != nil {
 		return nil, err
 	}
-	return &FileAudit{f: f, w: bufio.NewWriter(f)}, nil
+	a.f = f
+	return a, nil
+}
+
+func (a *FileAudit) open() (*os.File, error) {
+	return os.OpenFile(a.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+}
+
+// Path is the file records are appended to.
+func (a *FileAudit) Path() string { return a.path }
+
+// SetFsync turns syncing each record on or off (a reload may change it).
+func (a *FileAudit) SetFsync(on bool) {
+	a.mu.Lock()
+	a.sync = on
+	a.mu.Unlock()
 }
 
 func (a *FileAudit) Write(_ context.Context, rec *AuditRecord) error {
@@ -63,19 +109,138 @@ func (a *FileAudit) Write(_ context.Context, rec *AuditRecord) error {
 	if err != nil {
 		return err
 	}
+	line = append(line, '\n')
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.w.Write(line)
-	a.w.WriteByte('\n')
-	return a.w.Flush()
+	n, err := a.writeLocked(line)
+	if err == nil {
+		return nil
+	}
+	// One retry on the file opened afresh: it may have been removed,
+	// rotated or the disk may have recovered. A record cut short by the
+	// failure is ended first, so the next one starts on a line of its own.
+	if rerr := a.reopenLocked(); rerr != nil {
+		return fmt.Errorf("audit file %s: %w (reopening: %v)", a.path, err, rerr)
+	}
+	if n > 0 {
+		line = append([]byte{'\n'}, line...)
+	}
+	if _, err2 := a.writeLocked(line); err2 != nil {
+		return fmt.Errorf("audit file %s: %w", a.path, err2)
+	}
+	return nil
+}
+
+func (a *FileAudit) writeLocked(line []byte) (int, error) {
+	if a.f == nil {
+		return 0, errors.New("audit file is not open")
+	}
+	n, err := a.f.Write(line)
+	if err == nil && a.sync {
+		err = a.f.Sync()
+	}
+	return n, err
+}
+
+func (a *FileAudit) reopenLocked() error {
+	if a.f != nil {
+		a.f.Close()
+		a.f = nil
+	}
+	f, err := a.open()
+	if err != nil {
+		return err
+	}
+	a.f = f
+	return nil
+}
+
+// Reopen closes the file and opens the path again, for log rotation
+// (SIGHUP): later records go to whatever file the path names now.
+func (a *FileAudit) Reopen() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.reopenLocked()
 }
 
 // Close closes the file.
 func (a *FileAudit) Close() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.w.Flush()
-	return a.f.Close()
+	if a.f == nil {
+		return nil
+	}
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
+
+// AuditObserver receives what an [AuditTrail] sees. Implementations must be
+// safe for concurrent use.
+type AuditObserver interface {
+	// AuditRecord is one record written (err nil) or lost; outcome is the
+	// record's outcome, or "started" for a started record.
+	AuditRecord(outcome string, err error)
+	// AuditHealthy is the sink's state after each write.
+	AuditHealthy(bool)
+}
+
+// AuditTrail wraps a sink: it counts records and failures, keeps the
+// healthy state, and logs the first failure and the recovery once each,
+// so a failing sink is loud without flooding the log.
+type AuditTrail struct {
+	sink   AuditSink
+	logger *slog.Logger
+	obs    AuditObserver
+
+	mu      sync.Mutex
+	failing bool
+}
+
+// NewAuditTrail wraps sink. A nil logger discards; a nil obs observes
+// nothing.
+func NewAuditTrail(sink AuditSink, logger *slog.Logger, obs AuditObserver) *AuditTrail {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	t := &AuditTrail{sink: sink, logger: logger, obs: obs}
+	if obs != nil {
+		obs.AuditHealthy(true)
+	}
+	return t
+}
+
+// Sink returns the wrapped sink.
+func (t *AuditTrail) Sink() AuditSink { return t.sink }
+
+// Healthy reports whether the last record was written.
+func (t *AuditTrail) Healthy() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return !t.failing
+}
+
+func (t *AuditTrail) Write(ctx context.Context, rec *AuditRecord) error {
+	err := t.sink.Write(ctx, rec)
+	label := rec.Outcome
+	if rec.Stage == StageStarted {
+		label = StageStarted
+	}
+	t.mu.Lock()
+	was := t.failing
+	t.failing = err != nil
+	t.mu.Unlock()
+	switch {
+	case err != nil && !was:
+		t.logger.Error("audit records cannot be written; write calls are refused until they can", "error", err)
+	case err == nil && was:
+		t.logger.Info("audit records are written again; write calls are served")
+	}
+	if t.obs != nil {
+		t.obs.AuditRecord(label, err)
+		t.obs.AuditHealthy(err == nil)
+	}
+	return err
 }
 
 type requestIDKey struct{}
@@ -91,46 +256,85 @@ func RequestID(ctx context.Context) string {
 	return id
 }
 
-func (c *Core) record(ctx context.Context, p *authz.Principal, t *tool, args []byte, status int, res *Result, callErr error, d time.Duration) {
+// auditEntry is one write call's audit state: the parts both records share.
+type auditEntry struct {
+	c     *Core
+	p     *authz.Principal
+	t     *tool
+	args  json.RawMessage
+	start time.Time
+}
+
+func (c *Core) newAuditEntry(p *authz.Principal, t *tool, raw []byte, start time.Time) *auditEntry {
+	return &auditEntry{c: c, p: p, t: t, args: auditArgs(raw, t, int(c.cat.Audit.MaxArgumentBytes)), start: start}
+}
+
+func (e *auditEntry) record(stage, outcome string, status int) *AuditRecord {
 	rec := &AuditRecord{
 		Time:           time.Now().UTC().Format(time.RFC3339Nano),
-		RequestID:      RequestID(ctx),
-		Tool:           t.def.Name,
-		Arguments:      auditArgs(args, t),
+		Tool:           e.t.def.Name,
+		Arguments:      e.args,
 		UpstreamStatus: status,
-		DurationMS:     d.Milliseconds(),
+		Outcome:        outcome,
+		DurationMS:     time.Since(e.start).Milliseconds(),
+		Stage:          stage,
 	}
-	if p != nil {
-		rec.Actor, rec.Subject, rec.Workspace = p.Actor, p.Subject, p.Workspace
+	if e.p != nil {
+		rec.Actor, rec.Subject, rec.Workspace = e.p.Actor, e.p.Subject, e.p.Workspace
 	}
+	return rec
+}
+
+// started writes the record that must exist before the upstream is called.
+func (e *auditEntry) started(ctx context.Context) error {
+	rec := e.record(StageStarted, "", 0)
+	rec.RequestID = RequestID(ctx)
+	return e.c.audit.Write(context.WithoutCancel(ctx), rec)
+}
+
+// completed writes the call's final record. A failure is logged: the
+// upstream may have acted, so the reply still goes out.
+func (e *auditEntry) completed(ctx context.Context, status int, res *Result, callErr error) {
+	outcome := ""
 	switch {
 	case res != nil:
-		rec.Outcome = res.Outcome
+		outcome = res.Outcome
 	case callErr != nil:
-		rec.Outcome = OutcomeRefused
+		outcome = OutcomeRefused
 	}
-	if rec.Outcome == OutcomeNotFound || rec.Outcome == OutcomeTruncated {
-		rec.Outcome = OutcomeOK
+	if outcome == OutcomeNotFound || outcome == OutcomeTruncated {
+		outcome = OutcomeOK
 	}
-	if err := c.audit.Write(context.WithoutCancel(ctx), rec); err != nil {
-		c.logger.Error("audit write failed", "tool", t.def.Name, "error", err)
+	rec := e.record(StageCompleted, outcome, status)
+	rec.RequestID = RequestID(ctx)
+	if err := e.c.audit.Write(context.WithoutCancel(ctx), rec); err != nil {
+		e.c.logger.Error("audit write failed", "tool", e.t.def.Name, "stage", StageCompleted, "error", err)
 	}
 }
 
 // auditArgs returns the arguments for the audit record as valid JSON, with
 // the value of every argument whose schema marks it writeOnly (JSON Schema's
 // annotation for values sent but never to be read back, such as secrets)
-// replaced by "[redacted]".
-func auditArgs(args []byte, t *tool) json.RawMessage {
-	if len(args) == 0 || !json.Valid(args) {
+// replaced by "[redacted]". Arguments over max bytes, or that are not a
+// JSON object, are recorded as {"sha256": …, "bytes": …} instead, so a
+// caller cannot fill the trail with junk yet the record still identifies
+// what was sent.
+func auditArgs(args []byte, t *tool, max int) json.RawMessage {
+	if len(args) == 0 || string(args) == "null" {
 		return json.RawMessage("{}")
+	}
+	if max <= 0 {
+		max = 8 << 10
+	}
+	if len(args) > max || !json.Valid(args) {
+		return digestArgs(args)
 	}
 	if len(t.redact) == 0 {
 		return json.RawMessage(args)
 	}
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
-		return json.RawMessage(args)
+		return digestArgs(args)
 	}
 	for _, name := range t.redact {
 		if _, ok := m[name]; ok {
@@ -139,9 +343,14 @@ func auditArgs(args []byte, t *tool) json.RawMessage {
 	}
 	out, err := json.Marshal(m)
 	if err != nil {
-		return json.RawMessage("{}")
+		return digestArgs(args)
 	}
 	return out
+}
+
+func digestArgs(args []byte) json.RawMessage {
+	sum := sha256.Sum256(args)
+	return json.RawMessage(fmt.Sprintf(`{"sha256":%q,"bytes":%d}`, hex.EncodeToString(sum[:]), len(args)))
 }
 
 // writeOnlyArgs lists the top-level properties of a schema marked

@@ -318,10 +318,14 @@ func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args [
 		defer span.End()
 	}
 	start := time.Now()
-	res, status, err := c.call(ctx, p, t, args)
-	d := time.Since(start)
+	var ae *auditEntry
 	if t.def.Kind == catalog.KindWrite {
-		c.record(ctx, p, t, args, status, res, err, d)
+		ae = c.newAuditEntry(p, t, args, start)
+	}
+	res, status, err := c.call(ctx, p, t, args, ae)
+	d := time.Since(start)
+	if ae != nil {
+		ae.completed(ctx, status, res, err)
 	}
 	outcome := outcomeOf(res, err)
 	c.metrics.ToolCall(t.def.Name, outcome, d)
@@ -342,7 +346,11 @@ func outcomeOf(res *Result, err error) string {
 	return res.Outcome
 }
 
-func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte) (*Result, int, error) {
+// call decides, validates, builds and sends. ae is the audit entry of a
+// write call (nil for reads): its started record is written just before
+// the upstream is called, and a call whose record cannot be written is
+// refused with nothing sent.
+func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte, ae *auditEntry) (*Result, int, error) {
 	d := c.policy.Decide(ctx, p, t.def)
 	if !d.Allowed {
 		if d.Challenge != nil {
@@ -369,6 +377,15 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	var keep int64
 	if t.def.Response.Render == catalog.RenderPayload {
 		keep = int64(c.cat.Limits.InlineBytes) + utf8.UTFMax // enough to judge the cut's encoding
+	}
+	if ae != nil {
+		if err := ae.started(ctx); err != nil {
+			return toolError(OutcomeRefused, "write refused: auditing is unavailable (the audit record could not be written), so nothing was sent upstream; reads still work"), 0, nil
+		}
+		// Once sent, a write runs to its answer (within the upstream's
+		// timeout) even if the caller leaves: its record must say what
+		// the upstream did, not that the call was cut off.
+		ctx = context.WithoutCancel(ctx)
 	}
 	resp, err := t.up.do(ctx, req, keep)
 	if err != nil {

@@ -13,9 +13,14 @@ import (
 // writer when the buffer fills and at least every flushEvery; Close
 // flushes what is left. A crash can lose at most flushEvery of logs —
 // audit records do not go through here when audit.path is set.
+//
+// A failed write never stops the stream: bufio.Writer refuses every write
+// after its first error, so the buffer is reset instead (what it held is
+// lost) and the next line is tried afresh.
 type logWriter struct {
 	once sync.Once
 	mu   sync.Mutex
+	out  io.Writer
 	w    *bufio.Writer
 	stop chan struct{}
 	done chan struct{}
@@ -24,7 +29,7 @@ type logWriter struct {
 const flushEvery = 200 * time.Millisecond
 
 func newLogWriter(w io.Writer) *logWriter {
-	lw := &logWriter{w: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
+	lw := &logWriter{out: w, w: bufio.NewWriterSize(w, 64<<10), stop: make(chan struct{}), done: make(chan struct{})}
 	go lw.loop()
 	return lw
 }
@@ -35,9 +40,23 @@ func (lw *logWriter) Write(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
 	if len(p) > lw.w.Available() {
-		lw.w.Flush()
+		lw.flushLocked()
 	}
-	return lw.w.Write(p)
+	n, err := lw.w.Write(p)
+	if err != nil {
+		lw.w.Reset(lw.out)
+	}
+	return n, err
+}
+
+// flushLocked writes out the buffer; on failure it drops it, so the
+// writer keeps working for the lines that follow.
+func (lw *logWriter) flushLocked() error {
+	err := lw.w.Flush()
+	if err != nil {
+		lw.w.Reset(lw.out)
+	}
+	return err
 }
 
 // writeThrough writes p at once, after what is buffered: for records that
@@ -45,14 +64,10 @@ func (lw *logWriter) Write(p []byte) (int, error) {
 func (lw *logWriter) writeThrough(p []byte) (int, error) {
 	lw.mu.Lock()
 	defer lw.mu.Unlock()
-	if err := lw.w.Flush(); err != nil {
-		return 0, err
-	}
-	n, err := lw.w.Write(p)
-	if err == nil {
-		err = lw.w.Flush()
-	}
-	return n, err
+	// Buffered lines that cannot be written are dropped; the record is
+	// still tried, in one write of its own.
+	lw.flushLocked()
+	return lw.out.Write(p)
 }
 
 // throughWriter is a logWriter that writes every record at once.
@@ -62,7 +77,7 @@ func (t throughWriter) Write(p []byte) (int, error) { return t.lw.writeThrough(p
 
 func (lw *logWriter) flush() {
 	lw.mu.Lock()
-	lw.w.Flush()
+	lw.flushLocked()
 	lw.mu.Unlock()
 }
 

@@ -32,6 +32,9 @@ type metrics struct {
 	catalogInfo   *prometheus.GaugeVec
 	jwksFetches   *prometheus.CounterVec
 	reloadedAtSec prometheus.Gauge
+	auditRecords  *prometheus.CounterVec
+	auditFailures prometheus.Counter
+	auditHealthy  prometheus.Gauge
 }
 
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
@@ -51,6 +54,11 @@ func newMetrics() *metrics {
 	m.catalogInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gateway_catalog_info", Help: "The catalog being served, by its SHA-256 (value 1)."}, []string{"hash"})
 	m.jwksFetches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_jwks_fetches_total", Help: "JWKS fetches by result."}, []string{"result"})
 	m.reloadedAtSec = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_catalog_loaded_timestamp_seconds", Help: "When the current catalog was installed."})
+	m.auditRecords = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_audit_records_total", Help: "Audit records written, by outcome (ok, tool_error, denied, refused; started for the record written before a write is sent)."}, []string{"outcome"})
+	m.auditFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "gateway_audit_failures_total", Help: "Audit records that could not be written."})
+	m.auditHealthy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_audit_healthy", Help: "1 when the last audit record was written, 0 when it failed (write calls are then refused)."})
+	m.auditHealthy.Set(1)
+	m.reg.MustRegister(m.auditRecords, m.auditFailures, m.auditHealthy)
 	m.reg.MustRegister(m.requests, m.requestTime, m.inFlight, m.authFailures, m.rateLimited, m.toolCalls, m.toolTime,
 		m.upstreamResp, m.upstreamTime, m.reloads, m.catalogInfo, m.jwksFetches, m.reloadedAtSec,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -102,6 +110,27 @@ func statusClass(status int) string {
 		return "error"
 	}
 	return strconv.Itoa(status/100) + "xx"
+}
+
+// audit returns the audit trail's view of the registry.
+func (m *metrics) audit() proxy.AuditObserver { return auditMetrics{m} }
+
+type auditMetrics struct{ m *metrics }
+
+func (a auditMetrics) AuditRecord(outcome string, err error) {
+	if err != nil {
+		a.m.auditFailures.Inc()
+		return
+	}
+	a.m.auditRecords.WithLabelValues(outcome).Inc()
+}
+
+func (a auditMetrics) AuditHealthy(ok bool) {
+	if ok {
+		a.m.auditHealthy.Set(1)
+	} else {
+		a.m.auditHealthy.Set(0)
+	}
 }
 
 // surfaces returns the wire's view of the registry.

@@ -44,8 +44,18 @@ type runtime struct {
 	cur     atomic.Pointer[state]
 	reloads atomic.Int64 // successful reloads after the first load
 
-	mu     sync.Mutex // serializes reloads
-	audits map[string]*proxy.FileAudit
+	mu sync.Mutex // serializes reloads
+	// audits holds one trail per audit file, kept across reloads so a file
+	// is opened once and its health is tracked for the process's life;
+	// logTrail is the trail over the log stream.
+	audits   map[string]*fileTrail
+	logTrail *proxy.AuditTrail
+}
+
+// fileTrail is an audit file and the trail that watches it.
+type fileTrail struct {
+	file  *proxy.FileAudit
+	trail *proxy.AuditTrail
 }
 
 // state is one loaded catalog with everything built from it.
@@ -55,7 +65,7 @@ type state struct {
 }
 
 func newRuntime(env lookupEnv, logger *slog.Logger, m *metrics) *runtime {
-	return &runtime{env: env, logger: logger, metrics: m, audits: map[string]*proxy.FileAudit{}}
+	return &runtime{env: env, logger: logger, metrics: m, audits: map[string]*fileTrail{}}
 }
 
 // loadRuntime makes a runtime for the catalog file at path and loads it
@@ -94,19 +104,28 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 		return err
 	}
 	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy(), Tracer: rt.tracer}
-	if rt.auditLog != nil {
-		opts.Audit = &proxy.LogAudit{Logger: rt.auditLog}
-	}
 	if p := cat.Audit.Path; p != "" {
 		a := rt.audits[p]
 		if a == nil {
-			if a, err = proxy.OpenFileAudit(p); err != nil {
+			f, err := proxy.OpenFileAudit(p, &proxy.FileAuditOptions{Fsync: cat.Audit.Fsync})
+			if err != nil {
 				closeVerifier(v)
 				return fmt.Errorf("audit.path: %w", err)
 			}
+			a = &fileTrail{file: f, trail: proxy.NewAuditTrail(f, rt.logger, rt.metrics.audit())}
 			rt.audits[p] = a
 		}
-		opts.Audit = a
+		a.file.SetFsync(cat.Audit.Fsync)
+		opts.Audit = a.trail
+	} else {
+		if rt.logTrail == nil {
+			logger := rt.auditLog
+			if logger == nil {
+				logger = rt.logger
+			}
+			rt.logTrail = proxy.NewAuditTrail(&proxy.LogAudit{Logger: logger}, rt.logger, rt.metrics.audit())
+		}
+		opts.Audit = rt.logTrail
 	}
 	core, err := proxy.New(cat, opts)
 	if err != nil {
@@ -139,6 +158,14 @@ func closeVerifier(v authz.Verifier) {
 func (rt *runtime) reload(reason string, force bool) error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	if force {
+		// SIGHUP also reopens audit files, for log rotation.
+		for path, a := range rt.audits {
+			if err := a.file.Reopen(); err != nil {
+				rt.logger.Error("audit file cannot be reopened; write calls are refused until it can", "path", path, "error", err)
+			}
+		}
+	}
 	if rt.load == nil {
 		return nil
 	}
