@@ -27,6 +27,10 @@ import (
 // auditCore builds a core over testCatalog (plus extra YAML) whose audit
 // records go to sink.
 func auditCore(t *testing.T, upURL, extra string, sink proxy.AuditSink) *proxy.Core {
+	return auditCoreTB(t, upURL, extra, sink)
+}
+
+func auditCoreTB(t testing.TB, upURL, extra string, sink proxy.AuditSink) *proxy.Core {
 	t.Helper()
 	cat, err := catalog.Parse("test.yaml", []byte(testCatalog+extra), &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
 		return map[string]string{"UP": upURL, "SECRET": strings.Repeat("k", 32)}[k], true
