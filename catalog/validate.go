@@ -145,6 +145,10 @@ func (v *checker) server() {
 // hostRule says what keeps h from being a Host header value: a host name
 // or IP address, with an optional port, nothing else.
 func hostRule(h string) string {
+	const want = "must be a host name or address with an optional port, like mcp.example.com or mcp.example.com:8443"
+	if strings.ContainsAny(h, "/?#@") {
+		return want
+	}
 	host, port := h, ""
 	if hp, pp, err := net.SplitHostPort(h); err == nil {
 		host, port = hp, pp
@@ -153,8 +157,8 @@ func hostRule(h string) string {
 		}
 	}
 	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	if host == "" || strings.ContainsAny(host, "/?#@ \t\r\n\x00[]") || strings.Contains(h, "://") {
-		return "must be a host name or address with an optional port, like mcp.example.com or mcp.example.com:8443"
+	if host == "" || strings.ContainsAny(host, " \t\r\n\x00[]") {
+		return want
 	}
 	return ""
 }
