@@ -193,9 +193,14 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
 	}
-	c.audit = opts.Audit
-	if c.audit == nil {
-		c.audit = &LogAudit{Logger: c.logger}
+	switch a := opts.Audit.(type) {
+	case *AuditTrail:
+		c.audit = a
+	case nil:
+		c.audit = NewAuditTrail(&LogAudit{Logger: c.logger}, c.logger, nil)
+	default:
+		// The trail logs a failing sink once, not once per call.
+		c.audit = NewAuditTrail(a, c.logger, nil)
 	}
 	ups := make(map[string]*upstream, len(cat.Upstreams))
 	for name, def := range cat.Upstreams {
