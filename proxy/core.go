@@ -226,7 +226,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			return nil, fmt.Errorf("tool %q: unknown upstream %q", def.Name, def.Request.Upstream)
 		}
 		t.redact = writeOnlyArgs(def.Input)
-		t.path = compilePath(def.Request.PathTemplate)
+		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
 		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
 		t.shape = rendering.ShapeOptions{Select: def.Response.Select, Paged: def.Paging != nil && def.Paging.CursorArgument != ""}
 		for _, f := range def.Response.Fields {
@@ -375,7 +375,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if t.def.Kind == catalog.KindWrite && b.actor == "" {
 		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
 	}
-	req, err := t.up.buildRequest(t, args, b)
+	req, redirects, err := t.up.buildRequest(t, args, b)
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
@@ -392,7 +392,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		// the upstream did, not that the call was cut off.
 		ctx = context.WithoutCancel(ctx)
 	}
-	resp, err := t.up.do(ctx, req, keep)
+	resp, err := t.up.do(ctx, req, redirects, keep)
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}

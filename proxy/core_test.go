@@ -175,9 +175,6 @@ func TestHostilePathValuesStayInOneSegment(t *testing.T) {
 	cases := []struct {
 		id, wantPath string
 	}{
-		{"../admin", "/v1/items/..%2Fadmin"},
-		{"%2e%2e", "/v1/items/%252e%252e"},
-		{"a/b", "/v1/items/a%2Fb"},
 		{"a?x=1", "/v1/items/a%3Fx=1"},
 		{"a#frag", "/v1/items/a%23frag"},
 		{"a b", "/v1/items/a%20b"},
@@ -202,7 +199,7 @@ func TestDotSegmentsAndInvalidArgumentsSendNothing(t *testing.T) {
 	rec := newRecorder(t, nil)
 	c := newCore(t, rec.srv.URL, nil)
 	for _, args := range []string{
-		`{"id":".."}`, `{"id":"."}`, `{"id":""}`,
+		`{"id":".."}`, `{"id":"."}`, `{"id":""}`, `{"id":"../admin"}`, `{"id":"%2e%2e"}`, `{"id":"a/b"}`,
 		`{}`, `{"id":7}`, `{"id":"x","workspace":"globex"}`, `{"id":"x","h":"a\r\nX-Workspace-Id: globex"}`,
 		`{"id":"x","h":"a\u0000b"}`, `[1,2]`, `{"id":"x","extra":1}`,
 	} {
@@ -331,6 +328,7 @@ func TestUpstreamFaultsBecomeToolErrors(t *testing.T) {
 		name    string
 		url     string // when set, used instead of a recorder
 		handle  http.HandlerFunc
+		follow  bool // the upstream sets follow_redirects
 		want    string
 		notWant string
 	}{
@@ -360,12 +358,15 @@ func TestUpstreamFaultsBecomeToolErrors(t *testing.T) {
 		{name: "over-the-cap", handle: func(w http.ResponseWriter, r *http.Request) {
 			io.WriteString(w, `{"big":"`+strings.Repeat("x", 100<<10)+`"}`)
 		}, want: "more than max_response_bytes"},
-		{name: "redirect-loop", handle: func(w http.ResponseWriter, r *http.Request) {
+		{name: "redirect-not-followed", handle: func(w http.ResponseWriter, r *http.Request) {
 			http.Redirect(w, r, r.URL.Path+"x", http.StatusFound)
-		}, want: "redirected more than 3 times"},
-		{name: "foreign-redirect", handle: func(w http.ResponseWriter, r *http.Request) {
-			http.Redirect(w, r, other.srv.URL+"/steal", http.StatusFound)
-		}, want: "redirected to another origin"},
+		}, want: "answered 302 Found (a redirect, not followed): the upstream does not set follow_redirects"},
+		{name: "redirect-loop", follow: true, handle: func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, r.URL.Path+"x", http.StatusFound)
+		}, want: "answered 302 Found (a redirect, not followed): more than 3 redirects in a row"},
+		{name: "foreign-redirect", follow: true, handle: func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, other.srv.URL+"/v1/items/steal", http.StatusFound)
+		}, want: "answered 302 Found (a redirect, not followed): it leads to another origin"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -373,7 +374,11 @@ func TestUpstreamFaultsBecomeToolErrors(t *testing.T) {
 			if url == "" {
 				url = newRecorder(t, tc.handle).srv.URL
 			}
-			c := newCore(t, url, map[string]string{"TIMEOUT": "300ms"})
+			src := testCatalog
+			if tc.follow {
+				src = followCatalog
+			}
+			c := parseCore(t, src, url, map[string]string{"TIMEOUT": "300ms"})
 			start := time.Now()
 			res := call(t, c, reader, "get_item", `{"id":"j1"}`)
 			if d := time.Since(start); d > 10*time.Second {
@@ -395,15 +400,18 @@ func TestUpstreamFaultsBecomeToolErrors(t *testing.T) {
 	}
 }
 
+// followCatalog is testCatalog with follow_redirects: true on its upstream.
+var followCatalog = strings.Replace(testCatalog, "    max_response_bytes: 64KiB\n", "    max_response_bytes: 64KiB\n    follow_redirects: true\n", 1)
+
 func TestSameOriginRedirectKeepsCredentials(t *testing.T) {
 	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/items/") {
-			http.Redirect(w, r, "/moved", http.StatusFound)
+		if r.URL.Path != "/v1/items/moved" {
+			http.Redirect(w, r, "/v1/items/moved", http.StatusFound)
 			return
 		}
 		io.WriteString(w, `{"moved":true}`)
 	})
-	c := newCore(t, rec.srv.URL, nil)
+	c := parseCore(t, followCatalog, rec.srv.URL, nil)
 	res := call(t, c, reader, "get_item", `{"id":"j1"}`)
 	if res.IsError || res.Text != `{"moved":true}` {
 		t.Fatalf("result = %+v", res)
@@ -443,7 +451,7 @@ func newTestServer(tb testing.TB, h http.Handler) string {
 	return srv.URL
 }
 
-func TestTemporaryRedirectKeepsMethodAndBody(t *testing.T) {
+func TestWriteNeverFollowsRedirects(t *testing.T) {
 	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasSuffix(r.URL.Path, "/moved") {
 			http.Redirect(w, r, r.URL.Path+"/moved", http.StatusTemporaryRedirect)
@@ -451,12 +459,12 @@ func TestTemporaryRedirectKeepsMethodAndBody(t *testing.T) {
 		}
 		w.Write([]byte(`{"ok":true}`))
 	})
-	c := newCore(t, rec.srv.URL, nil)
-	if res := call(t, c, writer, "set_limit", `{"id":"q1","limit":2}`); res.IsError {
-		t.Fatalf("set_limit through a 307: %s", res.Text)
+	c := parseCore(t, followCatalog, rec.srv.URL, nil)
+	res := call(t, c, writer, "set_limit", `{"id":"q1","limit":2}`)
+	if !res.IsError || !strings.Contains(res.Text, "answered 307 Temporary Redirect (a redirect, not followed): writes never follow redirects") {
+		t.Fatalf("set_limit through a 307 = %+v, want a tool error naming the redirect", res)
 	}
-	reqs := rec.all()
-	if len(reqs) != 2 || reqs[1].Method != "POST" || reqs[1].Body != reqs[0].Body || reqs[1].Header.Get("X-Actor") != "bob@example.com" {
-		t.Errorf("the 307 hop = %+v", reqs)
+	if reqs := rec.all(); len(reqs) != 1 || reqs[0].Method != "POST" {
+		t.Errorf("the upstream received %+v, want the one POST", reqs)
 	}
 }

@@ -52,7 +52,7 @@ func BenchmarkBuildRequest(b *testing.B) {
 	bind := binding{workspace: "acme", actor: "a@example.com"}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := t.up.buildRequest(t, args, bind); err != nil {
+		if _, _, err := t.up.buildRequest(t, args, bind); err != nil {
 			b.Fatal(err)
 		}
 	}

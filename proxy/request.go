@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -93,32 +96,57 @@ func expandText(t catalog.Template, args map[string]any, b binding) (string, boo
 // pathPart is one piece of a compiled path template: literal text,
 // escaped once at load, or a placeholder.
 type pathPart struct {
-	lit  string // escaped literal, when name is ""
-	name string // placeholder
+	lit   string // escaped literal, when name is ""
+	name  string // placeholder
+	multi bool   // its value may span segments (request.multi_segment)
 }
 
 // compilePath escapes a path template's literal parts once, at load.
-func compilePath(t catalog.Template) []pathPart {
+// Placeholders named in multi may take values that span segments.
+func compilePath(t catalog.Template, multi []string) []pathPart {
 	parts := make([]pathPart, len(t.Parts))
 	for i, p := range t.Parts {
 		if p.Name == "" {
 			parts[i] = pathPart{lit: (&url.URL{Path: p.Text}).EscapedPath()}
 		} else {
-			parts[i] = pathPart{name: p.Name}
+			parts[i] = pathPart{name: p.Name, multi: slices.Contains(multi, p.Name)}
 		}
 	}
 	return parts
 }
 
+// builtPath is an expanded path: escaped, and how much of it the catalog
+// and the principal fixed before the first argument went in.
+type builtPath struct {
+	escaped string
+	fixed   int  // escaped[:fixed] comes from the template and the token alone
+	whole   bool // no argument went in: fixed is the whole path
+}
+
+// valueSpan is where one placeholder's value landed in the escaped path.
+type valueSpan struct {
+	start, end int
+	name       string
+}
+
 // buildPath expands a compiled path into its escaped form. Every
 // placeholder's value is escaped as one segment's content, so "/", "?", "#"
-// and "%" can never change the path's shape. A segment that a value helped
-// make and that comes out empty, "." or ".." is refused before anything is
-// sent, whether the value fills it alone ("/{id}") or shares it
-// ("/{name}.{ext}", "/{a}{b}").
-func buildPath(parts []pathPart, args map[string]any, b binding) (string, error) {
+// and "%" can never change the path's shape; a multi_segment value is split
+// at "/" and each piece escaped as one segment's content.
+//
+// Escaping is not enough on its own (issue 9): many servers decode the path
+// before routing or cleaning it (Go's ServeMux before 1.22, httprouter's
+// RedirectFixedPath, IIS and some Java servers, which also take "\" for
+// "/"), some decode it twice, and the gateway cannot know which. So every
+// segment a value helped make is decoded again and again, as such a server
+// would, and refused before anything is sent if any decoding of it is
+// empty, "." or "..", holds "/" or "\", or NUL, CR or LF; see
+// checkSegment. This holds whether a value fills its segment alone
+// ("/{id}") or shares it ("/{name}.{ext}", "/{a}{b}").
+func buildPath(parts []pathPart, args map[string]any, b binding) (builtPath, error) {
 	var esc strings.Builder
-	var spans [][2]int // where values landed in the escaped path
+	var spans []valueSpan
+	fixed := -1
 	for _, p := range parts {
 		if p.name == "" {
 			esc.WriteString(p.lit)
@@ -126,14 +154,26 @@ func buildPath(parts []pathPart, args map[string]any, b binding) (string, error)
 		}
 		v, ok := b.reserved(p.name)
 		if !ok {
+			if fixed < 0 {
+				fixed = esc.Len()
+			}
 			v, ok = scalarString(args[p.name])
 			if !ok {
-				return "", argErrorf("argument %q is required", p.name)
+				return builtPath{}, argErrorf("argument %q is required", p.name)
 			}
 		}
 		start := esc.Len()
-		esc.WriteString(url.PathEscape(v))
-		spans = append(spans, [2]int{start, esc.Len()})
+		if p.multi {
+			for i, seg := range strings.Split(v, "/") {
+				if i > 0 {
+					esc.WriteByte('/')
+				}
+				esc.WriteString(url.PathEscape(seg))
+			}
+		} else {
+			esc.WriteString(url.PathEscape(v))
+		}
+		spans = append(spans, valueSpan{start, esc.Len(), p.name})
 	}
 	path := esc.String()
 	segStart := 0
@@ -141,16 +181,148 @@ func buildPath(parts []pathPart, args map[string]any, b binding) (string, error)
 		if i < len(path) && path[i] != '/' {
 			continue
 		}
-		if seg := path[segStart:i]; seg == "" || seg == "." || seg == ".." {
+		if segStart > 0 {
+			var names []string
 			for _, sp := range spans {
-				if sp[0] <= i && sp[1] >= segStart && segStart > 0 {
-					return "", argErrorf("path arguments make the segment %q, which cannot be sent", seg)
+				if sp.start <= i && sp.end >= segStart && !slices.Contains(names, sp.name) {
+					names = append(names, sp.name)
+				}
+			}
+			if len(names) > 0 {
+				if err := checkSegment(path[segStart:i], names); err != nil {
+					return builtPath{}, err
 				}
 			}
 		}
 		segStart = i + 1
 	}
-	return path, nil
+	bp := builtPath{escaped: path, fixed: fixed}
+	if fixed < 0 {
+		bp.fixed, bp.whole = len(path), true
+	}
+	return bp, nil
+}
+
+// maxDecodes is how many times a path segment is percent-decoded when
+// checked. A value still changing after that many decodings is refused:
+// no real identifier is encoded so deep, and the check stays linear.
+const maxDecodes = 8
+
+// checkSegment refuses an escaped segment that some server, decoding it
+// any number of times, could take for something else than one segment:
+// empty, a dot segment ("." or "..", also before a ";" parameter, which
+// Tomcat strips), a separator ("/", or "\" for IIS and some Java
+// servers), or NUL, CR or LF. names are the placeholders whose values made
+// it, for the message.
+func checkSegment(seg string, names []string) error {
+	asWritten, _ := percentDecode(seg) // the segment as the template and values wrote it
+	s := seg
+	for level := 0; ; level++ {
+		if why := segmentProblem(s); why != "" {
+			decoded := ""
+			if level >= 2 {
+				decoded = fmt.Sprintf(" decodes to %q, which", shorten(s))
+			}
+			return argErrorf("%s cannot be sent: the path segment %q%s %s (a path value must stay in its own segment)",
+				placeholders(names), shorten(asWritten), decoded, why)
+		}
+		d, changed := percentDecode(s)
+		if !changed {
+			return nil
+		}
+		if level == maxDecodes {
+			return argErrorf("%s cannot be sent: the path segment %q is percent-encoded more than %d levels deep",
+				placeholders(names), shorten(asWritten), maxDecodes-1)
+		}
+		s = d
+	}
+}
+
+// segmentProblem says what is wrong with one decoding of a segment, or "".
+func segmentProblem(s string) string {
+	switch {
+	case s == "":
+		return "is empty"
+	case strings.ContainsAny(s, "/\\"):
+		return `holds "/" or "\"`
+	case strings.ContainsAny(s, "\x00\r\n"):
+		return "holds NUL, CR or LF"
+	}
+	if s == "." || s == ".." {
+		return "is a dot segment"
+	}
+	if i := strings.IndexByte(s, ';'); i >= 0 && (s[:i] == "." || s[:i] == "..") {
+		return `is a dot segment once its ";" parameter is dropped`
+	}
+	return ""
+}
+
+// percentDecode decodes %XX escapes, and IIS's %uXXXX, once. A "%" that
+// starts no valid escape stays as it is, and decoded bytes are kept as
+// they are, valid UTF-8 or not (an overlong "%c0%ae" is not "."). changed
+// reports whether anything was decoded.
+func percentDecode(s string) (out string, changed bool) {
+	i := strings.IndexByte(s, '%')
+	if i < 0 {
+		return s, false
+	}
+	b := make([]byte, 0, len(s))
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c == '%' {
+			if i+2 < len(s) && ishex(s[i+1]) && ishex(s[i+2]) {
+				b = append(b, unhex(s[i+1])<<4|unhex(s[i+2]))
+				i += 2
+				changed = true
+				continue
+			}
+			if i+5 < len(s) && (s[i+1] == 'u' || s[i+1] == 'U') && ishex(s[i+2]) && ishex(s[i+3]) && ishex(s[i+4]) && ishex(s[i+5]) {
+				r := rune(unhex(s[i+2]))<<12 | rune(unhex(s[i+3]))<<8 | rune(unhex(s[i+4]))<<4 | rune(unhex(s[i+5]))
+				b = utf8.AppendRune(b, r)
+				i += 5
+				changed = true
+				continue
+			}
+		}
+		b = append(b, c)
+	}
+	return string(b), changed
+}
+
+func ishex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// shorten bounds a caller's value quoted back in a message.
+func shorten(s string) string {
+	const max = 80
+	if len(s) <= max {
+		return s
+	}
+	return strings.ToValidUTF8(s[:max], "") + "…"
+}
+
+// placeholders names the placeholders a message is about.
+func placeholders(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	if len(q) == 1 {
+		return "path argument " + q[0]
+	}
+	return "path arguments " + strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 // buildBody expands a compiled JSON body template (catalog
@@ -196,11 +368,11 @@ func validHeaderValue(v string) bool {
 
 // buildRequest makes the upstream request for one call, fresh from the
 // catalog: nothing of the inbound request is copied.
-func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.Request, error) {
+func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.Request, redirectPolicy, error) {
 	req := t.def.Request
-	escaped, err := buildPath(t.path, args, b)
+	path, err := buildPath(t.path, args, b)
 	if err != nil {
-		return nil, err
+		return nil, redirectPolicy{}, err
 	}
 	q := url.Values{}
 	for _, p := range req.QueryParams {
@@ -228,7 +400,7 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 	// The URL is assembled as text and parsed once, so the escaped path is
 	// kept exactly as built (url.URL would re-escape a Path whose RawPath it
 	// judged inconsistent, turning an escaped "/" back into a separator).
-	target := u.prefix + escaped
+	target := u.prefix + path.escaped
 	if len(q) > 0 {
 		target += "?" + q.Encode()
 	}
@@ -238,12 +410,12 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 		v, _ := buildBody(req.BodyTemplate, args, b)
 		body, err = json.Marshal(v)
 		if err != nil {
-			return nil, argErrorf("arguments cannot be encoded as JSON: %v", err)
+			return nil, redirectPolicy{}, argErrorf("arguments cannot be encoded as JSON: %v", err)
 		}
 	}
 	r, err := http.NewRequest(req.Method, target, bytes.NewReader(body))
 	if err != nil {
-		return nil, argErrorf("cannot build the upstream request: %v", err)
+		return nil, redirectPolicy{}, argErrorf("cannot build the upstream request: %v", err)
 	}
 	if body == nil {
 		r.Body, r.ContentLength = http.NoBody, 0
@@ -260,7 +432,7 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 			continue
 		}
 		if !validHeaderValue(s) {
-			return nil, argErrorf("header %s: value contains CR, LF or NUL", p.Name)
+			return nil, redirectPolicy{}, argErrorf("header %s: value contains CR, LF or NUL", p.Name)
 		}
 		r.Header.Set(p.Name, s)
 	}
@@ -270,5 +442,5 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 	if t.def.Kind == catalog.KindWrite && u.def.ActorHeader != "" {
 		r.Header.Set(u.def.ActorHeader, b.actor)
 	}
-	return r, nil
+	return r, u.redirects(t.def.Kind == catalog.KindWrite, path), nil
 }

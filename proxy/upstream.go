@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -49,23 +50,24 @@ func startSpan(ctx context.Context, tr trace.Tracer, name string, kind trace.Spa
 	return tr.Start(ctx, name, trace.WithSpanKind(kind))
 }
 
-// maxRedirects is how many same-origin redirects a call follows.
+// maxRedirects is how many redirects a call follows, when it follows any.
 const maxRedirects = 3
 
 // upstream is a catalog upstream ready to send requests.
 type upstream struct {
-	tracer  trace.Tracer // nil: no spans
-	metrics Metrics
-	breaker breaker
-	slots   chan struct{} // nil: no cap on concurrent calls
-	name    string
-	def     *catalog.Upstream
-	origin  string // scheme://host[:port]
-	prefix  string // origin plus the base URL's escaped path, without a trailing slash
-	rt      http.RoundTripper
-	headers [][2]string // the upstream's own headers, keys canonical, made at load
-	timeout time.Duration
-	max     int64
+	tracer   trace.Tracer // nil: no spans
+	metrics  Metrics
+	breaker  breaker
+	slots    chan struct{} // nil: no cap on concurrent calls
+	name     string
+	def      *catalog.Upstream
+	origin   string // scheme://host[:port]
+	prefix   string // origin plus the base URL's escaped path, without a trailing slash
+	basePath string // the base URL's escaped path, without a trailing slash
+	rt       http.RoundTripper
+	headers  [][2]string // the upstream's own headers, keys canonical, made at load
+	timeout  time.Duration
+	max      int64
 }
 
 func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, cooldown time.Duration) (*upstream, error) {
@@ -80,7 +82,8 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 		timeout: def.Timeout.D(),
 		max:     int64(def.MaxResponseBytes),
 	}
-	u.prefix = u.origin + strings.TrimSuffix(base.EscapedPath(), "/")
+	u.basePath = strings.TrimSuffix(base.EscapedPath(), "/")
+	u.prefix = u.origin + u.basePath
 	if u.timeout <= 0 {
 		u.timeout = catalog.DefaultTimeout.D()
 	}
@@ -98,49 +101,167 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	return u, nil
 }
 
-// errForeignRedirect marks a redirect to another origin, never followed.
-var errForeignRedirect = errors.New("redirect to another origin")
+// redirectPolicy says which redirects one call follows (issue 9). A
+// redirect it does not follow comes back as the answer itself: a 3xx,
+// which the call reports as a tool error naming the status and why.
+type redirectPolicy struct {
+	never  string // when set, no redirect is followed, for this reason
+	prefix string // the escaped path a followed redirect must stay under, base path included
+	whole  bool   // prefix is the call's whole path: the target is it or below it
+}
 
-// errTooManyRedirects marks a same-origin redirect chain over maxRedirects.
-var errTooManyRedirects = errors.New("too many redirects")
+// redirects is the policy for a call to path. Writes never follow: a
+// redirected DELETE or POST could land elsewhere or turn into a GET, and
+// be recorded as done. Reads follow only when the upstream opts in, and
+// only under the path the catalog and the token fixed for the call.
+func (u *upstream) redirects(write bool, p builtPath) redirectPolicy {
+	switch {
+	case write:
+		return redirectPolicy{never: "writes never follow redirects"}
+	case !u.def.FollowRedirects:
+		return redirectPolicy{never: "the upstream does not set follow_redirects"}
+	}
+	return redirectPolicy{prefix: u.basePath + p.escaped[:p.fixed], whole: p.whole}
+}
 
-// send performs req on the transport and follows same-origin redirects,
-// at most maxRedirects, as net/http's client would (301, 302 and 303 turn
-// a non-GET into a body-less GET; 307 and 308 keep method and body). Every
-// header set on req, credentials included, goes to each hop: all hops are
-// the upstream's own origin. A redirect elsewhere is never followed.
+// refuse says why the redirect from req to loc, after hops redirects, is
+// not followed, or "" to follow it to next.
+func (u *upstream) refuse(pol redirectPolicy, req *http.Request, loc string, hops int) (next *url.URL, why string) {
+	switch {
+	case pol.never != "":
+		return nil, pol.never
+	case loc == "":
+		return nil, "it has no Location"
+	}
+	next, err := req.URL.Parse(loc)
+	switch {
+	case err != nil:
+		return nil, "its Location cannot be parsed"
+	case next.Scheme+"://"+next.Host != u.origin || next.User != nil:
+		return nil, "it leads to another origin"
+	case !pol.within(next.EscapedPath()):
+		return nil, "it leads outside the tool's path"
+	case hops >= maxRedirects:
+		return nil, fmt.Sprintf("more than %d redirects in a row", maxRedirects)
+	}
+	return next, ""
+}
+
+// within reports whether an escaped target path stays under the policy's
+// prefix however a server reads it: as sent (escapes compared without
+// regard to hex case), and after each of up to maxDecodes percent-decodings,
+// each cleaned of dot segments with "\" taken as "/". A segment that
+// is a dot segment before a ";" parameter (Tomcat) is refused too.
+func (pol redirectPolicy) within(target string) bool {
+	if !underPath(cleanPath(upperEscapes(target)), cleanPath(upperEscapes(pol.prefix)), pol.whole) {
+		return false
+	}
+	t, pre := target, pol.prefix
+	for level := 1; level <= maxDecodes; level++ {
+		d, changed := percentDecode(t)
+		if !changed {
+			return true
+		}
+		t = d
+		pre, _ = percentDecode(pre)
+		if !underPath(cleanPath(t), cleanPath(pre), pol.whole) {
+			return false
+		}
+	}
+	_, changed := percentDecode(t)
+	return !changed
+}
+
+// underPath reports whether the clean path t lies under p. A prefix (the
+// literal before the first argument, "/jobs/" of "/jobs/{id}" or "/jobs-"
+// of "/jobs-{id}") is matched as text, and t must extend it, as a value
+// would; a whole path (no argument in it) as a directory: t is p or below
+// it. A dot segment before a ";" parameter (Tomcat) is never under.
+func underPath(t, p string, whole bool) bool {
+	for _, seg := range strings.Split(t, "/") {
+		if i := strings.IndexByte(seg, ';'); i >= 0 {
+			seg = seg[:i]
+		}
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	if !whole {
+		return len(t) > len(p) && strings.HasPrefix(t, p)
+	}
+	return t == p || strings.HasPrefix(t, strings.TrimSuffix(p, "/")+"/")
+}
+
+// cleanPath is p with "\" read as "/" and dot segments resolved, keeping
+// a trailing slash, as the servers that clean paths do.
+func cleanPath(p string) string {
+	p = strings.ReplaceAll(p, "\\", "/")
+	if p == "" || p[0] != '/' {
+		p = "/" + p
+	}
+	np := path.Clean(p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		np += "/"
+	}
+	return np
+}
+
+// upperEscapes writes every %xx escape of s in upper case.
+func upperEscapes(s string) string {
+	if !strings.Contains(s, "%") {
+		return s
+	}
+	b := []byte(s)
+	for i := 0; i+2 < len(b); i++ {
+		if b[i] == '%' && ishex(b[i+1]) && ishex(b[i+2]) {
+			b[i+1], b[i+2] = upperHex(b[i+1]), upperHex(b[i+2])
+			i += 2
+		}
+	}
+	return string(b)
+}
+
+func upperHex(c byte) byte {
+	if 'a' <= c && c <= 'f' {
+		return c - 'a' + 'A'
+	}
+	return c
+}
+
+func isRedirect(status int) bool {
+	switch status {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// send performs req on the transport and follows the redirects pol allows,
+// as net/http's client would (301, 302 and 303 turn a non-GET into a
+// body-less GET; 307 and 308 keep method and body). Every header set on
+// req, credentials included, goes to each hop: all hops are the upstream's
+// own origin. A redirect not followed is returned as the answer, with
+// notFollowed saying why.
 //
 // Using the transport directly, as httputil.ReverseProxy does, spares
 // every call the client's per-request header copying for redirects.
-func (u *upstream) send(req *http.Request) (*http.Response, error) {
+func (u *upstream) send(req *http.Request, pol redirectPolicy) (resp *http.Response, notFollowed string, err error) {
 	for hops := 0; ; hops++ {
 		resp, err := u.rt.RoundTrip(req)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
-		switch resp.StatusCode {
-		case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
-			http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
-		default:
-			return resp, nil
+		if !isRedirect(resp.StatusCode) {
+			return resp, "", nil
 		}
-		loc := resp.Header.Get("Location")
-		if loc == "" {
-			return resp, nil
+		next, why := u.refuse(pol, req, resp.Header.Get("Location"), hops)
+		if why != "" {
+			return resp, why, nil
 		}
 		// Drain a little so the connection can be reused, then let go.
 		io.CopyN(io.Discard, resp.Body, 4<<10)
 		resp.Body.Close()
-		next, err := req.URL.Parse(loc)
-		if err != nil {
-			return nil, fmt.Errorf("%w: unparsable Location", errForeignRedirect)
-		}
-		if next.Scheme+"://"+next.Host != u.origin {
-			return nil, errForeignRedirect
-		}
-		if hops >= maxRedirects {
-			return nil, errTooManyRedirects
-		}
 		nreq := req.Clone(req.Context())
 		nreq.URL, nreq.Host = next, ""
 		keepBody := resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect
@@ -150,7 +271,7 @@ func (u *upstream) send(req *http.Request) (*http.Response, error) {
 		switch {
 		case keepBody && req.GetBody != nil:
 			if nreq.Body, err = req.GetBody(); err != nil {
-				return nil, err
+				return nil, "", err
 			}
 		case keepBody:
 			nreq.Body = req.Body // http.NoBody
@@ -170,6 +291,8 @@ type upstreamResponse struct {
 	// total is the body's full length when known (Content-Length), else
 	// the bytes read.
 	total int64
+	// notFollowed says why a redirect (the status) was not followed.
+	notFollowed string
 }
 
 func (r *upstreamResponse) contentType() string {
@@ -188,6 +311,11 @@ func (r *upstreamResponse) contentType() string {
 func (r *upstreamResponse) failure(name string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstream %s answered %d %s", name, r.status, http.StatusText(r.status))
+	if r.notFollowed != "" {
+		b.WriteString(" (a redirect, not followed): ")
+		b.WriteString(r.notFollowed)
+		return b.String()
+	}
 	if msg := errorMessage(r.body); msg != "" {
 		b.WriteString(": ")
 		b.WriteString(msg)
@@ -237,13 +365,14 @@ func errorMessage(body []byte) string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// do sends req within the upstream's timeout and reads at most
+// do sends req within the upstream's timeout, following the redirects pol
+// allows, and reads at most
 // max_response_bytes of the answer, keeping at most keep bytes of it (keep
 // <= 0 keeps all it reads). Past keep, the length is taken from
 // Content-Length when the upstream sent one, and counted otherwise.
 // Transport failures come back as errors whose text is safe for the caller:
 // what happened, never an address.
-func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upstreamResponse, error) {
+func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy, keep int64) (*upstreamResponse, error) {
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
 	if ok, wait := u.breaker.allow(); !ok {
@@ -268,14 +397,14 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 	otel.GetTextMapPropagator().Inject(ctx, propagation.HeaderCarrier(req.Header))
 	req = req.WithContext(ctx)
 	start := time.Now()
-	resp, err := u.send(req)
+	resp, notFollowed, err := u.send(req, pol)
 	if err != nil && isConnectFailure(err) && replayable(req) && ctx.Err() == nil {
 		// The request never left: one retry, after a jittered pause, is
 		// safe for any method. Only reads get it, to keep writes simple to
 		// reason about.
 		if req.Method == http.MethodGet || req.Method == http.MethodHead {
 			if sleepJitter(ctx) {
-				resp, err = u.send(req)
+				resp, notFollowed, err = u.send(req, pol)
 			}
 		}
 	}
@@ -283,8 +412,7 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 		if errors.Is(ctx.Err(), context.Canceled) {
 			u.breaker.release()
 		} else {
-			// A redirect refused by policy means the upstream answered.
-			u.breaker.record(!errors.Is(err, errForeignRedirect) && !errors.Is(err, errTooManyRedirects))
+			u.breaker.record(true)
 		}
 		u.metrics.Upstream(u.name, 0, time.Since(start))
 		terr := u.transportError(ctx, err)
@@ -294,6 +422,10 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 	defer resp.Body.Close()
 	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
 	resp2, err := u.read(ctx, resp, keep)
+	if resp2 != nil {
+		// A redirect not followed is an answer: the breaker counts it as one.
+		resp2.notFollowed = notFollowed
+	}
 	if err != nil && !isOverCap(err) {
 		u.metrics.Upstream(u.name, 0, time.Since(start))
 	} else {
@@ -370,8 +502,6 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 
 func (u *upstream) transportError(ctx context.Context, err error) error {
 	switch {
-	case errors.Is(err, errForeignRedirect):
-		return fmt.Errorf("upstream %s redirected to another origin; the redirect was not followed", u.name)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Errorf("upstream %s did not answer within its %s timeout", u.name, u.timeout)
 	case errors.Is(ctx.Err(), context.Canceled):
@@ -385,9 +515,6 @@ func (u *upstream) transportError(ctx context.Context, err error) error {
 	if errors.As(err, &dnsErr) {
 		return fmt.Errorf("upstream %s could not be resolved", u.name)
 	}
-	if errors.Is(err, errTooManyRedirects) {
-		return fmt.Errorf("upstream %s redirected more than %d times", u.name, maxRedirects)
-	}
 	return fmt.Errorf("upstream %s could not be reached", u.name)
 }
 
@@ -397,7 +524,7 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 	paths := make(map[string][]pathPart, len(c.cat.Prerequisites))
 	for name, pr := range c.cat.Prerequisites {
 		if pr.Probe != nil {
-			paths[name] = compilePath(pr.Probe.PathTemplate)
+			paths[name] = compilePath(pr.Probe.PathTemplate, nil)
 		}
 	}
 	return func(ctx context.Context, pr *catalog.Prerequisite, ws string) (bool, error) {
@@ -413,7 +540,7 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if err != nil {
 			return false, err
 		}
-		target := u.prefix + path
+		target := u.prefix + path.escaped
 		if w := u.def.Workspace; w != nil && w.Query != "" {
 			target += "?" + url.Values{w.Query: {ws}}.Encode()
 		}
@@ -428,7 +555,8 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if w := u.def.Workspace; w != nil && w.Header != "" {
 			req.Header.Set(w.Header, ws)
 		}
-		resp, err := u.do(ctx, req, 64<<10)
+		write := method != http.MethodGet && method != http.MethodHead
+		resp, err := u.do(ctx, req, u.redirects(write, path), 64<<10)
 		if err != nil {
 			c.logger.Warn("prerequisite probe failed", "prerequisite", pr.Name, "upstream", u.name, "error", err)
 			return false, err
