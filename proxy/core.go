@@ -364,13 +364,16 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	}
 	req, err := t.up.buildRequest(t, args, b)
 	if err != nil {
+		if be := (*bindingError)(nil); errors.As(err, &be) {
+			return toolError(OutcomeRefused, err.Error()), 0, nil
+		}
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
 	var keep int64
 	if t.def.Response.Render == catalog.RenderPayload {
 		keep = int64(c.cat.Limits.InlineBytes) + utf8.UTFMax // enough to judge the cut's encoding
 	}
-	resp, err := t.up.do(ctx, req, keep)
+	resp, err := t.up.do(ctx, req, b.workspace, keep)
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}

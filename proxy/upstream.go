@@ -58,6 +58,7 @@ type upstream struct {
 	metrics Metrics
 	breaker breaker
 	slots   chan struct{} // nil: no cap on concurrent calls
+	shares  *shares       // nil: no per-workspace cap
 	name    string
 	def     *catalog.Upstream
 	origin  string // scheme://host[:port]
@@ -94,6 +95,9 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
 	if def.MaxConcurrent > 0 {
 		u.slots = make(chan struct{}, def.MaxConcurrent)
+	}
+	if def.MaxConcurrentPerWorkspace > 0 {
+		u.shares = newShares(def.MaxConcurrentPerWorkspace)
 	}
 	return u, nil
 }
@@ -242,20 +246,33 @@ func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 // <= 0 keeps all it reads). Past keep, the length is taken from
 // Content-Length when the upstream sent one, and counted otherwise.
 // Transport failures come back as errors whose text is safe for the caller:
-// what happened, never an address.
-func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upstreamResponse, error) {
+// what happened, never an address. ws is the caller's workspace, for its
+// max_concurrent_per_workspace share.
+func (u *upstream) do(ctx context.Context, req *http.Request, ws string, keep int64) (*upstreamResponse, error) {
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
-	if ok, wait := u.breaker.allow(); !ok {
+	ok, probe, wait := u.breaker.allow()
+	if !ok {
 		return nil, fmt.Errorf("upstream %s is unavailable: %d connection failures in a row; calls fail fast for the next %s while it recovers", u.name, breakerThreshold, wait.Round(time.Second))
+	}
+	// The workspace's share first: a call over it must not hold one of
+	// the upstream's slots while it waits.
+	if u.shares != nil {
+		sh := u.shares.acquire(ctx, ws)
+		if sh == nil {
+			u.breaker.release(probe)
+			return nil, fmt.Errorf("upstream %s is at its max_concurrent_per_workspace limit of %d calls for this workspace; no slot freed %s", u.name, u.shares.max, u.waited(caller))
+		}
+		defer u.shares.release(ws, sh)
 	}
 	if u.slots != nil {
 		select {
 		case u.slots <- struct{}{}:
 			defer func() { <-u.slots }()
 		case <-ctx.Done():
-			u.breaker.release()
-			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed within its %s timeout", u.name, u.timeout)
+			u.breaker.release(probe)
+			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed %s", u.name, u.waited(caller))
 		}
 	}
 	ctx, span := startSpan(ctx, u.tracer, "upstream "+u.name, trace.SpanKindClient)
@@ -280,12 +297,7 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 		}
 	}
 	if err != nil {
-		if errors.Is(ctx.Err(), context.Canceled) {
-			u.breaker.release()
-		} else {
-			// A redirect refused by policy means the upstream answered.
-			u.breaker.record(!errors.Is(err, errForeignRedirect) && !errors.Is(err, errTooManyRedirects))
-		}
+		u.judge(caller, ctx, probe, err)
 		u.metrics.Upstream(u.name, 0, time.Since(start))
 		terr := u.transportError(ctx, err)
 		span.SetStatus(codes.Error, terr.Error())
@@ -299,12 +311,70 @@ func (u *upstream) do(ctx context.Context, req *http.Request, keep int64) (*upst
 	} else {
 		u.metrics.Upstream(u.name, resp.StatusCode, time.Since(start))
 	}
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
-		u.breaker.release()
+	if err != nil {
+		u.judge(caller, ctx, probe, err)
 	} else {
-		u.breaker.record(err != nil && !isOverCap(err))
+		u.breaker.record(probe, false)
 	}
 	return resp2, err
+}
+
+// waited says how a wait for a slot ended: the upstream's timeout, or the
+// caller's own end (gone, or its deadline).
+func (u *upstream) waited(caller context.Context) string {
+	if caller.Err() != nil {
+		return "before the call ended"
+	}
+	return fmt.Sprintf("within its %s timeout", u.timeout)
+}
+
+// judge tells the breaker what a failed exchange says about the upstream.
+// Only failures that say it is unhealthy count. A call the caller ended
+// (it went away, or its own deadline passed) and a request refused for its
+// own sake (an invalid header value, URL or method; a redirect policy)
+// judge nothing: otherwise one tenant could open the breaker for all
+// (issue 9). An answer over max_response_bytes shows the upstream is up.
+func (u *upstream) judge(caller, ctx context.Context, probe bool, err error) {
+	switch {
+	case caller.Err() != nil:
+		u.breaker.release(probe)
+	case unhealthy(ctx, err):
+		u.breaker.record(probe, true)
+	case isOverCap(err):
+		u.breaker.record(probe, false)
+	default:
+		u.breaker.release(probe)
+	}
+}
+
+// unhealthy reports whether a failed exchange says the upstream is
+// unhealthy: it could not be reached (a dial error: refused, no route,
+// DNS), the connection broke mid-exchange (reset, unexpected EOF), or the
+// exchange outlived the upstream's timeout.
+func unhealthy(ctx context.Context, err error) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var dnsErr *net.DNSError
+	if isConnectFailure(err) || errors.As(err, &dnsErr) {
+		return true
+	}
+	for _, e := range brokenConnection {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// brokenConnection are the errors of a connection that broke mid-exchange.
+var brokenConnection = []error{
+	syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+	syscall.EHOSTUNREACH, syscall.ENETUNREACH, io.ErrUnexpectedEOF, io.EOF,
 }
 
 // overCapError is an answer larger than max_response_bytes: the upstream
@@ -343,7 +413,7 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 	}
 	body, err := readUpTo(resp.Body, keep+1, resp.ContentLength)
 	if err != nil {
-		return nil, u.transportError(ctx, err)
+		return nil, u.readError(ctx, err)
 	}
 	total := int64(len(body))
 	if total > keep {
@@ -358,7 +428,7 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 		default:
 			n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, u.max-total+1))
 			if err != nil {
-				return nil, u.transportError(ctx, err)
+				return nil, u.readError(ctx, err)
 			}
 			if total += n; total > u.max {
 				return nil, &overCapError{fmt.Sprintf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)}
@@ -366,6 +436,21 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 		}
 	}
 	return &upstreamResponse{status: resp.StatusCode, header: resp.Header, body: body, total: total}, nil
+}
+
+// transportFailure is a failed read of an answer: msg is safe for the
+// caller, and the cause stays reachable (errors.Is, errors.As) for the
+// breaker.
+type transportFailure struct {
+	msg   string
+	cause error
+}
+
+func (e *transportFailure) Error() string { return e.msg }
+func (e *transportFailure) Unwrap() error { return e.cause }
+
+func (u *upstream) readError(ctx context.Context, err error) error {
+	return &transportFailure{msg: u.transportError(ctx, err).Error(), cause: err}
 }
 
 func (u *upstream) transportError(ctx context.Context, err error) error {
@@ -425,10 +510,10 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		for _, h := range u.headers {
 			req.Header[h[0]] = []string{h[1]}
 		}
-		if w := u.def.Workspace; w != nil && w.Header != "" {
-			req.Header.Set(w.Header, ws)
+		if err := u.bindHeaders(req.Header, binding{workspace: ws}, false); err != nil {
+			return false, err
 		}
-		resp, err := u.do(ctx, req, 64<<10)
+		resp, err := u.do(ctx, req, ws, 64<<10)
 		if err != nil {
 			c.logger.Warn("prerequisite probe failed", "prerequisite", pr.Name, "upstream", u.name, "error", err)
 			return false, err
