@@ -441,7 +441,7 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	case t.notFound[r.status]:
 		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}, nil
 	case r.status < 200 || r.status > 299:
-		return toolError(OutcomeToolError, r.failure(t.up.name)), nil
+		return toolError(OutcomeToolError, r.failure(t.up.name, t.up.statusOnly)), nil
 	}
 	var (
 		shaped  []byte

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -65,8 +66,11 @@ type upstream struct {
 	prefix  string // origin plus the base URL's escaped path, without a trailing slash
 	rt      http.RoundTripper
 	headers [][2]string // the upstream's own headers, keys canonical, made at load
-	timeout time.Duration
-	max     int64
+	// statusOnly: error_detail is status, so an upstream's own error
+	// message never reaches the agent.
+	statusOnly bool
+	timeout    time.Duration
+	max        int64
 }
 
 func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, cooldown time.Duration) (*upstream, error) {
@@ -80,6 +84,8 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 		origin:  base.Scheme + "://" + base.Host,
 		timeout: def.Timeout.D(),
 		max:     int64(def.MaxResponseBytes),
+
+		statusOnly: def.ErrorDetail == catalog.ErrorDetailStatus,
 	}
 	u.prefix = u.origin + strings.TrimSuffix(base.EscapedPath(), "/")
 	if u.timeout <= 0 {
@@ -188,11 +194,12 @@ func (r *upstreamResponse) contentType() string {
 }
 
 // failure describes a non-2xx answer for a tool error: the status, the
-// upstream's own short message when it sent one, and Retry-After.
-func (r *upstreamResponse) failure(name string) string {
+// upstream's own short message when it sent one and error_detail allows
+// it (statusOnly false), and Retry-After.
+func (r *upstreamResponse) failure(name string, statusOnly bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstream %s answered %d %s", name, r.status, http.StatusText(r.status))
-	if msg := errorMessage(r.body); msg != "" {
+	if msg := errorMessage(r.body); msg != "" && !statusOnly {
 		b.WriteString(": ")
 		b.WriteString(msg)
 	}
@@ -229,6 +236,8 @@ func errorMessage(body []byte) string {
 	}
 	msg := strings.Join(parts, ": ")
 	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	// Before the cut, so a cut cannot leave half a password unmatched.
+	msg = stripURLCredentials(msg)
 	if len(msg) > maxErrorMessage {
 		cut := maxErrorMessage
 		for cut > 0 && !utf8Start(msg[cut]) {
@@ -240,6 +249,24 @@ func errorMessage(body []byte) string {
 }
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
+
+// urlCredentials finds the user information of URLs in free text: any
+// "scheme://userinfo@" (up to the authority's last "@", as url.Parse
+// reads it) and a bare "scheme:user:password@".
+var urlCredentials = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#]*@|([A-Za-z][A-Za-z0-9+.\-]*:)[^\s/?#@:]+:[^\s/?#@]*@`)
+
+// stripURLCredentials removes the credentials of every URL in an
+// upstream's message, "postgres://app:secret@db/x" becoming
+// "postgres://db/x": upstreams quote connection strings in their errors,
+// and agents must not see them (issue 9).
+func stripURLCredentials(s string) string {
+	// A pass could, in contrived text, join pieces into a new match: repeat
+	// until none is left. Each pass removes at least one "@".
+	for strings.Contains(s, "@") && urlCredentials.MatchString(s) {
+		s = urlCredentials.ReplaceAllString(s, "$1$2")
+	}
+	return s
+}
 
 // do sends req within the upstream's timeout and reads at most
 // max_response_bytes of the answer, keeping at most keep bytes of it (keep
