@@ -416,14 +416,14 @@ func (v *checker) upstreams() {
 }
 
 // headers checks literal header names and values (an upstream's own
-// headers): valid names, no CR, LF or NUL in values, no name twice.
+// headers): valid names, no control character in values, no name twice.
 func (v *checker) headers(h map[string]string, path string, outer Pos, subj string) {
 	seen := map[string]string{}
 	for _, name := range v.inFileOrder(h, path) {
 		p := first(v.pos[childKey(path, name)], outer)
 		v.headerName(name, p, subj, seen)
-		if strings.ContainsAny(h[name], "\r\n\x00") {
-			v.add(p, subj, "header %s: value must not contain CR, LF or NUL", name)
+		if !validHeaderValue(h[name]) {
+			v.add(p, subj, "header %s: %s", name, headerValueRule)
 		}
 	}
 }
@@ -453,6 +453,22 @@ func (v *checker) headerName(name string, p Pos, subj string, seen map[string]st
 		return
 	}
 	seen[canon] = name
+}
+
+// headerValueRule is what validHeaderValue refuses.
+const headerValueRule = "value must not contain control characters (CR, LF, NUL and the others; tab is allowed)"
+
+// validHeaderValue reports whether v may be sent as a header value: no
+// control character (0x00-0x1F, 0x7F) but tab, net/http's rule. CR, LF and
+// NUL could split headers; any of them makes the transport refuse every
+// request to the upstream.
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 // validHeaderName reports whether s is an RFC 9110 token.
@@ -772,8 +788,8 @@ func (tc *toolCheck) request() {
 			continue
 		}
 		for _, part := range tpl.Parts {
-			if strings.ContainsAny(part.Text, "\r\n\x00") {
-				tc.add(p, tc.subj, "header %s: value must not contain CR, LF or NUL", name)
+			if !validHeaderValue(part.Text) {
+				tc.add(p, tc.subj, "header %s: %s", name, headerValueRule)
 				break
 			}
 		}

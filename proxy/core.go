@@ -377,6 +377,9 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	}
 	req, redirects, err := t.up.buildRequest(t, args, b)
 	if err != nil {
+		if be := (*bindingError)(nil); errors.As(err, &be) {
+			return toolError(OutcomeRefused, err.Error()), 0, nil
+		}
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
 	var keep int64
@@ -392,7 +395,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		// the upstream did, not that the call was cut off.
 		ctx = context.WithoutCancel(ctx)
 	}
-	resp, err := t.up.do(ctx, req, redirects, keep)
+	resp, err := t.up.do(ctx, req, redirects, b.workspace, keep)
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
@@ -460,7 +463,7 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	case t.notFound[r.status]:
 		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}, nil
 	case r.status < 200 || r.status > 299:
-		return toolError(OutcomeToolError, r.failure(t.up.name)), nil
+		return toolError(OutcomeToolError, r.failure(t.up.name, t.up.statusOnly)), nil
 	}
 	var (
 		shaped  []byte

@@ -360,10 +360,75 @@ func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 	return tmpl, true
 }
 
-// validHeaderValue refuses CR, LF and NUL, which could split or smuggle
-// headers.
+// validHeaderValue reports whether v may be sent as a header value: no
+// control character (0x00-0x1F, 0x7F) except horizontal tab, the rule
+// net/http's transport applies (httpguts.ValidHeaderFieldValue). CR, LF and
+// NUL could split or smuggle headers; any of them makes the transport refuse
+// the request, which must be the caller's error and never count against the
+// upstream (issue 9). Bytes from 0x80 up (obs-text, UTF-8) are allowed.
 func validHeaderValue(v string) bool {
-	return !strings.ContainsAny(v, "\r\n\x00")
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// bindingError is a value from the verified token (workspace or actor)
+// that cannot be sent: the token is at fault, not the arguments. Nothing
+// was sent upstream.
+type bindingError struct{ msg string }
+
+func (e *bindingError) Error() string { return e.msg }
+
+// checkReserved refuses a workspace or actor that cannot go in a header.
+func (b binding) checkReserved(name, upstream string) error {
+	v, _ := b.reserved(name)
+	if validHeaderValue(v) {
+		return nil
+	}
+	return &bindingError{fmt.Sprintf("the token's %s contains a control character and cannot be sent to upstream %s in a header", name, upstream)}
+}
+
+// headerValue expands a header template and checks the result before
+// anything is sent. A control character from the token's workspace or
+// actor is a bindingError; one from the caller's arguments is the
+// caller's argError, naming the header but not the bytes. (The template's
+// own text was checked when the catalog was loaded.) ok is false when a
+// placeholder's argument is absent.
+func headerValue(name string, t catalog.Template, args map[string]any, b binding, upstream string) (s string, ok bool, err error) {
+	for _, p := range t.Parts {
+		if _, reserved := b.reserved(p.Name); p.Name != "" && reserved {
+			if err := b.checkReserved(p.Name, upstream); err != nil {
+				return "", false, err
+			}
+		}
+	}
+	s, ok = expandText(t, args, b)
+	if ok && !validHeaderValue(s) {
+		return "", false, argErrorf("header %s: the value from the arguments contains a control character, which cannot be sent", name)
+	}
+	return s, ok, nil
+}
+
+// bindHeaders sets the principal's workspace header and, on writes, its
+// actor header, after every template: the token always wins. Tool calls
+// and prerequisite probes both bind through it.
+func (u *upstream) bindHeaders(h http.Header, b binding, write bool) error {
+	if w := u.def.Workspace; w != nil && w.Header != "" {
+		if err := b.checkReserved(catalog.ReservedWorkspace, u.name); err != nil {
+			return err
+		}
+		h.Set(w.Header, b.workspace)
+	}
+	if write && u.def.ActorHeader != "" {
+		if err := b.checkReserved(catalog.ReservedActor, u.name); err != nil {
+			return err
+		}
+		h.Set(u.def.ActorHeader, b.actor)
+	}
+	return nil
 }
 
 // buildRequest makes the upstream request for one call, fresh from the
@@ -427,20 +492,16 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 		r.Header[h[0]] = []string{h[1]}
 	}
 	for _, p := range req.HeaderParams {
-		s, ok := expandText(p.Template, args, b)
-		if !ok {
-			continue
+		s, ok, err := headerValue(p.Name, p.Template, args, b, u.name)
+		if err != nil {
+			return nil, redirectPolicy{}, err
 		}
-		if !validHeaderValue(s) {
-			return nil, redirectPolicy{}, argErrorf("header %s: value contains CR, LF or NUL", p.Name)
+		if ok {
+			r.Header.Set(p.Name, s)
 		}
-		r.Header.Set(p.Name, s)
 	}
-	if w := u.def.Workspace; w != nil && w.Header != "" {
-		r.Header.Set(w.Header, b.workspace)
-	}
-	if t.def.Kind == catalog.KindWrite && u.def.ActorHeader != "" {
-		r.Header.Set(u.def.ActorHeader, b.actor)
+	if err := u.bindHeaders(r.Header, b, t.def.Kind == catalog.KindWrite); err != nil {
+		return nil, redirectPolicy{}, err
 	}
 	return r, u.redirects(t.def.Kind == catalog.KindWrite, path), nil
 }

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -59,6 +60,7 @@ type upstream struct {
 	metrics  Metrics
 	breaker  breaker
 	slots    chan struct{} // nil: no cap on concurrent calls
+	shares   *shares       // nil: no per-workspace cap
 	name     string
 	def      *catalog.Upstream
 	origin   string // scheme://host[:port]
@@ -66,8 +68,11 @@ type upstream struct {
 	basePath string // the base URL's escaped path, without a trailing slash
 	rt       http.RoundTripper
 	headers  [][2]string // the upstream's own headers, keys canonical, made at load
-	timeout  time.Duration
-	max      int64
+	// statusOnly: error_detail is status, so an upstream's own error
+	// message never reaches the agent.
+	statusOnly bool
+	timeout    time.Duration
+	max        int64
 }
 
 func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, cooldown time.Duration) (*upstream, error) {
@@ -81,6 +86,8 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 		origin:  base.Scheme + "://" + base.Host,
 		timeout: def.Timeout.D(),
 		max:     int64(def.MaxResponseBytes),
+
+		statusOnly: def.ErrorDetail == catalog.ErrorDetailStatus,
 	}
 	u.basePath = strings.TrimSuffix(base.EscapedPath(), "/")
 	u.prefix = u.origin + u.basePath
@@ -97,6 +104,9 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
 	if def.MaxConcurrent > 0 {
 		u.slots = make(chan struct{}, def.MaxConcurrent)
+	}
+	if def.MaxConcurrentPerWorkspace > 0 {
+		u.shares = newShares(def.MaxConcurrentPerWorkspace)
 	}
 	return u, nil
 }
@@ -307,8 +317,9 @@ func (r *upstreamResponse) contentType() string {
 }
 
 // failure describes a non-2xx answer for a tool error: the status, the
-// upstream's own short message when it sent one, and Retry-After.
-func (r *upstreamResponse) failure(name string) string {
+// upstream's own short message when it sent one and error_detail allows
+// it (statusOnly false), and Retry-After.
+func (r *upstreamResponse) failure(name string, statusOnly bool) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstream %s answered %d %s", name, r.status, http.StatusText(r.status))
 	if r.notFollowed != "" {
@@ -316,7 +327,7 @@ func (r *upstreamResponse) failure(name string) string {
 		b.WriteString(r.notFollowed)
 		return b.String()
 	}
-	if msg := errorMessage(r.body); msg != "" {
+	if msg := errorMessage(r.body); msg != "" && !statusOnly {
 		b.WriteString(": ")
 		b.WriteString(msg)
 	}
@@ -353,6 +364,8 @@ func errorMessage(body []byte) string {
 	}
 	msg := strings.Join(parts, ": ")
 	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	// Before the cut, so a cut cannot leave half a password unmatched.
+	msg = stripURLCredentials(msg)
 	if len(msg) > maxErrorMessage {
 		cut := maxErrorMessage
 		for cut > 0 && !utf8Start(msg[cut]) {
@@ -365,26 +378,57 @@ func errorMessage(body []byte) string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
+// urlCredentials finds the user information of URLs in free text: any
+// "scheme://userinfo@" (up to the authority's last "@", as url.Parse
+// reads it) and a bare "scheme:user:password@".
+var urlCredentials = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#]*@|([A-Za-z][A-Za-z0-9+.\-]*:)[^\s/?#@:]+:[^\s/?#@]*@`)
+
+// stripURLCredentials removes the credentials of every URL in an
+// upstream's message, "postgres://app:secret@db/x" becoming
+// "postgres://db/x": upstreams quote connection strings in their errors,
+// and agents must not see them (issue 9).
+func stripURLCredentials(s string) string {
+	// A pass could, in contrived text, join pieces into a new match: repeat
+	// until none is left. Each pass removes at least one "@".
+	for strings.Contains(s, "@") && urlCredentials.MatchString(s) {
+		s = urlCredentials.ReplaceAllString(s, "$1$2")
+	}
+	return s
+}
+
 // do sends req within the upstream's timeout, following the redirects pol
 // allows, and reads at most
 // max_response_bytes of the answer, keeping at most keep bytes of it (keep
 // <= 0 keeps all it reads). Past keep, the length is taken from
 // Content-Length when the upstream sent one, and counted otherwise.
 // Transport failures come back as errors whose text is safe for the caller:
-// what happened, never an address.
-func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy, keep int64) (*upstreamResponse, error) {
+// what happened, never an address. ws is the caller's workspace, for its
+// max_concurrent_per_workspace share.
+func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy, ws string, keep int64) (*upstreamResponse, error) {
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
-	if ok, wait := u.breaker.allow(); !ok {
+	ok, probe, wait := u.breaker.allow()
+	if !ok {
 		return nil, fmt.Errorf("upstream %s is unavailable: %d connection failures in a row; calls fail fast for the next %s while it recovers", u.name, breakerThreshold, wait.Round(time.Second))
+	}
+	// The workspace's share first: a call over it must not hold one of
+	// the upstream's slots while it waits.
+	if u.shares != nil {
+		sh := u.shares.acquire(ctx, ws)
+		if sh == nil {
+			u.breaker.release(probe)
+			return nil, fmt.Errorf("upstream %s is at its max_concurrent_per_workspace limit of %d calls for this workspace; no slot freed %s", u.name, u.shares.max, u.waited(caller))
+		}
+		defer u.shares.release(ws, sh)
 	}
 	if u.slots != nil {
 		select {
 		case u.slots <- struct{}{}:
 			defer func() { <-u.slots }()
 		case <-ctx.Done():
-			u.breaker.release()
-			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed within its %s timeout", u.name, u.timeout)
+			u.breaker.release(probe)
+			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed %s", u.name, u.waited(caller))
 		}
 	}
 	ctx, span := startSpan(ctx, u.tracer, "upstream "+u.name, trace.SpanKindClient)
@@ -409,11 +453,7 @@ func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy
 		}
 	}
 	if err != nil {
-		if errors.Is(ctx.Err(), context.Canceled) {
-			u.breaker.release()
-		} else {
-			u.breaker.record(true)
-		}
+		u.judge(caller, ctx, probe, err)
 		u.metrics.Upstream(u.name, 0, time.Since(start))
 		terr := u.transportError(ctx, err)
 		span.SetStatus(codes.Error, terr.Error())
@@ -431,12 +471,70 @@ func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy
 	} else {
 		u.metrics.Upstream(u.name, resp.StatusCode, time.Since(start))
 	}
-	if err != nil && errors.Is(ctx.Err(), context.Canceled) {
-		u.breaker.release()
+	if err != nil {
+		u.judge(caller, ctx, probe, err)
 	} else {
-		u.breaker.record(err != nil && !isOverCap(err))
+		u.breaker.record(probe, false)
 	}
 	return resp2, err
+}
+
+// waited says how a wait for a slot ended: the upstream's timeout, or the
+// caller's own end (gone, or its deadline).
+func (u *upstream) waited(caller context.Context) string {
+	if caller.Err() != nil {
+		return "before the call ended"
+	}
+	return fmt.Sprintf("within its %s timeout", u.timeout)
+}
+
+// judge tells the breaker what a failed exchange says about the upstream.
+// Only failures that say it is unhealthy count. A call the caller ended
+// (it went away, or its own deadline passed) and a request refused for its
+// own sake (an invalid header value, URL or method; a redirect policy)
+// judge nothing: otherwise one tenant could open the breaker for all
+// (issue 9). An answer over max_response_bytes shows the upstream is up.
+func (u *upstream) judge(caller, ctx context.Context, probe bool, err error) {
+	switch {
+	case caller.Err() != nil:
+		u.breaker.release(probe)
+	case unhealthy(ctx, err):
+		u.breaker.record(probe, true)
+	case isOverCap(err):
+		u.breaker.record(probe, false)
+	default:
+		u.breaker.release(probe)
+	}
+}
+
+// unhealthy reports whether a failed exchange says the upstream is
+// unhealthy: it could not be reached (a dial error: refused, no route,
+// DNS), the connection broke mid-exchange (reset, unexpected EOF), or the
+// exchange outlived the upstream's timeout.
+func unhealthy(ctx context.Context, err error) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	var dnsErr *net.DNSError
+	if isConnectFailure(err) || errors.As(err, &dnsErr) {
+		return true
+	}
+	for _, e := range brokenConnection {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// brokenConnection are the errors of a connection that broke mid-exchange.
+var brokenConnection = []error{
+	syscall.ECONNREFUSED, syscall.ECONNRESET, syscall.ECONNABORTED, syscall.EPIPE,
+	syscall.EHOSTUNREACH, syscall.ENETUNREACH, io.ErrUnexpectedEOF, io.EOF,
 }
 
 // overCapError is an answer larger than max_response_bytes: the upstream
@@ -475,7 +573,7 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 	}
 	body, err := readUpTo(resp.Body, keep+1, resp.ContentLength)
 	if err != nil {
-		return nil, u.transportError(ctx, err)
+		return nil, u.readError(ctx, err)
 	}
 	total := int64(len(body))
 	if total > keep {
@@ -490,7 +588,7 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 		default:
 			n, err := io.Copy(io.Discard, io.LimitReader(resp.Body, u.max-total+1))
 			if err != nil {
-				return nil, u.transportError(ctx, err)
+				return nil, u.readError(ctx, err)
 			}
 			if total += n; total > u.max {
 				return nil, &overCapError{fmt.Sprintf("upstream %s answered more than max_response_bytes (%d bytes); nothing of it is returned", u.name, u.max)}
@@ -498,6 +596,21 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 		}
 	}
 	return &upstreamResponse{status: resp.StatusCode, header: resp.Header, body: body, total: total}, nil
+}
+
+// transportFailure is a failed read of an answer: msg is safe for the
+// caller, and the cause stays reachable (errors.Is, errors.As) for the
+// breaker.
+type transportFailure struct {
+	msg   string
+	cause error
+}
+
+func (e *transportFailure) Error() string { return e.msg }
+func (e *transportFailure) Unwrap() error { return e.cause }
+
+func (u *upstream) readError(ctx context.Context, err error) error {
+	return &transportFailure{msg: u.transportError(ctx, err).Error(), cause: err}
 }
 
 func (u *upstream) transportError(ctx context.Context, err error) error {
@@ -552,11 +665,11 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		for _, h := range u.headers {
 			req.Header[h[0]] = []string{h[1]}
 		}
-		if w := u.def.Workspace; w != nil && w.Header != "" {
-			req.Header.Set(w.Header, ws)
+		if err := u.bindHeaders(req.Header, binding{workspace: ws}, false); err != nil {
+			return false, err
 		}
 		write := method != http.MethodGet && method != http.MethodHead
-		resp, err := u.do(ctx, req, u.redirects(write, path), 64<<10)
+		resp, err := u.do(ctx, req, u.redirects(write, path), ws, 64<<10)
 		if err != nil {
 			c.logger.Warn("prerequisite probe failed", "prerequisite", pr.Name, "upstream", u.name, "error", err)
 			return false, err

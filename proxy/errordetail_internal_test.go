@@ -1,0 +1,59 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+var credentialCases = []struct{ in, want string }{
+	{"db down: postgres://app:s3cret@db.internal:5432/app", "db down: postgres://db.internal:5432/app"},
+	{"see https://ops:hunter2@status.internal/", "see https://status.internal/"},
+	{"clone https://ghp_token123@github.com/org/repo failed", "clone https://github.com/org/repo failed"},
+	{"redis:default:pa55@cache:6379 refused", "redis:cache:6379 refused"},
+	{"mongodb+srv://u:p@a@cluster0.example.net/db", "mongodb+srv://cluster0.example.net/db"},
+	{"two: http://a:b@x and ftp://c:d@y", "two: http://x and ftp://y"},
+	{`{"url":"amqp://guest:guest@mq/"}`, `{"url":"amqp://mq/"}`},
+	{"HTTPS://User:Pw@Host", "HTTPS://Host"},
+	// What is not a URL's credentials stays.
+	{"contact admin@example.com", "contact admin@example.com"},
+	{"https://example.com/users/@me", "https://example.com/users/@me"},
+	{"error: quota exceeded @ 10:30", "error: quota exceeded @ 10:30"},
+	{"no at sign: https://a:b", "no at sign: https://a:b"},
+}
+
+func TestStripURLCredentials(t *testing.T) {
+	for _, tc := range credentialCases {
+		if got := stripURLCredentials(tc.in); got != tc.want {
+			t.Errorf("stripURLCredentials(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestErrorMessageStripsBeforeTheCut(t *testing.T) {
+	// The credential sits across the 300-byte cut: cutting first would
+	// leave its first half, unmatched, in the message.
+	long := strings.Repeat("x", maxErrorMessage-20)
+	msg := errorMessage([]byte(`{"error":"` + long + ` postgres://app:s3cretpassword@db/app"}`))
+	if strings.Contains(msg, "s3cret") || strings.Contains(msg, "app:") {
+		t.Errorf("errorMessage kept part of a credential: %q", msg[len(long):])
+	}
+}
+
+func FuzzStripURLCredentials(f *testing.F) {
+	for _, tc := range credentialCases {
+		f.Add(tc.in)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := stripURLCredentials(s)
+		if urlCredentials.MatchString(out) {
+			t.Errorf("stripURLCredentials(%q) = %q, which still holds credentials", s, out)
+		}
+		if len(out) > len(s) {
+			t.Errorf("stripURLCredentials(%q) grew to %q", s, out)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(out) {
+			t.Errorf("stripURLCredentials(%q) = %q, not valid UTF-8", s, out)
+		}
+	})
+}
