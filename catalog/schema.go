@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,11 +227,85 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 	if err := c.AddResource(id, doc); err != nil {
 		return nil, nil, []*schemaError{{msg: oneLine(err.Error())}}
 	}
+	if _, err := c.Compile(id); err != nil {
+		return nil, nil, schemaErrors(err)
+	}
+	// The schema is valid; compile it once more with the int64 rule. A
+	// registered vocabulary replaces the draft's metaschema by the
+	// vocabularies' own, which check less, so the check above is done
+	// without it.
+	c = jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(refuseLoader{})
+	c.RegisterVocabulary(int64Vocabulary)
+	c.AssertVocabs()
+	if err := c.AddResource(id, doc); err != nil {
+		return nil, nil, []*schemaError{{msg: oneLine(err.Error())}}
+	}
 	s, err := c.Compile(id)
 	if err != nil {
 		return nil, nil, schemaErrors(err)
 	}
 	return inputSchema{s}, js, nil
+}
+
+// int64Vocabulary adds one rule to every schema whose type admits integers
+// but not all numbers: the value must fit int64. JSON Schema's integers
+// are unbounded, so without it 1e19 or 1e300 would pass `type: integer`
+// and reach an upstream that reads 64-bit integers (issue 9). It has no
+// keyword of its own.
+var int64Vocabulary = &jsonschema.Vocabulary{
+	URL: "urn:mcpgw:vocab:int64",
+	Compile: func(_ *jsonschema.CompilerContext, obj map[string]any) (jsonschema.SchemaExt, error) {
+		var types []any
+		switch t := obj["type"].(type) {
+		case string:
+			types = []any{t}
+		case []any:
+			types = t
+		}
+		if slices.Contains(types, any("integer")) && !slices.Contains(types, any("number")) {
+			return int64Rule{}, nil
+		}
+		return nil, nil
+	},
+}
+
+type int64Rule struct{}
+
+func (int64Rule) Validate(ctx *jsonschema.ValidatorContext, v any) {
+	var f float64
+	switch n := v.(type) {
+	case json.Number:
+		if _, err := n.Int64(); err == nil {
+			return
+		}
+		if !strings.ContainsAny(string(n), ".eE") {
+			ctx.AddError(outsideInt64{}) // an integer literal Int64 refused
+			return
+		}
+		var err error
+		if f, err = n.Float64(); err != nil {
+			return // not finite: the caller refuses those before validating
+		}
+	case float64:
+		f = n
+	default:
+		return
+	}
+	if f == math.Trunc(f) && (f < -(1<<63) || f >= 1<<63) {
+		ctx.AddError(outsideInt64{})
+	}
+}
+
+// outsideInt64 is the failure of int64Rule.
+type outsideInt64 struct{}
+
+func (outsideInt64) KeywordPath() []string { return []string{"type"} }
+
+func (outsideInt64) LocalizedString(*message.Printer) string {
+	return "must be an integer from -9223372036854775808 to 9223372036854775807"
 }
 
 // schemaErrors words a compile failure as one error per place in the

@@ -38,6 +38,7 @@ const searchTool = `  - name: search
           additionalProperties: false
         when: { type: string, format: date-time }
         limit: { anyOf: [ { type: integer }, { type: "null" } ] }
+        count: { type: [integer, "null"] }
       required: [job_id]
       additionalProperties: false
     request: { upstream: svc, path: "/jobs/{job_id}" }
@@ -74,6 +75,16 @@ func TestSchemaValidationMessages(t *testing.T) {
 		{"alternatives-joined", `{"job_id": "abc", "limit": "x"}`, `argument "limit": want integer, got string, or want null, got string`, "limit"},
 		{"null-alternative", `{"job_id": "abc", "limit": null}`, "", ""},
 		{"not-an-object", `[1, 2]`, `arguments: want object, got array`, ""},
+		// An integer must fit int64 (issue 9), however it is spelt.
+		{"int64-max", `{"job_id": "abc", "count": 9223372036854775807}`, "", ""},
+		{"int64-min", `{"job_id": "abc", "count": -9223372036854775808}`, "", ""},
+		{"integral-float-in-int64", `{"job_id": "abc", "count": 9.2e18}`, "", ""},
+		{"integer-past-int64", `{"job_id": "abc", "count": 9223372036854775808}`,
+			`argument "count": must be an integer from -9223372036854775808 to 9223372036854775807`, "count"},
+		{"integral-float-past-int64", `{"job_id": "abc", "count": 1e+19}`,
+			`argument "count": must be an integer from -9223372036854775808 to 9223372036854775807`, "count"},
+		{"integral-float-below-int64", `{"job_id": "abc", "count": -9.3e18}`, `argument "count": must be an integer from`, "count"},
+		{"integer-alternative-past-int64", `{"job_id": "abc", "limit": 1e19}`, `argument "limit": must be an integer from`, "limit"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var args any
@@ -146,5 +157,32 @@ func TestSchemaRefsStayInside(t *testing.T) {
 				t.Errorf("Parse($ref %q) = %v, want ok=%t", tt.ref, err, tt.ok)
 			}
 		})
+	}
+}
+
+func TestIntegerRangeHoldsInEveryDraft(t *testing.T) {
+	for _, draft := range []string{"", "http://json-schema.org/draft-07/schema#", "https://json-schema.org/draft/2019-09/schema"} {
+		src := base + `  - name: t
+    description: T.
+    input:
+      $schema: "` + draft + `"
+      type: object
+      properties: { n: { type: integer }, x: { type: number }, o: { oneOf: [ { type: integer }, { type: string } ] } }
+    request: { upstream: svc, path: /t }
+`
+		if draft == "" {
+			src = strings.Replace(src, `      $schema: ""`+"\n", "", 1)
+		}
+		s := mustParse(t, src, nil).Tool("t").Schema
+		for args, ok := range map[string]bool{
+			`{"n": 9223372036854775807}`: true,
+			`{"n": 1e+19}`:               false,
+			`{"o": 1e+19}`:               false,
+			`{"x": 1e+19}`:               true,
+		} {
+			if err := s.Validate(decodeArgs(t, args)); (err == nil) != ok {
+				t.Errorf("draft %q: Validate(%s) = %v, want ok %v", draft, args, err, ok)
+			}
+		}
 	}
 }

@@ -367,6 +367,11 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
+	// A client that left gets no more work done for it: not the schema's,
+	// not the upstream's.
+	if err := ctx.Err(); err != nil {
+		return abandoned(err), 0, nil
+	}
 	if err := t.def.Schema.Validate(args); err != nil {
 		return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), 0, nil
 	}
@@ -374,6 +379,9 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	b := binding{workspace: p.Workspace, actor: p.Actor}
 	if t.def.Kind == catalog.KindWrite && b.actor == "" {
 		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return abandoned(err), 0, nil
 	}
 	req, redirects, err := t.up.buildRequest(t, args, b)
 	if err != nil {
@@ -407,7 +415,16 @@ func toolError(outcome, msg string) *Result {
 	return &Result{IsError: true, Text: msg, Outcome: outcome}
 }
 
-// decodeArgs decodes the arguments object, keeping numbers exact.
+// abandoned is the result of a call whose client went away before it was
+// sent: nothing more is done for it.
+func abandoned(err error) *Result {
+	return toolError(OutcomeToolError, "call abandoned: the client went away ("+err.Error()+"); nothing was sent upstream")
+}
+
+// decodeArgs decodes the arguments object, keeping numbers exact, then
+// checks every number and rewrites it to its canonical spelling (see
+// canonicalNumbers), so the schema and the upstream see the same bounded
+// values.
 func decodeArgs(raw []byte) (map[string]any, error) {
 	args := map[string]any{}
 	if len(raw) == 0 || string(raw) == "null" {
@@ -417,6 +434,9 @@ func decodeArgs(raw []byte) (map[string]any, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&args); err != nil {
 		return nil, errors.New("arguments must be a JSON object")
+	}
+	if err := canonicalNumbers(args); err != nil {
+		return nil, errors.New("invalid arguments: " + err.Error())
 	}
 	return args, nil
 }

@@ -83,12 +83,11 @@ func TestPageSizeClampedWhateverItsSpelling(t *testing.T) {
 	rec := newRecorder(t, nil)
 	c := parseCore(t, openCatalog, rec.srv.URL, nil)
 	cases := map[string]string{
-		`{}`:                                    "limit=20",
-		`{"page_size":7}`:                       "limit=7",
-		`{"page_size":7.0}`:                     "limit=7",
-		`{"page_size":1e9}`:                     "limit=50",
-		`{"page_size":1000000.0}`:               "limit=50",
-		`{"page_size":99999999999999999999999}`: "limit=50",
+		`{}`:                      "limit=20",
+		`{"page_size":7}`:         "limit=7",
+		`{"page_size":7.0}`:       "limit=7",
+		`{"page_size":1e9}`:       "limit=50",
+		`{"page_size":1000000.0}`: "limit=50",
 	}
 	for args, want := range cases {
 		before := rec.count()
@@ -97,6 +96,17 @@ func TestPageSizeClampedWhateverItsSpelling(t *testing.T) {
 		}
 		if got := rec.all()[before].Query; got != want {
 			t.Errorf("search(%s) sent %q, want %q", args, got, want)
+		}
+	}
+	// Past int64 an integer is refused, not clamped (issue 9): its value
+	// is not one the gateway can forward faithfully.
+	for _, args := range []string{`{"page_size":99999999999999999999999}`, `{"page_size":1e23}`} {
+		before := rec.count()
+		if res := call(t, c, reader, "search", args); !res.IsError || !strings.Contains(res.Text, `argument "page_size"`) {
+			t.Errorf("search(%s) = %q, want an invalid-arguments error", args, res.Text)
+		}
+		if rec.count() != before {
+			t.Errorf("search(%s) reached the upstream", args)
 		}
 	}
 }
