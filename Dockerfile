@@ -41,8 +41,8 @@ FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gateway /gateway
 COPY --from=build /src/catalog.yaml /etc/gateway/catalog.yaml
 
-# 8080: MCP, the REST mirror, /healthz and /readyz. 9464: /metrics when
-# serve runs with --metrics-listen 0.0.0.0:9464.
+# 8080: MCP, the REST mirror, /healthz and /readyz. 9464: /metrics and
+# /status when serve runs with --metrics-listen 0.0.0.0:9464.
 EXPOSE 8080 9464
 
 # nonroot:nonroot written as numbers: a kubelet enforcing runAsNonRoot

@@ -7,12 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"mime"
-	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
@@ -76,6 +75,21 @@ type handler struct {
 	log     *slog.Logger
 	metrics Metrics
 	limits  *limits
+	// hosts is the Origin and Host policy of the catalog it was built
+	// from, rebuilt when a request sees another catalog.
+	hosts atomic.Pointer[hostPolicy]
+}
+
+// hostPolicy returns the Origin and Host policy for cat, built once per
+// catalog.
+func (h *handler) hostPolicy(cat *catalog.Catalog) *hostPolicy {
+	if p := h.hosts.Load(); p != nil && p.cat == cat {
+		return p
+	}
+	p := newHostPolicy(&cat.Server)
+	p.cat = cat
+	h.hosts.Store(p)
+	return p
 }
 
 const wellKnownPRM = "/.well-known/oauth-protected-resource"
@@ -107,7 +121,7 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	if mcpPath == "" {
 		mcpPath = catalog.DefaultMCPPath
 	}
-	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: withRequestID(h.log, rid), h: h, acc: acc}
+	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: withRequestID(h.log, rid), h: h, acc: acc, hosts: h.hostPolicy(cat)}
 
 	p := r.URL.Path
 	switch {
@@ -149,12 +163,16 @@ type serving struct {
 	log     *slog.Logger
 	h       *handler
 	acc     *access
+	hosts   *hostPolicy
 }
 
-// serveMCP is the Streamable HTTP endpoint.
 // admitPost runs what every POST route checks before its own work, in
-// order: the shared guards, Accept (when checkAccept), the bounded body and
-// the bearer token. ok is false when an answer has already been written.
+// order: the shared guards, Accept (when checkAccept), the declared body
+// length, the bearer token, and only then the body, read as it arrives.
+// No byte of the body is read, and no buffer is sized, before the caller
+// is authenticated (issue 9: 300 unauthenticated connections declaring
+// 1 MiB each grew the heap by ~300 MB when the body came first). ok is
+// false when an answer has already been written.
 func (s *serving) admitPost(w http.ResponseWriter, r *http.Request, checkAccept bool) (body []byte, p *authz.Principal, ok bool) {
 	if !s.guard(w, r, http.MethodPost, true) {
 		return nil, nil, false
@@ -163,15 +181,21 @@ func (s *serving) admitPost(w http.ResponseWriter, r *http.Request, checkAccept 
 		writeHTTPError(w, http.StatusNotAcceptable, "not_acceptable", "this endpoint answers application/json")
 		return nil, nil, false
 	}
-	if body, ok = s.readBody(w, r); !ok {
+	limit := s.requestLimit()
+	if r.ContentLength > limit {
+		s.tooLarge(w, limit)
 		return nil, nil, false
 	}
 	if p, ok = s.authenticate(w, r); !ok {
 		return nil, nil, false
 	}
+	if body, ok = s.readBody(w, r, limit); !ok {
+		return nil, nil, false
+	}
 	return body, p, true
 }
 
+// serveMCP is the Streamable HTTP endpoint.
 func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
 	body, p, ok := s.admitPost(w, r, true)
 	if !ok {
@@ -213,22 +237,22 @@ func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // guard runs the checks shared by both MCP routes, in order: method (405),
-// Origin (403), Host on a loopback listener (403) and, for a request with
-// a body, Content-Type (415). It writes the answer and returns false when
-// one fails.
+// Origin (403), Host (403) and, for a request with a body, Content-Type
+// (415). None of them reads the body. It writes the answer and returns
+// false when one fails.
 func (s *serving) guard(w http.ResponseWriter, r *http.Request, method string, hasBody bool) bool {
 	if r.Method != method {
 		w.Header().Set("Allow", method)
 		writeHTTPError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use "+method)
 		return false
 	}
-	if !originAllowed(r, s.cat.Server.AllowedOrigins) {
+	if !s.hosts.originAllowed(r) {
 		s.log.Debug("refused origin", "origin", truncate(r.Header.Get("Origin"), 128))
 		writeHTTPError(w, http.StatusForbidden, "forbidden", "origin not allowed")
 		return false
 	}
-	if !hostAllowed(r) {
-		s.log.Debug("refused host on loopback listener", "host", truncate(r.Host, 128))
+	if !s.hosts.hostAllowed(r) {
+		s.log.Debug("refused host", "host", truncate(r.Host, 128))
 		writeHTTPError(w, http.StatusForbidden, "forbidden", "host not allowed")
 		return false
 	}
@@ -242,19 +266,30 @@ func (s *serving) guard(w http.ResponseWriter, r *http.Request, method string, h
 	return true
 }
 
-// readBody reads the request body up to limits.request_bytes (413 above).
-func (s *serving) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	limit := int64(s.cat.Limits.RequestBytes)
-	if limit <= 0 {
-		limit = int64(catalog.DefaultRequestBytes)
+// requestLimit is limits.request_bytes.
+func (s *serving) requestLimit() int64 {
+	if limit := int64(s.cat.Limits.RequestBytes); limit > 0 {
+		return limit
 	}
-	if r.ContentLength > limit {
-		writeHTTPError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over "+strconv.FormatInt(limit, 10)+" bytes")
-		return nil, false
-	}
-	capHint := r.ContentLength
-	if capHint < 0 || capHint > limit {
-		capHint = 512
+	return int64(catalog.DefaultRequestBytes)
+}
+
+func (s *serving) tooLarge(w http.ResponseWriter, limit int64) {
+	writeHTTPError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over "+strconv.FormatInt(limit, 10)+" bytes")
+}
+
+// initialBodyBuffer is the most a body buffer starts with, whatever the
+// declared Content-Length: a client that declares 1 MiB and sends ten
+// bytes costs ten bytes, plus this.
+const initialBodyBuffer = 16 << 10
+
+// readBody reads the request body up to limit (413 above). The buffer
+// starts small and grows as bytes arrive; Content-Length only shrinks the
+// first allocation.
+func (s *serving) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
+	capHint := int64(512)
+	if r.ContentLength >= 0 {
+		capHint = min(r.ContentLength, initialBodyBuffer)
 	}
 	buf := make([]byte, 0, capHint+1)
 	body := http.MaxBytesReader(w, r.Body, limit)
@@ -266,7 +301,7 @@ func (s *serving) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		}
 		if err != nil {
 			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				writeHTTPError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over "+strconv.FormatInt(limit, 10)+" bytes")
+				s.tooLarge(w, limit)
 			} else {
 				s.log.Debug("reading body failed", "error", err)
 				writeHTTPError(w, http.StatusBadRequest, "bad_request", "could not read the request body")
@@ -283,7 +318,18 @@ func (s *serving) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 // Authorization header, never from the query string (AUTH §Token
 // Handling). Failures get 401 with WWW-Authenticate and a public message;
 // the verifier's detail goes to the log only.
+//
+// More than one Authorization header, or more than one credential in one
+// (a comma, which no bearer token68 holds), is 400: a proxy in front may
+// read another one than the gateway does, so neither is guessed at.
 func (s *serving) authenticate(w http.ResponseWriter, r *http.Request) (*authz.Principal, bool) {
+	vals := r.Header.Values("Authorization")
+	if len(vals) > 1 || (len(vals) == 1 && strings.Contains(vals[0], ",")) {
+		s.h.metrics.AuthFailure(authz.ReasonMalformed)
+		s.log.Debug("more than one credential", "authorization_headers", len(vals))
+		writeHTTPError(w, http.StatusBadRequest, "bad_request", "send exactly one Authorization header with one Bearer credential")
+		return nil, false
+	}
 	token, hasToken := bearerToken(r.Header.Get("Authorization"))
 	var (
 		p   *authz.Principal
@@ -401,88 +447,6 @@ func requestScheme(r *http.Request) string {
 		return "https"
 	}
 	return "http"
-}
-
-// originAllowed implements the Origin check (HTTP §Security): a request
-// without Origin passes (non-browser clients send none); one with Origin
-// passes when it is the listener's own origin (the request's scheme and
-// Host) or listed in server.allowed_origins. Comparison ignores case and
-// default ports; there is no wildcard. Behind a TLS-terminating proxy the
-// own origin is http://, so the public https:// origin must be listed.
-func originAllowed(r *http.Request, allowed []string) bool {
-	vals := r.Header.Values("Origin")
-	if len(vals) == 0 {
-		return true
-	}
-	if len(vals) > 1 {
-		return false
-	}
-	origin, ok := normalizeOrigin(vals[0])
-	if !ok {
-		return false // "null", paths, garbage
-	}
-	if own, ok := normalizeOrigin(requestScheme(r) + "://" + r.Host); ok && own == origin {
-		return true
-	}
-	for _, a := range allowed {
-		if n, ok := normalizeOrigin(a); ok && n == origin {
-			return true
-		}
-	}
-	return false
-}
-
-// normalizeOrigin returns scheme://host[:port] in lower case, without a
-// default port, or false when s is not an origin.
-func normalizeOrigin(s string) (string, bool) {
-	u, err := url.Parse(strings.TrimSuffix(s, "/"))
-	if err != nil || u.Scheme == "" || u.Host == "" || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return "", false
-	}
-	scheme := strings.ToLower(u.Scheme)
-	host := strings.ToLower(u.Hostname())
-	if strings.Contains(host, ":") {
-		host = "[" + host + "]"
-	}
-	port := u.Port()
-	if (scheme == "http" && port == "80") || (scheme == "https" && port == "443") {
-		port = ""
-	}
-	if port != "" {
-		host += ":" + port
-	}
-	return scheme + "://" + host, true
-}
-
-// hostAllowed is the DNS-rebinding guard: on a loopback listener, the Host
-// must name loopback (localhost, 127.0.0.1 or [::1], any port), so a
-// browser page on an attacker's domain that resolves to 127.0.0.1 cannot
-// reach the gateway. Listeners on other addresses are not restricted.
-// localIsLoopback reports whether the listener's address is loopback,
-// without formatting it on the common TCP path (this runs per request).
-func localIsLoopback(la net.Addr) bool {
-	if tcp, ok := la.(*net.TCPAddr); ok {
-		return tcp.IP.IsLoopback()
-	}
-	ap, err := netip.ParseAddrPort(la.String())
-	return err == nil && ap.Addr().Unmap().IsLoopback()
-}
-
-func hostAllowed(r *http.Request) bool {
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || la == nil {
-		return true
-	}
-	if !localIsLoopback(la) {
-		return true
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	} else {
-		host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
-	}
-	return strings.EqualFold(host, "localhost") || host == "127.0.0.1" || host == "::1"
 }
 
 // acceptsJSON is the Accept policy, deliberately lenient: the spec says

@@ -9,6 +9,8 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/gateway/catalog"
 )
 
 // modernBody builds a modern request with the given method, params members
@@ -165,7 +167,7 @@ func TestOriginAllowed(t *testing.T) {
 			if tc.tls {
 				r.TLS = &tls.ConnectionState{}
 			}
-			if got := originAllowed(r, allowed); got != tc.want {
+			if got := newHostPolicy(&catalog.Server{AllowedOrigins: allowed}).originAllowed(r); got != tc.want {
 				t.Fatalf("originAllowed(host %q, origin %q) = %v, want %v", tc.host, tc.origin, got, tc.want)
 			}
 		})
@@ -174,7 +176,7 @@ func TestOriginAllowed(t *testing.T) {
 		r := httptest.NewRequest("POST", "/mcp", nil)
 		r.Header.Add("Origin", "https://app.example.com")
 		r.Header.Add("Origin", "http://evil.example")
-		if originAllowed(r, allowed) {
+		if newHostPolicy(&catalog.Server{AllowedOrigins: allowed}).originAllowed(r) {
 			t.Fatal("originAllowed with two Origin headers = true, want false")
 		}
 	})
@@ -209,7 +211,7 @@ func TestHostAllowed(t *testing.T) {
 			if tc.local != nil {
 				r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tc.local))
 			}
-			if got := hostAllowed(r); got != tc.want {
+			if got := newHostPolicy(&catalog.Server{}).hostAllowed(r); got != tc.want {
 				t.Fatalf("hostAllowed(local %v, host %q) = %v, want %v", tc.local, tc.host, got, tc.want)
 			}
 		})

@@ -31,9 +31,14 @@ func rpc(t *testing.T, endpoint, tok, method, params string) (int, string) {
 	return resp.StatusCode, body
 }
 
-func readyz(t *testing.T, g *gateway) (int, map[string]any) {
+// status reads the metrics listener's /status: the catalog's hash and
+// the reloads so far (/readyz on the main listener says only ready).
+func status(t *testing.T, g *gateway) (int, map[string]any) {
 	t.Helper()
-	resp, err := http.Get(g.URL + "/readyz")
+	if g.Metrics == "" {
+		t.Fatal("the gateway was started without --metrics-listen")
+	}
+	resp, err := http.Get(strings.TrimSuffix(g.Metrics, "/metrics") + "/status")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +92,7 @@ func TestHotReload(t *testing.T) {
 	if !strings.Contains(before, `"get_queue"`) {
 		t.Fatalf("get_queue missing before the reload: %.300s", before)
 	}
-	_, r0 := readyz(t, g)
+	_, r0 := status(t, g)
 
 	// A valid change: get_queue disabled.
 	orig, _ := os.ReadFile(path)
@@ -96,14 +101,14 @@ func TestHotReload(t *testing.T) {
 		t.Fatal("could not edit the catalog copy")
 	}
 	writeFile(t, path, changed)
-	eventually(t, "the reload", func() bool { _, r := readyz(t, g); return r["reloads"] == 1.0 })
+	eventually(t, "the reload", func() bool { _, r := status(t, g); return r["reloads"] == 1.0 })
 	_, after := rpc(t, g.MCP, tok, "tools/list", "{}")
 	if strings.Contains(after, `"get_queue"`) || !strings.Contains(after, `"list_queues"`) {
 		t.Errorf("after the reload the list is wrong: %.300s", after)
 	}
-	_, r1 := readyz(t, g)
+	_, r1 := status(t, g)
 	if r1["hash"] == r0["hash"] {
-		t.Errorf("/readyz hash did not change: %v", r1)
+		t.Errorf("/status hash did not change: %v", r1)
 	}
 
 	// An invalid change keeps the current catalog and says where.
@@ -111,7 +116,7 @@ func TestHotReload(t *testing.T) {
 	eventually(t, "the failed reload to be counted", func() bool {
 		return strings.Contains(scrape(t, g), `gateway_catalog_reloads_total{result="error"} 1`)
 	})
-	if _, r := readyz(t, g); r["hash"] != r1["hash"] || r["reloads"] != 1.0 {
+	if _, r := status(t, g); r["hash"] != r1["hash"] || r["reloads"] != 1.0 {
 		t.Errorf("an invalid catalog changed what is served: %v", r)
 	}
 	// Logs are flushed at least every 200 ms.
@@ -124,7 +129,7 @@ func TestHotReload(t *testing.T) {
 	// SIGHUP reloads too: restore the original.
 	writeFile(t, path, string(orig))
 	g.cmd.Process.Signal(syscall.SIGHUP)
-	eventually(t, "the second reload", func() bool { _, r := readyz(t, g); return r["hash"] == r0["hash"] })
+	eventually(t, "the second reload", func() bool { _, r := status(t, g); return r["hash"] == r0["hash"] })
 }
 
 func scrape(t *testing.T, g *gateway) string {

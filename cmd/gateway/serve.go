@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"syscall"
 	"time"
 
@@ -29,6 +28,9 @@ type serveOptions struct {
 	watch         bool
 	metricsListen string
 	ready         func() // called once the catalog is installed; may be nil
+	// tls serves HTTPS with this certificate, reloaded on SIGHUP; nil
+	// serves plain HTTP.
+	tls *certificate
 }
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env lookupEnv) error {
@@ -51,6 +53,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 	addr := *listen
 	if addr == "" {
 		addr = cat.Server.Listen
+	}
+	// server.tls, like listen, is read at start; SIGHUP reloads the files.
+	if t := cat.Server.TLS; t != nil {
+		if o.tls, err = loadCertificate(t.CertFile, t.KeyFile); err != nil {
+			return fmt.Errorf("server.tls: %w", err)
+		}
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
@@ -93,7 +101,14 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelDebug),
 	}
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
+	scheme := "http"
+	if o.tls != nil {
+		scheme = "https"
+		srv.TLSConfig = o.tls.config()
+		go func() { errc <- srv.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { errc <- srv.Serve(ln) }()
+	}
 
 	var metricsSrv *http.Server
 	if o.metricsListen != "" {
@@ -102,9 +117,7 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 			srv.Close()
 			return fmt.Errorf("metrics listener: %w", err)
 		}
-		mm := chi.NewRouter()
-		mm.Method(http.MethodGet, "/metrics", rt.metrics.handler())
-		metricsSrv = &http.Server{Handler: mm, ReadHeaderTimeout: 10 * time.Second}
+		metricsSrv = &http.Server{Handler: rt.metricsRoutes(), ReadHeaderTimeout: 10 * time.Second}
 		go func() { errc <- metricsSrv.Serve(mln) }()
 		logger.Info("metrics", "url", "http://"+mln.Addr().String()+"/metrics")
 	}
@@ -116,7 +129,8 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 		srv.Close()
 		return err
 	}
-	logger.Info("serving", "url", "http://"+ln.Addr().String()+first.Server.MCPPath, "tools", len(first.Tools), "catalog", first.File, "hash", first.Hash)
+	warnListener(logger, ln.Addr(), &first.Server)
+	logger.Info("serving", "url", scheme+"://"+ln.Addr().String()+first.Server.MCPPath, "tools", len(first.Tools), "catalog", first.File, "hash", first.Hash)
 	if o.ready != nil {
 		o.ready()
 	}
@@ -124,9 +138,11 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
 	hup := make(chan os.Signal, 1)
-	if rt.load != nil {
+	if rt.load != nil || o.tls != nil {
 		signal.Notify(hup, syscall.SIGHUP)
 		defer signal.Stop(hup)
+	}
+	if rt.load != nil {
 		if o.watch && rt.path != "" {
 			go func() {
 				if err := rt.watch(wctx, 250*time.Millisecond); err != nil {
@@ -143,6 +159,9 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 			}
 			return err
 		case <-hup:
+			if o.tls != nil {
+				o.tls.reload(logger)
+			}
 			rt.reload("SIGHUP", true)
 			continue
 		case <-ctx.Done():
@@ -171,18 +190,17 @@ func (rt *runtime) routes() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"status":"ok"}`)
 	})
+	// Readiness only: the catalog's path, hash and tool count are for
+	// operators, on the metrics listener's /status (issue 9).
 	mux.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
-		core, _ := rt.snapshot()
-		if core == nil {
+		if core, _ := rt.snapshot(); core == nil {
 			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `{"status":"starting"}`)
+			io.WriteString(w, `{"status":"not ready"}`)
 			return
 		}
-		cat := core.Catalog()
-		fmt.Fprintf(w, `{"status":"ready","catalog":%s,"hash":%q,"reloads":%d,"tools":%d}`,
-			strconv.Quote(cat.File), cat.Hash, rt.reloads.Load(), len(cat.Tools))
+		io.WriteString(w, `{"status":"ready"}`)
 	})
 	mux.Handle("/*", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: rt.logger, Metrics: rt.metrics.surfaces()})))
 	return mux
