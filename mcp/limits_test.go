@@ -426,10 +426,11 @@ func TestRequestIDReachesTheAudit(t *testing.T) {
 	r := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"set_limit","arguments":{"id":"a"}}}`, header: auth(t, "read write")})
 	rr := e.do(req{path: "/admin/mcp/call", body: `{"name":"set_limit","arguments":{"id":"b"}}`, header: auth(t, "read write")})
 	ids := sink.ids()
-	if r.status != 200 || rr.status != 200 || len(ids) != 2 {
+	// Each write that reached the upstream has a started and a completed record.
+	if r.status != 200 || rr.status != 200 || len(ids) != 4 {
 		t.Fatalf("= %d %s / %d %s, %d audit records", r.status, r.body, rr.status, rr.body, len(ids))
 	}
-	if ids[0] != r.header.Get("X-Request-Id") || ids[1] != rr.header.Get("X-Request-Id") || ids[0] == "" {
+	if ids[0] != r.header.Get("X-Request-Id") || ids[1] != ids[0] || ids[2] != rr.header.Get("X-Request-Id") || ids[3] != ids[2] || ids[0] == "" {
 		t.Fatalf("audit request ids %v, X-Request-Id %q %q", ids, r.header.Get("X-Request-Id"), rr.header.Get("X-Request-Id"))
 	}
 }
