@@ -43,8 +43,9 @@ type VerifierOptions struct {
 	// ReadFile reads public key files and the API keys file. Nil: os.ReadFile.
 	ReadFile func(string) ([]byte, error)
 
-	// HTTPClient fetches the JWKS. Nil: a client that gives up after
-	// [JWKSFetchTimeout] and follows no redirect. Every fetch is bounded by
+	// HTTPClient fetches the JWKS. Nil: a client of its own that gives up
+	// after [JWKSFetchTimeout], follows no redirect and never uses a proxy
+	// from the environment (HTTP_PROXY and the like). Every fetch is bounded by
 	// JWKSFetchTimeout and [MaxJWKSBytes] whatever the client.
 	HTTPClient *http.Client
 	// RefreshInterval is how often the JWKS is fetched while every kid is
@@ -96,11 +97,21 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each case returns a nil interface on error, never a typed nil a
+	// caller could mistake for a verifier.
 	switch {
 	case auth.JWT != nil:
-		return newJWTVerifier(auth.JWT, m, opts)
+		v, err := newJWTVerifier(auth.JWT, m, opts)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	case auth.APIKeysFile != "":
-		return newAPIKeyVerifier(auth.APIKeysFile, auth.Principal.WorkspacePattern, opts)
+		v, err := newAPIKeyVerifier(auth.APIKeysFile, auth.Principal.WorkspacePattern, opts)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	}
 	return nil, errors.New("auth: no verifier configured")
 }
@@ -252,6 +263,9 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 		}
 		v.static = key
 	case c.JWKSURL != "":
+		if err := checkJWKSURL(c.JWKSURL, c.AllowInsecureJWKS); err != nil {
+			return nil, err
+		}
 		src, err := newJWKSSource(jwksConfig{url: c.JWKSURL, algs: c.Algorithms, opts: opts, startWithoutKeys: opts.StartWithoutJWKS})
 		if err != nil {
 			return nil, err
