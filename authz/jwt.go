@@ -243,11 +243,11 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 		if getenv == nil {
 			getenv = os.Getenv
 		}
-		secret := getenv(c.HMACSecretEnv)
-		if len(secret) < 32 {
-			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s must hold a secret of at least 32 bytes", c.HMACSecretEnv)
+		secret := []byte(getenv(c.HMACSecretEnv))
+		if err := CheckHMACSecret(secret); err != nil {
+			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s: %w", c.HMACSecretEnv, err)
 		}
-		v.static = []byte(secret)
+		v.static = secret
 	case c.PublicKeyFile != "":
 		read := opts.ReadFile
 		if read == nil {

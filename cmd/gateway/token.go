@@ -17,6 +17,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 )
 
@@ -190,6 +191,11 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 			return fmt.Errorf("environment variable %s is empty", *secretEnv)
 		}
 		secret = []byte(s)
+		// The rule serve applies: never mint tokens with a secret the
+		// gateway refuses.
+		if err := authz.CheckHMACSecret(secret); err != nil {
+			return fmt.Errorf("--secret-env %s: %w", *secretEnv, err)
+		}
 	} else {
 		var err error
 		if keyPEM, err = os.ReadFile(*keyFile); err != nil {
