@@ -101,7 +101,7 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 	// caller could mistake for a verifier.
 	switch {
 	case auth.JWT != nil:
-		v, err := newJWTVerifier(auth.JWT, m, opts)
+		v, err := newJWTVerifier(auth.JWT, auth.MaxTokenLifetime.D(), m, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -188,14 +188,17 @@ type jwtVerifier struct {
 	jwks   *jwksSource // nil with a static key
 	mapper *mapper
 	leeway time.Duration
-	now    func() time.Time
-	cache  *tokenCache
+	// maxLifetime refuses tokens living longer (auth.max_token_lifetime);
+	// 0: no ceiling.
+	maxLifetime time.Duration
+	now         func() time.Time
+	cache       *tokenCache
 
 	closeOnce  sync.Once
 	keyLookups atomic.Int64 // keys handed to signature verification; for tests
 }
 
-func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerifier, error) {
+func newJWTVerifier(c *catalog.JWT, maxLifetime time.Duration, m *mapper, opts *VerifierOptions) (*jwtVerifier, error) {
 	if len(c.Algorithms) == 0 {
 		return nil, errors.New("auth.jwt.algorithms: at least one algorithm is required")
 	}
@@ -231,11 +234,12 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 	}
 	popts = append(popts, jwt.WithTimeFunc(now))
 	v := &jwtVerifier{
-		parser: jwt.NewParser(popts...),
-		mapper: m,
-		leeway: leeway,
-		now:    now,
-		cache:  newTokenCache(opts.CacheSize),
+		parser:      jwt.NewParser(popts...),
+		mapper:      m,
+		leeway:      leeway,
+		maxLifetime: max(maxLifetime, 0),
+		now:         now,
+		cache:       newTokenCache(opts.CacheSize),
 	}
 	switch {
 	case c.HMACSecretEnv != "":
@@ -341,6 +345,11 @@ func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, err
 		}
 		return nil, reject(jwtReason(err), err)
 	}
+	if v.maxLifetime > 0 {
+		if life := lifetime(&c.RegisteredClaims, v.now()); life > v.maxLifetime {
+			return nil, rejectf(ReasonLifetime, "token lifetime %s is over auth.max_token_lifetime %s", life, v.maxLifetime)
+		}
+	}
 	p, err := v.mapper.principal(c.raw)
 	if err != nil {
 		return nil, err
@@ -349,6 +358,20 @@ func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	// holds it exactly as long, and not a moment beyond.
 	v.cache.put(sum, p, c.ExpiresAt.Add(v.leeway), gen)
 	return p, nil
+}
+
+// lifetime is how long a token was minted to live: exp − iat when iat is
+// present, else exp − nbf when nbf is, else exp − now (the most a token
+// that does not say when it was issued can still be used for). exp is
+// required, so it is always there.
+func lifetime(c *jwt.RegisteredClaims, now time.Time) time.Duration {
+	switch {
+	case c.IssuedAt != nil:
+		return c.ExpiresAt.Sub(c.IssuedAt.Time)
+	case c.NotBefore != nil:
+		return c.ExpiresAt.Sub(c.NotBefore.Time)
+	}
+	return c.ExpiresAt.Sub(now)
 }
 
 // Close stops the JWKS refresh goroutine, if any, and waits for it. It is
