@@ -65,6 +65,12 @@ const (
 	maxRSABits = 16384
 )
 
+// ErrJWKSUnavailable marks a [NewVerifier] error caused by a key set that
+// could not be fetched (no answer, an error status, a malformed or empty
+// set), as opposed to a configuration the verifier refuses: the first may
+// pass if retried, the second will not.
+var ErrJWKSUnavailable = errors.New("key set unavailable")
+
 // jwk is one usable verification key from a key set.
 type jwk struct {
 	kid string
@@ -204,7 +210,10 @@ func newJWKSSource(c jwksConfig) (*jwksSource, error) {
 	if err != nil {
 		if !c.startWithoutKeys {
 			s.cancel()
-			return nil, fmt.Errorf("auth.jwt.jwks_url: %w", err)
+			if s.ownClient {
+				s.client.CloseIdleConnections()
+			}
+			return nil, fmt.Errorf("auth.jwt.jwks_url: %w: %w", ErrJWKSUnavailable, err)
 		}
 		s.logger.Error("jwks fetch failed; starting without keys", "url", s.url, "error", err)
 	} else {
@@ -355,6 +364,10 @@ func (s *jwksSource) fetch(ctx context.Context) (set *keySet, err error) {
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
+		var ne net.Error
+		if s.ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+			return nil, fmt.Errorf("GET %s: no answer within %s", s.url, JWKSFetchTimeout)
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/elliptic"
+	"errors"
 	"net"
 	"net/http"
 	"os"
@@ -147,6 +148,25 @@ func TestJWKSPlainHTTPRefused(t *testing.T) {
 			case !tc.wantErr && err != nil:
 				t.Fatalf("NewVerifier(%q) = %v, want a verifier", tc.url, err)
 			}
+			if tc.wantErr && errors.Is(err, authz.ErrJWKSUnavailable) {
+				t.Errorf("a refused URL is reported as an unavailable key set, which start-up would retry: %v", err)
+			}
 		})
+	}
+}
+
+// TestJWKSUnavailableIsMarked: a failed first fetch is an
+// [authz.ErrJWKSUnavailable] (the gateway retries it at start); a bad
+// configuration is not.
+func TestJWKSUnavailableIsMarked(t *testing.T) {
+	srv := newJWKSServer(t)
+	srv.serve(http.StatusServiceUnavailable, "starting")
+	_, err := authz.NewVerifier(jwksAuth(srv.URL, "ES256"), nil)
+	if !errors.Is(err, authz.ErrJWKSUnavailable) || !strings.Contains(err.Error(), "status 503") {
+		t.Errorf("NewVerifier with a failing JWKS = %v, want ErrJWKSUnavailable naming the status", err)
+	}
+	_, err = authz.NewVerifier(jwksAuth(srv.URL, "HS256"), nil)
+	if err == nil || errors.Is(err, authz.ErrJWKSUnavailable) {
+		t.Errorf("NewVerifier with HS256 over a JWKS = %v, want a configuration error", err)
 	}
 }
