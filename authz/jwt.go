@@ -59,9 +59,10 @@ type VerifierOptions struct {
 	// StartWithoutJWKS makes a failed first JWKS fetch a logged error
 	// instead of a [NewVerifier] error: the verifier starts with no key,
 	// refuses every token (reason unknown_key) and retries every
-	// MinRefreshInterval. False (the default): NewVerifier fails, so a
-	// gateway that cannot verify anyone does not start, and a reload keeps
-	// the verifier it has.
+	// MinRefreshInterval. False (the default): NewVerifier fails with an
+	// error matching [ErrJWKSUnavailable], which the gateway retries at
+	// start until auth.jwt.start_deadline (answering 503 meanwhile), and on
+	// reload keeps the verifier it has.
 	StartWithoutJWKS bool
 
 	// CacheSize bounds the verified-token cache. Zero: [DefaultTokenCacheSize];
