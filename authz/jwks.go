@@ -35,12 +35,16 @@ import (
 	"io"
 	"log/slog"
 	"math/big"
+	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpgw/gateway/catalog"
 )
 
 // JWKS bounds and defaults.
@@ -60,6 +64,12 @@ const (
 	minRSABits = 2048
 	maxRSABits = 16384
 )
+
+// ErrJWKSUnavailable marks a [NewVerifier] error caused by a key set that
+// could not be fetched (no answer, an error status, a malformed or empty
+// set), as opposed to a configuration the verifier refuses: the first may
+// pass if retried, the second will not.
+var ErrJWKSUnavailable = errors.New("key set unavailable")
 
 // jwk is one usable verification key from a key set.
 type jwk struct {
@@ -128,6 +138,7 @@ type jwksSource struct {
 	minRefresh time.Duration
 	logger     *slog.Logger
 	onFetch    func(ok bool)
+	ownClient  bool // the client is ours: close drops its idle connections
 
 	keys atomic.Pointer[keySet]
 
@@ -169,11 +180,13 @@ func newJWKSSource(c jwksConfig) (*jwksSource, error) {
 	}
 	if s.client == nil {
 		s.client = &http.Client{
-			Timeout: JWKSFetchTimeout,
+			Transport: newJWKSTransport(),
+			Timeout:   JWKSFetchTimeout,
 			// The configured URL is the key source; a redirect would make
 			// some other URL one. Operators configure the final URL.
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		}
+		s.ownClient = true
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -197,7 +210,10 @@ func newJWKSSource(c jwksConfig) (*jwksSource, error) {
 	if err != nil {
 		if !c.startWithoutKeys {
 			s.cancel()
-			return nil, fmt.Errorf("auth.jwt.jwks_url: %w", err)
+			if s.ownClient {
+				s.client.CloseIdleConnections()
+			}
+			return nil, fmt.Errorf("auth.jwt.jwks_url: %w: %w", ErrJWKSUnavailable, err)
 		}
 		s.logger.Error("jwks fetch failed; starting without keys", "url", s.url, "error", err)
 	} else {
@@ -206,6 +222,46 @@ func newJWKSSource(c jwksConfig) (*jwksSource, error) {
 	s.wg.Add(1)
 	go s.loop()
 	return s, nil
+}
+
+// newJWKSTransport is the default client's transport. It is its own, not
+// [http.DefaultTransport], because that one takes its proxy from
+// HTTP_PROXY, HTTPS_PROXY and NO_PROXY: whoever can set a variable in the
+// gateway's environment (or a proxy the host routes through) would then
+// serve the keys that verify every token (issue 9). Upstream calls do not
+// use environment proxies either.
+func newJWKSTransport() *http.Transport {
+	return &http.Transport{
+		Proxy:                 nil,
+		DialContext:           (&net.Dialer{Timeout: JWKSFetchTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          2,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   JWKSFetchTimeout,
+		ResponseHeaderTimeout: JWKSFetchTimeout,
+	}
+}
+
+// checkJWKSURL refuses a key source other than https, or plain http on a
+// loopback host, unless allowInsecure: over plain http anyone on the path
+// serves the keys. Catalog validation says the same; this holds it for a
+// caller that builds a verifier from a catalog.Auth of its own.
+func checkJWKSURL(raw string, allowInsecure bool) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("auth.jwt.jwks_url: %w", err)
+	}
+	switch {
+	case u.Host == "":
+		return fmt.Errorf("auth.jwt.jwks_url %q is not an absolute http(s) URL", raw)
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme != "http":
+		return fmt.Errorf("auth.jwt.jwks_url %q: scheme %q; want https", raw, u.Scheme)
+	case catalog.IsLoopbackHost(u.Hostname()) || allowInsecure:
+		return nil
+	}
+	return fmt.Errorf("auth.jwt.jwks_url %q is plain http on a non-loopback host: anyone on the path could serve their own keys; use https (or set allow_insecure_jwks_url: true on a network you trust)", raw)
 }
 
 // current returns the key set in use.
@@ -308,6 +364,10 @@ func (s *jwksSource) fetch(ctx context.Context) (set *keySet, err error) {
 	req.Header.Set("Accept", "application/jwk-set+json, application/json")
 	resp, err := s.client.Do(req)
 	if err != nil {
+		var ne net.Error
+		if s.ctx.Err() == nil && (errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()) {
+			return nil, fmt.Errorf("GET %s: no answer within %s", s.url, JWKSFetchTimeout)
+		}
 		return nil, err
 	}
 	defer resp.Body.Close()
@@ -340,6 +400,9 @@ func (s *jwksSource) close() {
 	s.mu.Unlock()
 	s.cancel()
 	s.wg.Wait()
+	if s.ownClient {
+		s.client.CloseIdleConnections()
+	}
 }
 
 // rawJWK holds the members of RFC 7517 §4 and RFC 7518 §6 we read.

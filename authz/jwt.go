@@ -43,8 +43,9 @@ type VerifierOptions struct {
 	// ReadFile reads public key files and the API keys file. Nil: os.ReadFile.
 	ReadFile func(string) ([]byte, error)
 
-	// HTTPClient fetches the JWKS. Nil: a client that gives up after
-	// [JWKSFetchTimeout] and follows no redirect. Every fetch is bounded by
+	// HTTPClient fetches the JWKS. Nil: a client of its own that gives up
+	// after [JWKSFetchTimeout], follows no redirect and never uses a proxy
+	// from the environment (HTTP_PROXY and the like). Every fetch is bounded by
 	// JWKSFetchTimeout and [MaxJWKSBytes] whatever the client.
 	HTTPClient *http.Client
 	// RefreshInterval is how often the JWKS is fetched while every kid is
@@ -58,9 +59,10 @@ type VerifierOptions struct {
 	// StartWithoutJWKS makes a failed first JWKS fetch a logged error
 	// instead of a [NewVerifier] error: the verifier starts with no key,
 	// refuses every token (reason unknown_key) and retries every
-	// MinRefreshInterval. False (the default): NewVerifier fails, so a
-	// gateway that cannot verify anyone does not start, and a reload keeps
-	// the verifier it has.
+	// MinRefreshInterval. False (the default): NewVerifier fails with an
+	// error matching [ErrJWKSUnavailable], which the gateway retries at
+	// start until auth.jwt.start_deadline (answering 503 meanwhile), and on
+	// reload keeps the verifier it has.
 	StartWithoutJWKS bool
 
 	// CacheSize bounds the verified-token cache. Zero: [DefaultTokenCacheSize];
@@ -96,11 +98,21 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Each case returns a nil interface on error, never a typed nil a
+	// caller could mistake for a verifier.
 	switch {
 	case auth.JWT != nil:
-		return newJWTVerifier(auth.JWT, m, opts)
+		v, err := newJWTVerifier(auth.JWT, auth.MaxTokenLifetime.D(), m, opts)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	case auth.APIKeysFile != "":
-		return newAPIKeyVerifier(auth.APIKeysFile, auth.Principal.WorkspacePattern, opts)
+		v, err := newAPIKeyVerifier(auth.APIKeysFile, auth.Principal.WorkspacePattern, opts)
+		if err != nil {
+			return nil, err
+		}
+		return v, nil
 	}
 	return nil, errors.New("auth: no verifier configured")
 }
@@ -177,14 +189,17 @@ type jwtVerifier struct {
 	jwks   *jwksSource // nil with a static key
 	mapper *mapper
 	leeway time.Duration
-	now    func() time.Time
-	cache  *tokenCache
+	// maxLifetime refuses tokens living longer (auth.max_token_lifetime);
+	// 0: no ceiling.
+	maxLifetime time.Duration
+	now         func() time.Time
+	cache       *tokenCache
 
 	closeOnce  sync.Once
 	keyLookups atomic.Int64 // keys handed to signature verification; for tests
 }
 
-func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerifier, error) {
+func newJWTVerifier(c *catalog.JWT, maxLifetime time.Duration, m *mapper, opts *VerifierOptions) (*jwtVerifier, error) {
 	if len(c.Algorithms) == 0 {
 		return nil, errors.New("auth.jwt.algorithms: at least one algorithm is required")
 	}
@@ -220,11 +235,12 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 	}
 	popts = append(popts, jwt.WithTimeFunc(now))
 	v := &jwtVerifier{
-		parser: jwt.NewParser(popts...),
-		mapper: m,
-		leeway: leeway,
-		now:    now,
-		cache:  newTokenCache(opts.CacheSize),
+		parser:      jwt.NewParser(popts...),
+		mapper:      m,
+		leeway:      leeway,
+		maxLifetime: max(maxLifetime, 0),
+		now:         now,
+		cache:       newTokenCache(opts.CacheSize),
 	}
 	switch {
 	case c.HMACSecretEnv != "":
@@ -232,11 +248,11 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 		if getenv == nil {
 			getenv = os.Getenv
 		}
-		secret := getenv(c.HMACSecretEnv)
-		if len(secret) < 32 {
-			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s must hold a secret of at least 32 bytes", c.HMACSecretEnv)
+		secret := []byte(getenv(c.HMACSecretEnv))
+		if err := CheckHMACSecret(secret); err != nil {
+			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s: %w", c.HMACSecretEnv, err)
 		}
-		v.static = []byte(secret)
+		v.static = secret
 	case c.PublicKeyFile != "":
 		read := opts.ReadFile
 		if read == nil {
@@ -252,6 +268,9 @@ func newJWTVerifier(c *catalog.JWT, m *mapper, opts *VerifierOptions) (*jwtVerif
 		}
 		v.static = key
 	case c.JWKSURL != "":
+		if err := checkJWKSURL(c.JWKSURL, c.AllowInsecureJWKS); err != nil {
+			return nil, err
+		}
 		src, err := newJWKSSource(jwksConfig{url: c.JWKSURL, algs: c.Algorithms, opts: opts, startWithoutKeys: opts.StartWithoutJWKS})
 		if err != nil {
 			return nil, err
@@ -327,6 +346,11 @@ func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, err
 		}
 		return nil, reject(jwtReason(err), err)
 	}
+	if v.maxLifetime > 0 {
+		if life := lifetime(&c.RegisteredClaims, v.now()); life > v.maxLifetime {
+			return nil, rejectf(ReasonLifetime, "token lifetime %s is over auth.max_token_lifetime %s", life, v.maxLifetime)
+		}
+	}
 	p, err := v.mapper.principal(c.raw)
 	if err != nil {
 		return nil, err
@@ -335,6 +359,20 @@ func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	// holds it exactly as long, and not a moment beyond.
 	v.cache.put(sum, p, c.ExpiresAt.Add(v.leeway), gen)
 	return p, nil
+}
+
+// lifetime is how long a token was minted to live: exp − iat when iat is
+// present, else exp − nbf when nbf is, else exp − now (the most a token
+// that does not say when it was issued can still be used for). exp is
+// required, so it is always there.
+func lifetime(c *jwt.RegisteredClaims, now time.Time) time.Duration {
+	switch {
+	case c.IssuedAt != nil:
+		return c.ExpiresAt.Sub(c.IssuedAt.Time)
+	case c.NotBefore != nil:
+		return c.ExpiresAt.Sub(c.NotBefore.Time)
+	}
+	return c.ExpiresAt.Sub(now)
 }
 
 // Close stops the JWKS refresh goroutine, if any, and waits for it. It is

@@ -22,7 +22,9 @@ import (
 	"github.com/mcpgw/gateway/catalog"
 )
 
-const secret = "0123456789abcdef0123456789abcdef"
+// secret is what `openssl rand -base64 32` prints: the HMAC secret rule
+// refuses patterned ones such as "0123456789abcdef0123456789abcdef".
+const secret = "1JfZpKXcI0BFKy756xdtmrE5DEmxiz2eARfHGDZ70Vs="
 
 func hsAuth() catalog.Auth {
 	return catalog.Auth{

@@ -18,6 +18,7 @@ const (
 	ReasonUnknownKey = "unknown_key" // kid not in the key set, even after a refresh
 	ReasonOversize   = "oversize"    // longer than MaxTokenBytes
 	ReasonAPIKey     = "api_key"     // an API key that matches no configured hash
+	ReasonLifetime   = "lifetime"    // a JWT minted to live longer than auth.max_token_lifetime
 )
 
 // Reason classifies a [Verifier] error into one of the Reason constants for

@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	testSecret = "0123456789abcdef0123456789abcdef"
+	testSecret = "1JfZpKXcI0BFKy756xdtmrE5DEmxiz2eARfHGDZ70Vs=" // openssl rand -base64 32
 	prmURL     = "https://mcp.example.com/.well-known/oauth-protected-resource/mcp"
 )
 

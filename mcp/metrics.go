@@ -22,7 +22,7 @@ type Metrics interface {
 	Request(surface, method string, status int, d time.Duration)
 	// AuthFailure is one refused token, by [authz.Reason] (missing,
 	// malformed, signature, expired, claims, unknown_key, oversize,
-	// api_key).
+	// api_key, lifetime).
 	AuthFailure(reason string)
 	// InFlight is +1 when a request takes an in-flight slot and -1 when it
 	// gives it back.

@@ -23,7 +23,7 @@ import (
 )
 
 const (
-	testSecret   = "e2e-secret-e2e-secret-e2e-secret-0123"
+	testSecret   = "bTzelvbcDLReRnFetnAOn5DOgYWnpeGzVeEnyoRNYlY=" // openssl rand -base64 32
 	serviceToken = "svc-token-for-tests"
 	testAudience = "http://gateway.test/mcp"
 	testIssuer   = "gateway-demo"

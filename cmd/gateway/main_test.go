@@ -25,7 +25,7 @@ import (
 
 func testEnv(extra map[string]string) lookupEnv {
 	vars := map[string]string{
-		"GATEWAY_JWT_SECRET": strings.Repeat("s", 40),
+		"GATEWAY_JWT_SECRET": "388f7468567e91661e4bf959993bbcb3c5c260217e9965a18abd9fd5a29e0f1c", // openssl rand -hex 32
 		"DEMO_SERVICE_TOKEN": "svc",
 		"MONITOR_URL":        "http://127.0.0.1:1",
 	}

@@ -77,7 +77,9 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 
 // serve runs the gateway on ln until ctx is done, then drains in-flight
 // requests. The listener answers at once: the MCP routes say 503 "mcp
-// server not initialised" and /readyz 503 until first is installed.
+// server not initialised" and /readyz 503 until first is installed,
+// which waits for the identity provider up to auth.jwt.start_deadline
+// (see installFirst).
 func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
 	logger := rt.logger
 	mux := rt.routes()
@@ -125,8 +127,20 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 	if addr := rt.env.get("GATEWAY_PPROF_LISTEN"); addr != "" {
 		startPprof(addr, logger)
 	}
-	if err := rt.install(first); err != nil {
+	hup := make(chan os.Signal, 1)
+	if rt.load != nil || o.tls != nil {
+		// Before the first install, which may wait for the identity
+		// provider: a SIGHUP meanwhile waits its turn instead of killing
+		// the process.
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
+	if err := rt.installFirst(ctx, first); err != nil {
 		srv.Close()
+		if ctx.Err() != nil {
+			logger.Info("stopped before the catalog was installed")
+			return nil
+		}
 		return err
 	}
 	warnListener(logger, ln.Addr(), &first.Server)
@@ -137,19 +151,12 @@ func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Cat
 
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	hup := make(chan os.Signal, 1)
-	if rt.load != nil || o.tls != nil {
-		signal.Notify(hup, syscall.SIGHUP)
-		defer signal.Stop(hup)
-	}
-	if rt.load != nil {
-		if o.watch && rt.path != "" {
-			go func() {
-				if err := rt.watch(wctx, 250*time.Millisecond); err != nil {
-					logger.Warn("catalog watching is off", "error", err)
-				}
-			}()
-		}
+	if rt.load != nil && o.watch && rt.path != "" {
+		go func() {
+			if err := rt.watch(wctx, 250*time.Millisecond); err != nil {
+				logger.Warn("catalog watching is off", "error", err)
+			}
+		}()
 	}
 	for {
 		select {

@@ -33,7 +33,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer shutdownTracing(context.WithoutCancel(ctx))
 	rt.tracer = tracer
-	if err := rt.install(cat); err != nil {
+	if err := rt.installFirst(ctx, cat); err != nil {
 		return err
 	}
 	if *watch {

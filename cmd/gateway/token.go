@@ -17,8 +17,13 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 )
+
+// MaxTokenTTL bounds `gateway token --ttl`: a development token is for a
+// working day; one that lives for months is a credential nobody rotates.
+const MaxTokenTTL = 24 * time.Hour
 
 // tokenSpec is what a development token says.
 type tokenSpec struct {
@@ -154,7 +159,7 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	fs.StringVar(&spec.workspace, "workspace", "", "workspace (required)")
 	fs.StringVar(&spec.actor, "actor", "", "audit actor, placed at the catalog's principal.actor path")
 	scopes := fs.String("scopes", "", "space-separated scopes")
-	fs.DurationVar(&spec.ttl, "ttl", time.Hour, "lifetime")
+	fs.DurationVar(&spec.ttl, "ttl", time.Hour, "lifetime, at most 24h and at most the catalog's auth.max_token_lifetime")
 	catPath := fs.String("catalog", envOr(env, "GATEWAY_CATALOG", "catalog.yaml"), "catalog whose auth section gives issuer, audience and claim paths")
 	issuer := fs.String("issuer", "", "issuer (default: the catalog's auth.jwt.issuer)")
 	audience := fs.String("audience", "", "audience (default: the catalog's auth.jwt.audience)")
@@ -167,8 +172,17 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 		fs.Usage()
 		return exitError(2)
 	}
+	switch {
+	case spec.ttl <= 0:
+		return fmt.Errorf("--ttl must be positive, got %s", spec.ttl)
+	case spec.ttl > MaxTokenTTL:
+		return fmt.Errorf("--ttl %s is over the %s bound of development tokens; long-lived tokens come from your identity provider", spec.ttl, MaxTokenTTL)
+	}
 	spec.scopes = strings.Fields(*scopes)
 	if cat, err := catalog.Load(*catPath, &catalog.LoadOptions{Getenv: env}); err == nil {
+		if m := cat.Auth.MaxTokenLifetime; m > 0 && spec.ttl > m.D() {
+			return fmt.Errorf("--ttl %s is over the catalog's auth.max_token_lifetime %s: the gateway would refuse the token", spec.ttl, m)
+		}
 		spec.paths = cat.Auth.Principal
 		if j := cat.Auth.JWT; j != nil {
 			spec.issuer, spec.audience = j.Issuer, j.Audience
@@ -190,6 +204,11 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 			return fmt.Errorf("environment variable %s is empty", *secretEnv)
 		}
 		secret = []byte(s)
+		// The rule serve applies: never mint tokens with a secret the
+		// gateway refuses.
+		if err := authz.CheckHMACSecret(secret); err != nil {
+			return fmt.Errorf("--secret-env %s: %w", *secretEnv, err)
+		}
 	} else {
 		var err error
 		if keyPEM, err = os.ReadFile(*keyFile); err != nil {

@@ -12,7 +12,7 @@ import (
 // The gateway's token settings; the harness signs with the same secret.
 const (
 	secretEnv   = "BENCH_SECRET"
-	secret      = "bench-secret-bench-secret-bench-secret-0123456789"
+	secret      = "z8HVGnp8fvZW/f0n6yEXaa4CveyS/6viDgcfP3LkYtY=" // openssl rand -base64 32
 	issuer      = "bench-issuer"
 	audience    = "bench-gateway"
 	workspaceID = "bench"

@@ -1,0 +1,38 @@
+package authz_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/gateway/authz"
+)
+
+// TestWeakHMACSecretsRefused: a secret long enough but guessable in no
+// time must not verify tokens (issue 9). The verifier refuses it at
+// build, naming the variable and not the secret.
+func TestWeakHMACSecretsRefused(t *testing.T) {
+	for name, s := range map[string]string{
+		"32-times-a":              strings.Repeat("a", 32),
+		"40-times-s":              strings.Repeat("s", 40),
+		"abab":                    strings.Repeat("ab", 32),
+		"digit-run":               strings.Repeat("0123456789", 4),
+		"hex-alphabet-twice":      "0123456789abcdef0123456789abcdef",
+		"alphabet-run":            "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+		"alphabet-run-descending": "zyxwvutsrqponmlkjihgfedcba9876543210",
+		"repeated-word":           "e2e-secret-e2e-secret-e2e-secret-0123",
+		"repeated-word-suffix":    "bench-secret-bench-secret-bench-secret-0123456789",
+		"passphrase-repeated":     "correct horse battery staple correct horse battery staple",
+		"short-random":            "1JfZpKXcI0BFKy756xdtmrE5DEm",
+	} {
+		t.Run(name, func(t *testing.T) {
+			v, err := authz.NewVerifier(hsAuth(), &authz.VerifierOptions{Getenv: func(string) string { return s }})
+			if err == nil {
+				v.(authz.ClosableVerifier).Close()
+				t.Fatalf("NewVerifier accepted the HMAC secret %q", s)
+			}
+			if msg := err.Error(); !strings.Contains(msg, "auth.jwt.hmac_secret_env: S") || strings.Contains(msg, s) {
+				t.Errorf("NewVerifier error %q: want it to name the variable S and not quote the secret", msg)
+			}
+		})
+	}
+}

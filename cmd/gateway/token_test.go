@@ -1,0 +1,142 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	gateway "github.com/mcpgw/gateway"
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// TestTokenRefusesWeakSecrets: `gateway token` never signs with a secret
+// `serve` would refuse, so a developer cannot mint tokens the gateway
+// then rejects, nor get used to a guessable secret (issue 9).
+func TestTokenRefusesWeakSecrets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.yaml")
+	os.WriteFile(path, gateway.DefaultCatalog, 0o600)
+	for name, s := range map[string]string{
+		"32-times-a": strings.Repeat("a", 32),
+		"digit-run":  strings.Repeat("0123456789", 4),
+		"short":      "too-short",
+	} {
+		t.Run(name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(context.Background(), []string{"token", "--catalog", path, "--sub", "dev", "--workspace", "acme", "--secret-env", "WEAK"},
+				nil, &out, &errb, testEnv(map[string]string{"WEAK": s}))
+			if err == nil {
+				t.Fatalf("token signed with the secret %q: %s", s, out.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("token printed %q despite the error", out.String())
+			}
+			if msg := err.Error() + errb.String(); !strings.Contains(msg, "WEAK") || strings.Contains(msg, s) {
+				t.Errorf("token error %q: want it to name WEAK and not quote the secret", msg)
+			}
+		})
+	}
+}
+
+// TestTokenTTLIsBounded: a development token lives at most a day, and
+// never longer than the catalog's auth.max_token_lifetime (the gateway
+// would refuse it).
+func TestTokenTTLIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.yaml")
+	os.WriteFile(path, gateway.DefaultCatalog, 0o600)
+	capped := filepath.Join(dir, "capped.yaml")
+	src := strings.Replace(string(gateway.DefaultCatalog), "  jwt:\n", "  max_token_lifetime: 2h\n  jwt:\n", 1)
+	if src == string(gateway.DefaultCatalog) {
+		t.Fatal("could not add max_token_lifetime to the default catalog")
+	}
+	os.WriteFile(capped, []byte(src), 0o600)
+	for _, tc := range []struct {
+		catalog, ttl string
+		err          string // substring of the error; "" for a token
+	}{
+		{path, "24h", ""},
+		{path, "24h0m1s", "--ttl 24h0m1s is over the 24h0m0s"},
+		{path, "8760h", "--ttl 8760h0m0s is over the 24h0m0s"},
+		{path, "0s", "--ttl must be positive"},
+		{path, "-1h", "--ttl must be positive"},
+		{capped, "2h", ""},
+		{capped, "2h0m1s", "auth.max_token_lifetime 2h"},
+	} {
+		t.Run(filepath.Base(tc.catalog)+"-"+tc.ttl, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(context.Background(), []string{"token", "--catalog", tc.catalog, "--sub", "dev", "--workspace", "acme", "--ttl", tc.ttl, "--secret-env", "GATEWAY_JWT_SECRET"},
+				nil, &out, &errb, testEnv(nil))
+			switch {
+			case tc.err == "" && err != nil:
+				t.Fatalf("token --ttl %s = %v\n%s", tc.ttl, err, errb.String())
+			case tc.err == "" && out.Len() == 0:
+				t.Fatalf("token --ttl %s printed no token", tc.ttl)
+			case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+				t.Fatalf("token --ttl %s = %v, want an error containing %q (printed %q)", tc.ttl, err, tc.err, out.String())
+			case tc.err != "" && out.Len() != 0:
+				t.Errorf("token --ttl %s printed %q despite the error", tc.ttl, out.String())
+			}
+		})
+	}
+}
+
+// TestOverLongTokenGetsTheUsual401: a token over auth.max_token_lifetime
+// is answered exactly as a token with a bad signature, so the answer tells
+// a caller nothing more; only the logs and metrics tell them apart.
+func TestOverLongTokenGetsTheUsual401(t *testing.T) {
+	env := testEnv(nil)
+	src := strings.Replace(string(gateway.DefaultCatalog), "  jwt:\n", "  max_token_lifetime: 1h\n  jwt:\n", 1)
+	cat, err := catalog.Parse("catalog.yaml", []byte(src), &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
+	if err := rt.install(cat); err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(rt.routes())
+	defer srv.Close()
+	now := time.Now()
+	mint := func(life time.Duration, key string) string {
+		tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+			"iss": cat.Auth.JWT.Issuer, "aud": cat.Auth.JWT.Audience, "sub": "u", "ws": "acme", "scope": "jobs:read",
+			"iat": now.Unix(), "exp": now.Add(life).Unix(),
+		}).SignedString([]byte(key))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+	call := func(tok string) (int, string, string) {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(b)
+	}
+	secret := env.get("GATEWAY_JWT_SECRET")
+	if code, _, body := call(mint(time.Hour, secret)); code != 200 {
+		t.Fatalf("a token of exactly max_token_lifetime: %d %s", code, body)
+	}
+	longCode, longAuth, longBody := call(mint(time.Hour+time.Second, secret))
+	badCode, badAuth, badBody := call(mint(time.Hour, "bTzelvbcDLReRnFetnAOn5DOgYWnpeGzVeEnyoRNYlY="))
+	if longCode != 401 || longCode != badCode || longAuth != badAuth || longBody != badBody {
+		t.Errorf("over-long token: %d %q %s\nbad signature:   %d %q %s", longCode, longAuth, longBody, badCode, badAuth, badBody)
+	}
+}
