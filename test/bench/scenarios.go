@@ -130,8 +130,9 @@ func (e *env) checkScenario(ctx context.Context, sc scenario) error {
 		}
 	}
 	if sc.name == "write" {
-		if n := lines(filepath.Join(e.dir, "audit.jsonl")); n != auditBefore+2 {
-			return fmt.Errorf("write: audit file has %d new records after 2 writes", n-auditBefore)
+		// Each write has a started and a completed record.
+		if n := lines(filepath.Join(e.dir, "audit.jsonl")); n != auditBefore+4 {
+			return fmt.Errorf("write: audit file has %d new records after 2 writes, want 4", n-auditBefore)
 		}
 	}
 	return nil
