@@ -272,6 +272,14 @@ func (u *upstream) send(req *http.Request, pol redirectPolicy) (resp *http.Respo
 		// Drain a little so the connection can be reused, then let go.
 		io.CopyN(io.Discard, resp.Body, 4<<10)
 		resp.Body.Close()
+		// The token's workspace binding goes to every hop, as the headers
+		// do: a Location that drops or names another workspace must not
+		// change whose data is asked for.
+		if w := u.def.Workspace; w != nil && w.Query != "" {
+			q := next.Query()
+			q[w.Query] = req.URL.Query()[w.Query]
+			next.RawQuery = q.Encode()
+		}
 		nreq := req.Clone(req.Context())
 		nreq.URL, nreq.Host = next, ""
 		keepBody := resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect
