@@ -2,11 +2,42 @@ package proxy_test
 
 import (
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/gateway/proxy"
 )
 
 // Review of issue 9: attacks the first round of fixes still let through.
+
+// A write whose upstream acted and answered, but whose answer could not
+// be used (over max_response_bytes), must be recorded with the status the
+// upstream gave: upstream_status 0 means nothing was sent.
+func TestWriteAnsweredOverCapIsAuditedWithItsStatus(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		w.Write([]byte(`{"x":"` + strings.Repeat("a", 100<<10) + `"}`))
+	})
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	c := auditCore(t, rec.srv.URL, "", openAudit(t, path, nil))
+	res := call(t, c, writer, "set_limit", `{"id":"q1","limit":4}`)
+	if !res.IsError || !strings.Contains(res.Text, "max_response_bytes") {
+		t.Fatalf("result = %q, want the over-cap tool error", res.Text)
+	}
+	if n := rec.count(); n != 1 {
+		t.Fatalf("upstream received %d requests, want 1", n)
+	}
+	recs := readAudit(t, path)
+	if len(recs) != 2 {
+		t.Fatalf("%d audit records, want started and completed: %+v", len(recs), recs)
+	}
+	if got := recs[1]; got.Stage != proxy.StageCompleted || got.UpstreamStatus != http.StatusCreated {
+		t.Errorf("completed record: stage %q upstream_status %d, want %q and %d (the upstream acted and answered)",
+			got.Stage, got.UpstreamStatus, proxy.StageCompleted, http.StatusCreated)
+	}
+}
 
 // A redirect the upstream opted into following is still a request the
 // gateway sends for the caller: it carries the token's workspace binding,
@@ -39,5 +70,31 @@ func TestFollowedRedirectKeepsTheWorkspaceQuery(t *testing.T) {
 		if s.Query != "ws=acme" {
 			t.Errorf("%s %s?%s: want the query ws=acme on every hop", s.Method, s.Path, s.Query)
 		}
+	}
+}
+
+// The same when the answer breaks off after its status line: the upstream
+// acted, and the record says what it answered.
+func TestWriteAnswerBrokenOffIsAuditedWithItsStatus(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Content-Length", "100")
+		w.WriteHeader(http.StatusAccepted)
+		w.Write([]byte(`{"ok":`))
+		w.(http.Flusher).Flush()
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	})
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	c := auditCore(t, rec.srv.URL, "", openAudit(t, path, nil))
+	res := call(t, c, writer, "set_limit", `{"id":"q1","limit":4}`)
+	if !res.IsError {
+		t.Fatalf("result = %q, want a tool error", res.Text)
+	}
+	recs := readAudit(t, path)
+	if len(recs) != 2 || recs[1].UpstreamStatus != http.StatusAccepted {
+		t.Fatalf("audit records %+v, want started, then completed with upstream_status 202", recs)
 	}
 }
