@@ -98,3 +98,29 @@ func TestWriteAnswerBrokenOffIsAuditedWithItsStatus(t *testing.T) {
 		t.Fatalf("audit records %+v, want started, then completed with upstream_status 202", recs)
 	}
 }
+
+// A writeOnly argument is redacted from the record however long the
+// arguments are: past audit.max_argument_bytes the digest is of the
+// redacted arguments, so a guessable secret (a six-digit approval code)
+// cannot be recovered by hashing candidates.
+func TestOverCapAuditDigestDoesNotDependOnWriteOnlyValues(t *testing.T) {
+	rec := newRecorder(t, nil)
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	c := auditCore(t, rec.srv.URL, "", openAudit(t, path, nil))
+	reason := strings.Repeat("r", 9<<10) // over the 8 KiB default
+	for _, code := range []string{"123456", "654321"} {
+		call(t, c, writer, "set_limit", `{"id":"q1","limit":4,"reason":"`+reason+`","approval_code":"`+code+`"}`)
+	}
+	recs := readAudit(t, path)
+	if len(recs) != 4 {
+		t.Fatalf("%d audit records, want 4", len(recs))
+	}
+	for _, r := range recs {
+		if !strings.Contains(string(r.Arguments), `"sha256"`) {
+			t.Fatalf("arguments %s, want a digest", r.Arguments)
+		}
+	}
+	if a, b := string(recs[1].Arguments), string(recs[3].Arguments); a != b {
+		t.Errorf("records of calls differing only in approval_code differ: %s and %s; the digest reveals the writeOnly value", a, b)
+	}
+}
