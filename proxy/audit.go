@@ -317,7 +317,8 @@ func (e *auditEntry) completed(ctx context.Context, status int, res *Result, cal
 // replaced by "[redacted]". Arguments over max bytes, or that are not a
 // JSON object, are recorded as {"sha256": …, "bytes": …} instead, so a
 // caller cannot fill the trail with junk yet the record still identifies
-// what was sent.
+// what was sent. For a tool with writeOnly arguments the digest is of the
+// redacted arguments (re-encoded), never of a writeOnly value.
 func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 	if len(args) == 0 || string(args) == "null" {
 		return json.RawMessage("{}")
@@ -325,12 +326,14 @@ func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 	if max <= 0 {
 		max = 8 << 10
 	}
-	if len(args) > max || !json.Valid(args) {
-		return digestArgs(args)
-	}
 	if len(t.redact) == 0 {
+		if len(args) > max || !json.Valid(args) {
+			return digestArgs(args)
+		}
 		return json.RawMessage(args)
 	}
+	// Redacted before the cap: a digest of the arguments as sent would let
+	// anyone with the trail test guesses of a writeOnly value against it.
 	var m map[string]json.RawMessage
 	if json.Unmarshal(args, &m) != nil {
 		return digestArgs(args)
@@ -343,6 +346,9 @@ func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 	out, err := json.Marshal(m)
 	if err != nil {
 		return digestArgs(args)
+	}
+	if len(out) > max {
+		return digestArgs(out)
 	}
 	return out
 }

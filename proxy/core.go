@@ -405,7 +405,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	}
 	resp, err := t.up.do(ctx, req, redirects, b.workspace, keep)
 	if err != nil {
-		return toolError(OutcomeToolError, err.Error()), 0, nil
+		return toolError(OutcomeToolError, err.Error()), answeredStatus(err), nil
 	}
 	res, err := c.render(t, p, resp)
 	return res, resp.status, err

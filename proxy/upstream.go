@@ -272,6 +272,14 @@ func (u *upstream) send(req *http.Request, pol redirectPolicy) (resp *http.Respo
 		// Drain a little so the connection can be reused, then let go.
 		io.CopyN(io.Discard, resp.Body, 4<<10)
 		resp.Body.Close()
+		// The token's workspace binding goes to every hop, as the headers
+		// do: a Location that drops or names another workspace must not
+		// change whose data is asked for.
+		if w := u.def.Workspace; w != nil && w.Query != "" {
+			q := next.Query()
+			q[w.Query] = req.URL.Query()[w.Query]
+			next.RawQuery = q.Encode()
+		}
 		nreq := req.Clone(req.Context())
 		nreq.URL, nreq.Host = next, ""
 		keepBody := resp.StatusCode == http.StatusTemporaryRedirect || resp.StatusCode == http.StatusPermanentRedirect
@@ -473,10 +481,31 @@ func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy
 	}
 	if err != nil {
 		u.judge(caller, ctx, probe, err)
-	} else {
-		u.breaker.record(probe, false)
+		// The upstream answered: its status goes in the audit record.
+		return nil, &answeredError{status: resp.StatusCode, err: err}
 	}
-	return resp2, err
+	u.breaker.record(probe, false)
+	return resp2, nil
+}
+
+// answeredError is an answer that came (status) but could not be used:
+// over max_response_bytes, or broken off while it was read.
+type answeredError struct {
+	status int
+	err    error
+}
+
+func (e *answeredError) Error() string { return e.err.Error() }
+func (e *answeredError) Unwrap() error { return e.err }
+
+// answeredStatus is the status of the upstream's answer behind err, or 0
+// when none came.
+func answeredStatus(err error) int {
+	var ae *answeredError
+	if errors.As(err, &ae) {
+		return ae.status
+	}
+	return 0
 }
 
 // waited says how a wait for a slot ended: the upstream's timeout, or the
