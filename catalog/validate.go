@@ -150,6 +150,11 @@ func hostRule(h string) string {
 		return want
 	}
 	host, port := h, ""
+	if strings.Contains(h, ":") && !strings.HasPrefix(h, "[") {
+		if _, _, err := net.SplitHostPort(h); err != nil {
+			return "must write an IPv6 address in brackets, like [::1] (the form a Host header carries)"
+		}
+	}
 	if hp, pp, err := net.SplitHostPort(h); err == nil {
 		host, port = hp, pp
 		if !validPort(port) {

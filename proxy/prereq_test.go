@@ -112,3 +112,39 @@ func TestRefusedProbeIsRetriedAfterTheOutage(t *testing.T) {
 		t.Errorf("the knowledge base was probed %d times, want 2 (acme again, globex once)", n)
 	}
 }
+
+// A probe answered 503 (or 429) says the upstream is out, not that the
+// workspace lacks the feature: it is kept only as long as a refused probe.
+func TestProbeAnsweredUnavailableIsRetriedSoon(t *testing.T) {
+	rec := newRecorder(t, nil)
+	var down atomic.Bool
+	down.Store(true)
+	var probes atomic.Int64
+	kb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		probes.Add(1)
+		if down.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, `{"enabled":true}`)
+	}))
+	t.Cleanup(kb.Close)
+	clk := &testClock{t: time.Now()}
+	cat := parseCore(t, probeCatalog, rec.srv.URL, map[string]string{"KB": kb.URL}).Catalog()
+	c, err := proxy.New(cat, &proxy.Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acme := authz.NewPrincipal("alice", "acme", "", nil, nil)
+	if res, _ := c.Call(context.Background(), acme, "ask_kb", nil); !res.IsError {
+		t.Fatalf("with the knowledge base answering 503: %q, want the prerequisite unmet", res.Text)
+	}
+	down.Store(false)
+	clk.Advance(authz.ProbeFailureCache)
+	if res, _ := c.Call(context.Background(), acme, "ask_kb", nil); res.IsError {
+		t.Fatalf("%s after the 503: %q, want the tool available", authz.ProbeFailureCache, res.Text)
+	}
+	if n := probes.Load(); n != 2 {
+		t.Errorf("%d probes, want 2", n)
+	}
+}

@@ -703,7 +703,12 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 			c.logger.Warn("prerequisite probe failed", "prerequisite", pr.Name, "upstream", u.name, "error", err)
 			return false, err
 		}
-		if resp.status < 200 || resp.status > 299 {
+		switch {
+		case resp.status == http.StatusTooManyRequests || resp.status >= 500:
+			// An outage, not an answer about the workspace: kept only
+			// briefly, like a transport failure.
+			return false, fmt.Errorf("upstream %s answered %d to the probe", u.name, resp.status)
+		case resp.status < 200 || resp.status > 299:
 			return false, nil
 		}
 		if pr.Probe.TrueWhen == "" {
