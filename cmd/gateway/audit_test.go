@@ -17,12 +17,11 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	gateway "github.com/mcpgw/gateway"
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/demo"
 )
 
 // auditGateway serves the bundled catalog (plus extra YAML) over the demo
-// upstream and returns the runtime, its MCP URL and an operator token.
+// upstream and returns the runtime, its base URL and an operator token.
 func auditGateway(t *testing.T, extra string, auditLog *slog.Logger) (*runtime, string, string) {
 	t.Helper()
 	up := httptest.NewServer(demo.New(demo.Options{ServiceToken: "svc"}))
@@ -30,17 +29,7 @@ func auditGateway(t *testing.T, extra string, auditLog *slog.Logger) (*runtime, 
 	env := testEnv(map[string]string{"MONITOR_URL": up.URL, "OPERATOR_URL": up.URL, "KB_URL": up.URL, "GATEWAY_AUDIENCE": "aud", "GATEWAY_ISSUER": "iss"})
 	path := filepath.Join(t.TempDir(), "catalog.yaml")
 	os.WriteFile(path, append(append([]byte{}, gateway.DefaultCatalog...), extra...), 0o600)
-	rt := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
-	rt.auditLog = auditLog
-	rt.path = path
-	rt.load = func() (*catalog.Catalog, error) { return catalog.Load(path, &catalog.LoadOptions{Getenv: env}) }
-	cat, err := rt.load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.install(cat); err != nil {
-		t.Fatal(err)
-	}
+	rt := installedRuntime(t, env, path, auditLog)
 	srv := httptest.NewServer(rt.routes())
 	t.Cleanup(srv.Close)
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
@@ -50,31 +39,21 @@ func auditGateway(t *testing.T, extra string, auditLog *slog.Logger) (*runtime, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rt, srv.URL + "/mcp", tok
+	return rt, srv.URL, tok
 }
 
 // callTool calls a tool over MCP and returns the result's text and isError.
-func callTool(t *testing.T, url, tok, name, args string) (string, bool) {
+func callTool(t *testing.T, base, tok, name, args string) (string, bool) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	req.Header.Set("Authorization", "Bearer "+tok)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
+	code, body := post(t, base, tok, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"`+name+`","arguments":`+args+`}}`)
 	var out struct {
 		Result struct {
 			Content []struct{ Text string } `json:"content"`
 			IsError bool                    `json:"isError"`
 		} `json:"result"`
 	}
-	body, _ := io.ReadAll(resp.Body)
-	if err := json.Unmarshal(body, &out); err != nil || len(out.Result.Content) == 0 {
-		t.Fatalf("tools/call %s: %d %s", name, resp.StatusCode, body)
+	if err := json.Unmarshal([]byte(body), &out); err != nil || len(out.Result.Content) == 0 {
+		t.Fatalf("tools/call %s: %d %s", name, code, body)
 	}
 	return out.Result.Content[0].Text, out.Result.IsError
 }

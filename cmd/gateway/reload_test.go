@@ -32,16 +32,7 @@ func TestReloadWhileCalling(t *testing.T) {
 	versions := []string{string(gateway.DefaultCatalog), strings.Replace(string(gateway.DefaultCatalog), "title: BackWave jobs", "title: BackWave jobs (reloaded)", 1)}
 	os.WriteFile(path, []byte(versions[0]), 0o600)
 
-	rt := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
-	rt.path = path
-	rt.load = func() (*catalog.Catalog, error) { return catalog.Load(path, &catalog.LoadOptions{Getenv: env}) }
-	cat, err := rt.load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := rt.install(cat); err != nil {
-		t.Fatal(err)
-	}
+	rt := installedRuntime(t, env, path, nil)
 	srv := httptest.NewServer(rt.routes())
 	defer srv.Close()
 	tok, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
@@ -95,4 +86,23 @@ func TestReloadWhileCalling(t *testing.T) {
 		t.Errorf("only %d of %d reloads swapped the catalog", rt.reloads.Load(), reloads)
 	}
 	t.Logf("%d calls, %d failures, %d reloads (%d swaps)", calls.Load(), failures.Load(), reloads, rt.reloads.Load())
+}
+
+// installedRuntime loads the catalog file at path and installs it, as
+// serve does; auditLog (nil: the logger) receives audit records when the
+// catalog names no audit file.
+func installedRuntime(t *testing.T, env lookupEnv, path string, auditLog *slog.Logger) *runtime {
+	t.Helper()
+	rt := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
+	rt.auditLog = auditLog
+	rt.path = path
+	rt.load = func() (*catalog.Catalog, error) { return catalog.Load(path, &catalog.LoadOptions{Getenv: env}) }
+	cat, err := rt.load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.install(cat); err != nil {
+		t.Fatal(err)
+	}
+	return rt
 }
