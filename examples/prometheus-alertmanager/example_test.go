@@ -54,6 +54,9 @@ func connect(t *testing.T, endpoint, token string) *mcp.ClientSession {
 // structuredContent decoded into a generic map.
 func call(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) (res *mcp.CallToolResult, text string, structured map[string]any) {
 	t.Helper()
+	if args == nil {
+		args = map[string]any{} // a nil map would be sent as null, which MCP refuses
+	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		t.Fatalf("CallTool(%s, %v): %v", name, args, err)
