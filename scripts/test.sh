@@ -1,12 +1,34 @@
 #!/usr/bin/env bash
 # Runs every test the project has, from a fresh clone: installs the
-# TypeScript MCP client the end-to-end tests drive, vets, runs the tests
+# TypeScript MCP client the end-to-end tests drive and the Prometheus and
+# Alertmanager the example's test runs against, vets, runs the tests
 # with the race detector, then each fuzz target briefly.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 echo "== installing the TypeScript MCP client (test/ts)"
 npm ci --prefix test/ts --no-audit --no-fund --loglevel=error
+
+# examples/prometheus-alertmanager's end-to-end test starts Debian's
+# prometheus and prometheus-alertmanager itself (no systemd needed). Missing
+# binaries are installed when we can (root, or passwordless sudo under CI);
+# otherwise the test fails under CI=true saying how to install them, and is
+# skipped elsewhere.
+echo "== Prometheus and Alertmanager for examples/prometheus-alertmanager"
+if ! command -v prometheus >/dev/null || ! { command -v prometheus-alertmanager || command -v alertmanager; } >/dev/null; then
+  sudo=
+  if [ "$(id -u)" != 0 ] && [ "${CI:-}" = true ] && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo="sudo -n"
+  fi
+  if [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; then
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus prometheus-alertmanager
+  else
+    echo "prometheus or alertmanager is missing and we are not root: the example's test will fail under CI=true and skip otherwise."
+    echo "install them with: sudo apt-get install -y --no-install-recommends prometheus prometheus-alertmanager"
+  fi
+fi
+prometheus --version 2>&1 | head -1 || true
 
 echo "== go mod tidy -diff, gofmt and go vet"
 go mod tidy -diff
