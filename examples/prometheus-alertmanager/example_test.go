@@ -21,7 +21,7 @@ const catalogFile = "catalog.yaml"
 
 var (
 	readTools  = []string{"label_values", "list_firing_alerts", "list_rules", "list_silences", "list_targets", "list_unhealthy_targets", "get_silence", "query", "query_range"}
-	writeTools = []string{"create_silence", "expire_silence"}
+	writeTools = []string{"create_silence", "expire_silence", "schedule_silence"}
 )
 
 type bearer struct {
@@ -267,7 +267,7 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 		if s["id"] != silenceID || s["state"] != "active" || s["createdBy"] != "alice@example.com" || s["comment"] != "example test" {
 			t.Errorf("get_silence = %v, want it active, created by alice@example.com", s)
 		}
-		// startsAt is {now}, endsAt {now+ends_in} with ends_in defaulted to 2h.
+		// startsAt is {now}, endsAt {now+duration} with duration defaulted to 2h.
 		ends, err := time.Parse(time.RFC3339, s["endsAt"].(string))
 		if err != nil || ends.Sub(start) < 2*time.Hour-time.Minute || ends.Sub(start) > 2*time.Hour+time.Minute {
 			t.Errorf("endsAt = %v (%v), want about 2h after %v", s["endsAt"], err, start)
@@ -319,14 +319,30 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 		}
 	})
 
+	t.Run("scheduled-silence-is-pending-then-expired", func(t *testing.T) {
+		tomorrow := time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second)
+		m := ok(t, operator, "schedule_silence", map[string]any{
+			"matchers":  []any{map[string]any{"name": "severity", "value": "info", "isRegex": false}},
+			"comment":   "maintenance window",
+			"starts_at": tomorrow.Format(time.RFC3339), "ends_at": tomorrow.Add(2 * time.Hour).Format(time.RFC3339),
+		})
+		id, _ := m["silenceID"].(string)
+		s := ok(t, viewer, "get_silence", map[string]any{"silence_id": id})
+		if s["state"] != "pending" || s["createdBy"] != "alice@example.com" {
+			t.Errorf("scheduled silence = %v, want pending, created by alice@example.com", s)
+		}
+		ok(t, operator, "expire_silence", map[string]any{"silence_id": id})
+	})
+
 	t.Run("bad-silence-shows-alertmanagers-reason", func(t *testing.T) {
-		reason := toolError(t, operator, "create_silence", map[string]any{
+		now := time.Now().UTC()
+		reason := toolError(t, operator, "schedule_silence", map[string]any{
 			"matchers":  []any{map[string]any{"name": "alertname", "value": "AlwaysFiring", "isRegex": false}},
 			"comment":   "ends before it starts",
-			"starts_in": "3h", "ends_in": "1h",
+			"starts_at": now.Add(3 * time.Hour).Format(time.RFC3339), "ends_at": now.Add(time.Hour).Format(time.RFC3339),
 		})
 		if !strings.Contains(reason, "start time must be before end time") {
-			t.Errorf("create_silence ending before it starts = %q, want Alertmanager's reason", reason)
+			t.Errorf("schedule_silence ending before it starts = %q, want Alertmanager's reason", reason)
 		}
 	})
 
@@ -352,7 +368,7 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 			{viewer, "create_silence", map[string]any{"matchers": []any{map[string]any{"name": "a", "value": "b", "isRegex": false}}, "comment": "x"}, "gate"},
 			{operator, "expire_silence", map[string]any{"silence_id": "../status"}, "silence_id"},
 			{operator, "create_silence", map[string]any{"matchers": []any{map[string]any{"name": "a", "value": "b"}}, "comment": "x"}, "isRegex"},
-			{operator, "create_silence", map[string]any{"matchers": []any{map[string]any{"name": "a", "value": "b", "isRegex": false}}, "comment": "x", "ends_in": "2 hours"}, "ends_in"},
+			{operator, "create_silence", map[string]any{"matchers": []any{map[string]any{"name": "a", "value": "b", "isRegex": false}}, "comment": "x", "duration": "2 hours"}, "duration"},
 		} {
 			if reason := toolError(t, c.cs, c.tool, c.args); !strings.Contains(reason, c.want) {
 				t.Errorf("%s(%v) = %q, want it to name %q", c.tool, c.args, reason, c.want)
