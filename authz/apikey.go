@@ -113,7 +113,7 @@ func (v *apiKeyVerifier) Verify(_ context.Context, token string) (*Principal, er
 		return nil, rejectf(ReasonAPIKey, "unknown api key")
 	}
 	if !k.expires.IsZero() && !v.now().Before(k.expires) {
-		return nil, rejectf(ReasonExpired, "api key for subject %q expired at %s", k.p.Subject, k.expires.Format(time.RFC3339))
+		return nil, rejectd(ReasonExpired, "the API key has expired", "api key for subject %q expired at %s", k.p.Subject, k.expires.Format(time.RFC3339))
 	}
 	return k.p, nil
 }
