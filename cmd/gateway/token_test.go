@@ -146,3 +146,58 @@ func TestOverLongTokenGetsTheUsual401(t *testing.T) {
 		t.Errorf("over-long token: %d %q %s\nbad signature:   %d %q %s", longCode, longAuth, longBody, badCode, badAuth, badBody)
 	}
 }
+
+// TestTokenAppliesServesChecks: `gateway token` refuses what serve would
+// refuse, and a missing or conflicting flag is named (issue 10): a
+// newcomer should never hold a token the gateway then answers with 401.
+func TestTokenAppliesServesChecks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.yaml")
+	os.WriteFile(path, gateway.DefaultCatalog, 0o600)
+	strict := filepath.Join(dir, "strict.yaml")
+	src := strings.Replace(string(gateway.DefaultCatalog), "  principal:\n", "  principal:\n    workspace_pattern: '^team-[a-z]+$'\n", 1)
+	if src == string(gateway.DefaultCatalog) {
+		t.Fatal("could not add workspace_pattern to the default catalog")
+	}
+	os.WriteFile(strict, []byte(src), 0o600)
+	key := filepath.Join(dir, "key.pem")
+	os.WriteFile(key, []byte("not a key"), 0o600)
+	cases := []struct {
+		name string
+		args []string
+		want string // in the error or stderr
+	}{
+		{"no-sub", []string{"--catalog", path, "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET"}, "--sub is required"},
+		{"empty-sub", []string{"--catalog", path, "--sub", "", "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET"}, "--sub is required"},
+		{"no-workspace", []string{"--catalog", path, "--sub", "dev", "--secret-env", "GATEWAY_JWT_SECRET"}, "--workspace is required"},
+		{"no-key-source", []string{"--catalog", path, "--sub", "dev", "--workspace", "acme"}, "one of --secret-env or --key is required"},
+		{"two-key-sources", []string{"--catalog", path, "--sub", "dev", "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET", "--key", key}, "--secret-env and --key cannot both be given"},
+		{"unset-secret", []string{"--catalog", path, "--sub", "dev", "--workspace", "acme", "--secret-env", "NOPE"}, "NOPE is not set"},
+		{"workspace-refused-by-default-pattern", []string{"--catalog", path, "--sub", "dev", "--workspace", "a/b", "--secret-env", "GATEWAY_JWT_SECRET"}, `--workspace "a/b" does not match the catalog's auth.principal.workspace_pattern`},
+		{"workspace-refused-by-catalog-pattern", []string{"--catalog", strict, "--sub", "dev", "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET"}, `--workspace "acme" does not match the catalog's auth.principal.workspace_pattern ^team-[a-z]+$`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(context.Background(), append([]string{"token"}, tc.args...), nil, &out, &errb, testEnv(nil))
+			if err == nil {
+				t.Fatalf("token %v printed %q, want an error", tc.args, out.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("token printed %q despite the error", out.String())
+			}
+			msg := err.Error() + "\n" + errb.String()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("token %v = %v\nstderr: %s\nwant %q", tc.args, err, errb.String(), tc.want)
+			}
+			if strings.Contains(msg, "exit status") && !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("the message must reach stderr before the exit status: %q", errb.String())
+			}
+		})
+	}
+	// A workspace the catalog's pattern accepts signs.
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"token", "--catalog", strict, "--sub", "dev", "--workspace", "team-a", "--secret-env", "GATEWAY_JWT_SECRET"}, nil, &out, &errb, testEnv(nil)); err != nil || out.Len() == 0 {
+		t.Errorf("token for team-a = %v %s", err, errb.String())
+	}
+}
