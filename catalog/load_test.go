@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -457,5 +458,36 @@ func TestBillionLaughsIsBounded(t *testing.T) {
 	_, err := Parse("c.yaml", []byte(b.String()), nil)
 	if err == nil || !strings.Contains(err.Error(), "expand too far") {
 		t.Fatalf("Parse(billion laughs) = %v, want the alias budget reported", err)
+	}
+}
+
+// TestBadCatalogGoldensNameNoGoType: a load error speaks of the YAML the
+// operator wrote, never of the Go types behind it (issue 10:
+// `field "respone" not found in tools[0] (catalog.Tool)`).
+func TestBadCatalogGoldensNameNoGoType(t *testing.T) {
+	goType := regexp.MustCompile(`catalog\.[A-Z]|map\[|\[\]\*?[a-z]|\binterface ?\{|\bfloat64\b|\bint64\b|!!(int|float|bool|str|map|seq)\b`)
+	files, _ := filepath.Glob("testdata/bad/*.yaml")
+	for _, f := range files {
+		_, err := Load(f, testOptions())
+		if err == nil {
+			t.Errorf("Load(%q) succeeded", f)
+			continue
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if m := goType.FindString(line); m != "" {
+				t.Errorf("Load(%q) error names a Go type or YAML tag (%s):\n%s", f, m, line)
+			}
+		}
+	}
+}
+
+// TestUnknownFieldNamesTheTool: an unknown field in a tool names the tool
+// as well as its index, even when the name comes after the typo.
+func TestUnknownFieldNamesTheTool(t *testing.T) {
+	src := "version: 1\nserver: { name: t }\ntools:\n  - respone: {}\n    name: am_get_silence\n"
+	_, err := Parse("catalog.yaml", []byte(src), testOptions())
+	want := `catalog.yaml:4:5: field "respone" not found in tools[0] "am_get_silence"; did you mean "response"?`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse = %v, want a line %q", err, want)
 	}
 }
