@@ -34,6 +34,10 @@ upstreams:
     timeout: 2s
     workspace: none
     max_concurrent_per_workspace: 2
+    actor_header: X-Actor
+prerequisites:
+  ready:
+    probe: { upstream: none, path: /ready }
 tools:
   - name: alerts
     description: Alerts in one state.
@@ -124,7 +128,13 @@ tools:
       body: "{text} (by {actor} at {now})"
   - name: status
     description: A service without tenants.
+    requires: [ready]
     request: { upstream: none, path: /status, headers: { X-Who: "{actor}" } }
+  - name: expire
+    description: A write to a service without tenants.
+    kind: write
+    gate: write
+    request: { upstream: none, method: DELETE, path: /silence }
 `
 
 // fixedNow is the clock of these tests: 2026-12-01T12:00:00Z and a bit.
@@ -317,28 +327,44 @@ func TestTextBody(t *testing.T) {
 	}
 }
 
-// A token without a workspace reaches an upstream without tenants, and
-// nothing of a workspace is bound, whatever the token says.
+// A principal without a workspace (a tenantless catalog's token) reaches
+// an upstream without tenants: its prerequisite probe, its per-workspace
+// share and its audit record work with the workspace "", and nothing of a
+// workspace is bound, whatever the token says.
 func TestWorkspaceNoneBindsNothing(t *testing.T) {
 	up := newRecorder(t, nil)
-	c := requestCore(t, up.srv.URL, nil)
-	noWS := authz.NewPrincipal("carol", "", "", []string{"read"}, nil)
-	for _, p := range []*authz.Principal{noWS, reader} {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	c := requestCore(t, up.srv.URL, openAudit(t, path, nil))
+	noWS := authz.NewPrincipal("carol", "", "", []string{"read", "write"}, nil)
+	for _, p := range []*authz.Principal{noWS, writer} {
 		n := up.count()
 		if res := call(t, c, p, "status", `{}`); res.IsError {
 			t.Fatalf("status for %q = %q", p.Workspace, res.Text)
 		}
-		got := up.all()[n]
-		if got.Path != "/none/status" || got.Query != "" {
-			t.Errorf("status for %q sent %s?%s, want /none/status and no query", p.Workspace, got.Path, got.Query)
+		if res := call(t, c, p, "expire", `{}`); res.IsError {
+			t.Fatalf("expire for %q = %q", p.Workspace, res.Text)
 		}
-		for name := range got.Header {
-			if strings.Contains(strings.ToLower(name), "workspace") || strings.Contains(strings.ToLower(name), "tenant") {
-				t.Errorf("status for %q sent header %s", p.Workspace, name)
+		sent := map[string]bool{}
+		for _, got := range up.all()[n:] {
+			sent[got.Method+" "+got.Path] = true
+			if got.Query != "" {
+				t.Errorf("%s for %q sent query %q, want none", got.Path, p.Workspace, got.Query)
+			}
+			for name := range got.Header {
+				if strings.Contains(strings.ToLower(name), "workspace") || strings.Contains(strings.ToLower(name), "tenant") {
+					t.Errorf("%s for %q sent header %s", got.Path, p.Workspace, name)
+				}
+			}
+			if got.Path == "/none/status" && got.Header.Get("X-Who") != p.Actor {
+				t.Errorf("X-Who = %q, want %q", got.Header.Get("X-Who"), p.Actor)
 			}
 		}
-		if got.Header.Get("X-Who") != p.Actor {
-			t.Errorf("X-Who = %q, want %q", got.Header.Get("X-Who"), p.Actor)
+		if !sent["GET /none/status"] || !sent["DELETE /none/silence"] {
+			t.Errorf("for %q the upstream saw %v, want the status read and the delete", p.Workspace, sent)
 		}
+	}
+	recs := readAudit(t, path)
+	if len(recs) != 4 || recs[0].Workspace != "" || recs[0].Subject != "carol" || recs[0].Actor != "carol" || recs[3].Workspace != "acme" {
+		t.Errorf("audit = %+v, want carol's records with workspace \"\", then bob's with acme", recs)
 	}
 }
