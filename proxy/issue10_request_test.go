@@ -368,3 +368,63 @@ func TestWorkspaceNoneBindsNothing(t *testing.T) {
 		t.Errorf("audit = %+v, want carol's records with workspace \"\", then bob's with acme", recs)
 	}
 }
+
+// The Prometheus example of docs/catalog.md, byte for byte, and a time in
+// a path.
+func TestDocumentedPrometheusFormQuery(t *testing.T) {
+	up := newRecorder(t, nil)
+	src := `
+version: 1
+server: { name: test }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+upstreams:
+  prometheus: { base_url: "${UP}", workspace: none }
+tools:
+  - name: prom_query
+    description: Evaluate an instant PromQL query.
+    input:
+      type: object
+      properties:
+        query: { type: string }
+        ago: { type: string, default: 1s }
+      required: [query]
+      additionalProperties: false
+    request:
+      upstream: prometheus
+      method: POST
+      path: /api/v1/query
+      body_format: form
+      body: { query: "{query}", time: "{now-ago.unix}" }
+  - name: report
+    description: A report as of a time.
+    request: { upstream: prometheus, path: "/reports/{now}/{now.unix}" }
+`
+	cat, err := catalog.Parse("doc.yaml", []byte(src), &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
+		return map[string]string{"UP": up.srv.URL, "SECRET": strings.Repeat("k", 32)}[k], true
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !cat.Auth.Principal.WorkspaceOptional {
+		t.Error("a catalog whose only upstream is workspace: none is not tenantless")
+	}
+	c, err := proxy.New(cat, &proxy.Options{Now: func() time.Time { return time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	noWS := authz.NewPrincipal("carol", "", "", nil, nil)
+	if res := call(t, c, noWS, "prom_query", `{"query":"up == 0"}`); res.IsError {
+		t.Fatalf("prom_query = %q", res.Text)
+	}
+	if res := call(t, c, noWS, "report", `{}`); res.IsError {
+		t.Fatalf("report = %q", res.Text)
+	}
+	got := up.all()
+	if got[0].Header.Get("Content-Type") != "application/x-www-form-urlencoded" || got[0].Body != "query=up+%3D%3D+0&time=1796126399" {
+		t.Errorf("prom_query sent %q %q, want the documented form", got[0].Header.Get("Content-Type"), got[0].Body)
+	}
+	if got[1].Path != "/reports/2026-12-01T12:00:00Z/1796126400" {
+		t.Errorf("report path = %q", got[1].Path)
+	}
+}
