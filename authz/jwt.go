@@ -108,7 +108,7 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 		}
 		return v, nil
 	case auth.APIKeysFile != "":
-		v, err := newAPIKeyVerifier(auth.APIKeysFile, auth.Principal.WorkspacePattern, opts)
+		v, err := newAPIKeyVerifier(auth.APIKeysFile, auth.Principal, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +122,9 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 type mapper struct {
 	subject, workspace, scopes, actor string
 	pattern                           *regexp.Regexp
+	// workspaceOptional accepts claims without a workspace, as the
+	// workspace "" (a tenantless catalog: catalog.Principal.WorkspaceOptional).
+	workspaceOptional bool
 }
 
 func newMapper(p catalog.Principal) (*mapper, error) {
@@ -133,7 +136,7 @@ func newMapper(p catalog.Principal) (*mapper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth.principal.workspace_pattern: %w", err)
 	}
-	m := &mapper{subject: p.Subject, workspace: p.Workspace, scopes: p.Scopes, actor: p.Actor, pattern: re}
+	m := &mapper{subject: p.Subject, workspace: p.Workspace, scopes: p.Scopes, actor: p.Actor, pattern: re, workspaceOptional: p.WorkspaceOptional}
 	if m.subject == "" {
 		m.subject = "sub"
 	}
@@ -152,10 +155,13 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 	if sub.Type != gjson.String || sub.Str == "" {
 		return nil, rejectd(ReasonClaims, fmt.Sprintf("the token has no subject claim (%.64s)", m.subject), "claim %q is not a non-empty string", m.subject)
 	}
-	if ws.Type != gjson.String || ws.Str == "" {
+	switch {
+	case m.workspaceOptional && (!ws.Exists() || ws.Type == gjson.Null):
+		// A tenantless catalog: no upstream reads a workspace, so a token
+		// need not name one. A token that does is held to the pattern.
+	case ws.Type != gjson.String || ws.Str == "":
 		return nil, rejectd(ReasonClaims, fmt.Sprintf("the token has no workspace claim (%.64s)", m.workspace), "no workspace in claim %q", m.workspace)
-	}
-	if !m.pattern.MatchString(ws.Str) {
+	case !m.pattern.MatchString(ws.Str):
 		return nil, rejectd(ReasonClaims, "the token's workspace is refused by the workspace pattern", "workspace does not match the workspace pattern")
 	}
 	var scopes []string

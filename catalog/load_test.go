@@ -118,6 +118,9 @@ func summary(c *Catalog) string {
 	}
 	pr := a.Principal
 	p("principal sub=%s ws=%s scopes=%s actor=%q pattern=%s", pr.Subject, pr.Workspace, pr.Scopes, pr.Actor, pr.WorkspacePattern)
+	if pr.WorkspaceOptional {
+		p("  workspace optional: every upstream declares workspace: none")
+	}
 	if rm := a.ResourceMetadata; rm != nil {
 		p("resource_metadata %s servers=%q", rm.Resource, rm.AuthorizationServers)
 	}
@@ -129,7 +132,9 @@ func summary(c *Catalog) string {
 	for _, name := range slices.Sorted(maps.Keys(c.Upstreams)) {
 		u := c.Upstreams[name]
 		p("upstream %s base=%s timeout=%s max=%s headers=%v actor=%q", u.Name, u.BaseURL, u.Timeout, u.MaxResponseBytes, u.Headers, u.ActorHeader)
-		if w := u.Workspace; w != nil {
+		if w := u.Workspace; w != nil && w.None {
+			p("  workspace none")
+		} else if w != nil {
 			p("  workspace header=%q query=%q", w.Header, w.Query)
 		}
 	}
@@ -162,9 +167,19 @@ func summary(c *Catalog) string {
 		for _, h := range r.HeaderParams {
 			p("  header %s: %s", h.Name, h.Template.Raw)
 		}
+		if len(t.Defaults) > 0 {
+			defs, _ := marshalJSON(t.Defaults)
+			p("  defaults %s", defs)
+		}
 		if r.Body != nil {
 			body, _ := marshalJSON(r.Body)
 			p("  body %s", body)
+			if r.BodyFormat != BodyJSON {
+				p("  body_format %s", r.BodyFormat)
+			}
+		}
+		for _, tr := range r.Times {
+			p("  time {%s} sign=%d arg=%q unix=%t", tr.Name, tr.Sign, tr.Arg, tr.Unix)
 		}
 		if pg := t.Paging; pg != nil {
 			p("  paging size=%q cursor=%q", pg.PageSizeArgument, pg.CursorArgument)

@@ -39,7 +39,8 @@ type Options struct {
 	Getenv func(string) string
 	// Audit receives one record per write call. Nil: the Logger.
 	Audit AuditSink
-	// Now is the clock for caches. Nil: time.Now.
+	// Now is the clock for caches and for computed times in templates
+	// ({now}, {now+ttl}). Nil: time.Now.
 	Now func() time.Time
 	// Metrics receives call and upstream observations. Nil: none.
 	Metrics Metrics
@@ -61,6 +62,7 @@ type Core struct {
 	audit   AuditSink
 	policy  *authz.Policy
 	prereqs *authz.Prerequisites
+	now     func() time.Time
 	tools   map[string]*tool
 	order   []*tool
 
@@ -180,7 +182,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	c := &Core{cat: cat, logger: opts.Logger, tools: make(map[string]*tool, len(cat.Tools))}
+	c := &Core{cat: cat, logger: opts.Logger, now: opts.Now, tools: make(map[string]*tool, len(cat.Tools))}
+	if c.now == nil {
+		c.now = time.Now
+	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -375,7 +380,11 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if err := t.def.Schema.Validate(args); err != nil {
 		return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), 0, nil
 	}
+	applyDefaults(t.def, args)
 	c.applyPaging(t, args)
+	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
+		return toolError(OutcomeToolError, err.Error()), 0, nil
+	}
 	b := binding{workspace: p.Workspace, actor: p.Actor}
 	if t.def.Kind == catalog.KindWrite && b.actor == "" {
 		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
