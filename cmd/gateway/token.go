@@ -45,7 +45,9 @@ func (s tokenSpec) claims(now time.Time) jwt.MapClaims {
 		c["aud"] = s.audience
 	}
 	setPath(c, or(s.paths.Subject, "sub"), s.subject)
-	setPath(c, or(s.paths.Workspace, "ws"), s.workspace)
+	if s.workspace != "" { // a tenantless catalog needs none
+		setPath(c, or(s.paths.Workspace, "ws"), s.workspace)
+	}
 	setPath(c, or(s.paths.Scopes, "scope"), strings.Join(s.scopes, " "))
 	if s.actor != "" && s.paths.Actor != "" {
 		setPath(c, s.paths.Actor, s.actor)
@@ -175,8 +177,6 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	switch {
 	case spec.subject == "":
 		missing = "--sub is required: the subject the gateway maps to a principal"
-	case spec.workspace == "":
-		missing = "--workspace is required"
 	case *secretEnv == "" && *keyFile == "":
 		missing = "one of --secret-env or --key is required"
 	case *secretEnv != "" && *keyFile != "":
@@ -199,8 +199,13 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 		}
 		spec.paths = cat.Auth.Principal
 		// The check serve's verifier makes: never mint a token for a
-		// workspace the gateway refuses.
-		if pat := or(cat.Auth.Principal.WorkspacePattern, catalog.DefaultWorkspacePattern); !workspaceMatches(pat, spec.workspace) {
+		// workspace the gateway refuses. A tenantless catalog (every
+		// upstream workspace: none) needs none.
+		if spec.workspace == "" && !cat.Auth.Principal.WorkspaceOptional {
+			fmt.Fprintf(stderr, "gateway token: --workspace is required (catalog %s binds a workspace)\nrun \"gateway token -h\" for its flags\n", *catPath)
+			return exitError(2)
+		}
+		if pat := or(cat.Auth.Principal.WorkspacePattern, catalog.DefaultWorkspacePattern); spec.workspace != "" && !workspaceMatches(pat, spec.workspace) {
 			return fmt.Errorf("--workspace %q does not match the catalog's auth.principal.workspace_pattern %s: the gateway would refuse the token", spec.workspace, pat)
 		}
 		if j := cat.Auth.JWT; j != nil {
@@ -209,6 +214,9 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	} else if *issuer == "" || *audience == "" {
 		fmt.Fprintf(stderr, "gateway token: catalog %s not usable (%v); pass --issuer and --audience\n", *catPath, firstLine(err))
 		return exitError(1)
+	} else if spec.workspace == "" {
+		fmt.Fprintf(stderr, "gateway token: --workspace is required\nrun \"gateway token -h\" for its flags\n")
+		return exitError(2)
 	}
 	if *issuer != "" {
 		spec.issuer = *issuer

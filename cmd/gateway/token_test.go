@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	gateway "github.com/mcpgw/gateway"
+	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 )
 
@@ -199,5 +200,41 @@ func TestTokenAppliesServesChecks(t *testing.T) {
 	var out, errb bytes.Buffer
 	if err := run(context.Background(), []string{"token", "--catalog", strict, "--sub", "dev", "--workspace", "team-a", "--secret-env", "GATEWAY_JWT_SECRET"}, nil, &out, &errb, testEnv(nil)); err != nil || out.Len() == 0 {
 		t.Errorf("token for team-a = %v %s", err, errb.String())
+	}
+}
+
+// A tenantless catalog (every upstream workspace: none) needs no
+// --workspace, and the token gateway token mints is one serve accepts.
+func TestTokenForATenantlessCatalog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.yaml")
+	os.WriteFile(path, []byte(`version: 1
+server: { name: mon }
+auth:
+  jwt: { hmac_secret_env: GATEWAY_JWT_SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+upstreams:
+  prom: { base_url: "http://127.0.0.1:1", workspace: none }
+tools:
+  - name: up
+    description: Up.
+    request: { upstream: prom, path: /api/v1/query }
+`), 0o600)
+	env := testEnv(nil)
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"token", "--catalog", path, "--sub", "dev", "--scopes", "x", "--secret-env", "GATEWAY_JWT_SECRET"}, nil, &out, &errb, env); err != nil {
+		t.Fatalf("token without --workspace for a tenantless catalog: %v\n%s", err, errb.String())
+	}
+	tok := strings.TrimSpace(out.String())
+	tok = tok[strings.LastIndex(tok, "\n")+1:]
+	cat, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := authz.NewVerifier(cat.Auth, &authz.VerifierOptions{Getenv: env.get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := v.Verify(context.Background(), tok)
+	if err != nil || p.Subject != "dev" || p.Workspace != "" {
+		t.Fatalf("Verify = %+v, %v; want subject dev and no workspace", p, err)
 	}
 }
