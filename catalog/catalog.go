@@ -401,6 +401,12 @@ type Response struct {
 	SensitiveNoteField string    `yaml:"sensitive_note_field"`
 	NotFound           *NotFound `yaml:"not_found"`
 	Render             string    `yaml:"render"` // RenderJSON (default) or RenderPayload
+	// ErrorMessage is a gjson path to the reason in this upstream's error
+	// bodies, tried before the common shapes. "" means the common shapes.
+	ErrorMessage string `yaml:"error_message"`
+	// Optional names what may match nothing in a 2xx answer without
+	// making the call a tool error: "select", "list", or a field name.
+	Optional []string `yaml:"optional"`
 }
 
 // Fields maps output names to gjson paths, in the order written.

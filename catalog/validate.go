@@ -994,9 +994,29 @@ func (tc *toolCheck) response() {
 	if r.Render != RenderJSON && r.Render != RenderPayload {
 		tc.add(r.At("render"), tc.subj, "response.render %q must be json or payload", r.Render)
 	}
+	tc.gjsonPath(r.At("select"), "response.select", r.Select)
+	tc.gjsonPath(r.At("error_message"), "response.error_message", r.ErrorMessage)
 	for _, f := range r.Fields {
+		p := first(tc.pos[childKey(base+".fields", f.Name)], outer)
 		if f.Path == "" {
-			tc.add(first(tc.pos[childKey(base+".fields", f.Name)], outer), tc.subj, "response.fields %s: path must not be empty", f.Name)
+			tc.add(p, tc.subj, "response.fields %s: path must not be empty", f.Name)
+		}
+		tc.gjsonPath(p, "response.fields "+f.Name, f.Path)
+	}
+	for i, o := range r.Optional {
+		p := first(tc.pos[childIndex(base+".optional", i)], r.At("optional"))
+		switch {
+		case o == "select" && r.Select == "":
+			tc.add(p, tc.subj, "response.optional names select, but the tool has no response.select")
+		case o == "list" && r.List == "":
+			tc.add(p, tc.subj, "response.optional names list, but the tool has no response.list")
+		case o == "select" || o == "list" || slices.ContainsFunc(r.Fields, func(f Field) bool { return f.Name == o }):
+		default:
+			names := []string{"select", "list"}
+			for _, f := range r.Fields {
+				names = append(names, f.Name)
+			}
+			tc.add(p, tc.subj, "response.optional %q is neither select, list nor one of response.fields%s", o, didYouMean(o, names))
 		}
 	}
 	if r.List != "" && len(r.Fields) > 0 && !slices.ContainsFunc(r.Fields, func(f Field) bool { return f.Name == r.List }) {
@@ -1019,5 +1039,16 @@ func (tc *toolCheck) response() {
 				tc.add(first(tc.pos[childIndex(base+".not_found.status", i)], nf.Pos), tc.subj, "response.not_found status %d must be a 4xx or 5xx status", s)
 			}
 		}
+	}
+}
+
+// gjsonPath reports a gjson path p (at pos, named key) with a certain
+// syntax error. "" is not checked: it means none, or is refused elsewhere.
+func (tc *toolCheck) gjsonPath(pos Pos, key, p string) {
+	if p == "" {
+		return
+	}
+	if e := checkPath(p); e != nil {
+		tc.add(pos, tc.subj, "%s %q is not a valid gjson path: %s", key, p, e.msg)
 	}
 }
