@@ -63,7 +63,7 @@ type apiKey struct {
 // so prerequisites can query it with gjson like a JWT's claims.
 type apiKeyClaims struct {
 	Subject   string   `json:"subject"`
-	Workspace string   `json:"workspace"`
+	Workspace string   `json:"workspace,omitempty"` // "" only in a tenantless catalog
 	Scopes    []string `json:"scopes"`
 	Actor     string   `json:"actor,omitempty"`
 	Expires   string   `json:"expires,omitempty"`
@@ -71,11 +71,12 @@ type apiKeyClaims struct {
 
 // apiKeyMapper reads apiKeyClaims; it is the JWT mapper with fixed paths,
 // so both token kinds go through the same rules.
-func apiKeyMapper(workspacePattern string) (*mapper, error) {
-	return newMapper(catalog.Principal{Subject: "subject", Workspace: "workspace", Scopes: "scopes", Actor: "actor", WorkspacePattern: workspacePattern})
+func apiKeyMapper(p catalog.Principal) (*mapper, error) {
+	return newMapper(catalog.Principal{Subject: "subject", Workspace: "workspace", Scopes: "scopes", Actor: "actor",
+		WorkspacePattern: p.WorkspacePattern, WorkspaceOptional: p.WorkspaceOptional})
 }
 
-func newAPIKeyVerifier(path, workspacePattern string, opts *VerifierOptions) (*apiKeyVerifier, error) {
+func newAPIKeyVerifier(path string, principal catalog.Principal, opts *VerifierOptions) (*apiKeyVerifier, error) {
 	read := opts.ReadFile
 	if read == nil {
 		read = os.ReadFile
@@ -84,7 +85,7 @@ func newAPIKeyVerifier(path, workspacePattern string, opts *VerifierOptions) (*a
 	if err != nil {
 		return nil, fmt.Errorf("auth.api_keys_file: %w", err)
 	}
-	m, err := apiKeyMapper(workspacePattern)
+	m, err := apiKeyMapper(principal)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +114,7 @@ func (v *apiKeyVerifier) Verify(_ context.Context, token string) (*Principal, er
 		return nil, rejectf(ReasonAPIKey, "unknown api key")
 	}
 	if !k.expires.IsZero() && !v.now().Before(k.expires) {
-		return nil, rejectf(ReasonExpired, "api key for subject %q expired at %s", k.p.Subject, k.expires.Format(time.RFC3339))
+		return nil, rejectd(ReasonExpired, "the API key has expired", "api key for subject %q expired at %s", k.p.Subject, k.expires.Format(time.RFC3339))
 	}
 	return k.p, nil
 }
@@ -251,7 +252,7 @@ func parseAPIKey(ps *keysProblems, name string, item *yaml.Node, m *mapper) *api
 			copy(key.hash[:], b)
 		}
 	}
-	c := apiKeyClaims{Subject: str("subject", true), Workspace: str("workspace", true), Actor: str("actor", false)}
+	c := apiKeyClaims{Subject: str("subject", true), Workspace: str("workspace", !m.workspaceOptional), Actor: str("actor", false)}
 	if c.Workspace != "" && !m.pattern.MatchString(c.Workspace) {
 		ps.add(fields["workspace"], "%s: workspace %q does not match the workspace pattern %s", name, c.Workspace, m.pattern)
 	}

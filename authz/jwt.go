@@ -108,7 +108,7 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 		}
 		return v, nil
 	case auth.APIKeysFile != "":
-		v, err := newAPIKeyVerifier(auth.APIKeysFile, auth.Principal.WorkspacePattern, opts)
+		v, err := newAPIKeyVerifier(auth.APIKeysFile, auth.Principal, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -122,6 +122,9 @@ func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
 type mapper struct {
 	subject, workspace, scopes, actor string
 	pattern                           *regexp.Regexp
+	// workspaceOptional accepts claims without a workspace, as the
+	// workspace "" (a tenantless catalog: catalog.Principal.WorkspaceOptional).
+	workspaceOptional bool
 }
 
 func newMapper(p catalog.Principal) (*mapper, error) {
@@ -133,7 +136,7 @@ func newMapper(p catalog.Principal) (*mapper, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auth.principal.workspace_pattern: %w", err)
 	}
-	m := &mapper{subject: p.Subject, workspace: p.Workspace, scopes: p.Scopes, actor: p.Actor, pattern: re}
+	m := &mapper{subject: p.Subject, workspace: p.Workspace, scopes: p.Scopes, actor: p.Actor, pattern: re, workspaceOptional: p.WorkspaceOptional}
 	if m.subject == "" {
 		m.subject = "sub"
 	}
@@ -150,13 +153,16 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 	res := gjson.GetManyBytes(claims, m.subject, m.workspace, m.scopes)
 	sub, ws, sc := res[0], res[1], res[2]
 	if sub.Type != gjson.String || sub.Str == "" {
-		return nil, rejectf(ReasonClaims, "claim %q is not a non-empty string", m.subject)
+		return nil, rejectd(ReasonClaims, fmt.Sprintf("the token has no subject claim (%.64s)", m.subject), "claim %q is not a non-empty string", m.subject)
 	}
-	if ws.Type != gjson.String || ws.Str == "" {
-		return nil, rejectf(ReasonClaims, "no workspace in claim %q", m.workspace)
-	}
-	if !m.pattern.MatchString(ws.Str) {
-		return nil, rejectf(ReasonClaims, "workspace does not match the workspace pattern")
+	switch {
+	case m.workspaceOptional && (!ws.Exists() || ws.Type == gjson.Null):
+		// A tenantless catalog: no upstream reads a workspace, so a token
+		// need not name one. A token that does is held to the pattern.
+	case ws.Type != gjson.String || ws.Str == "":
+		return nil, rejectd(ReasonClaims, fmt.Sprintf("the token has no workspace claim (%.64s)", m.workspace), "no workspace in claim %q", m.workspace)
+	case !m.pattern.MatchString(ws.Str):
+		return nil, rejectd(ReasonClaims, "the token's workspace is refused by the workspace pattern", "workspace does not match the workspace pattern")
 	}
 	var scopes []string
 	switch {
@@ -165,12 +171,12 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 	case sc.IsArray():
 		for _, s := range sc.Array() {
 			if s.Type != gjson.String {
-				return nil, rejectf(ReasonClaims, "claim %q holds a non-string scope", m.scopes)
+				return nil, rejectd(ReasonClaims, scopesDesc(m.scopes), "claim %q holds a non-string scope", m.scopes)
 			}
 			scopes = append(scopes, s.Str)
 		}
 	case sc.Exists() && sc.Type != gjson.Null:
-		return nil, rejectf(ReasonClaims, "claim %q is neither a string nor an array", m.scopes)
+		return nil, rejectd(ReasonClaims, scopesDesc(m.scopes), "claim %q is neither a string nor an array", m.scopes)
 	}
 	actor := ""
 	if m.actor != "" {
@@ -179,6 +185,10 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 		}
 	}
 	return NewPrincipal(sub.Str, ws.Str, actor, scopes, claims), nil
+}
+
+func scopesDesc(path string) string {
+	return fmt.Sprintf("the token's scope claim (%.64s) is neither a string nor a list of strings", path)
 }
 
 // jwtVerifier verifies JWTs against one key source: a static key (HMAC
@@ -249,6 +259,10 @@ func newJWTVerifier(c *catalog.JWT, maxLifetime time.Duration, m *mapper, opts *
 			getenv = os.Getenv
 		}
 		secret := []byte(getenv(c.HMACSecretEnv))
+		if len(secret) == 0 {
+			// Unset or empty: say so, not how long a secret should be (issue 10).
+			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s is not set; set it to a random secret, e.g. from `openssl rand -base64 32`", c.HMACSecretEnv)
+		}
 		if err := CheckHMACSecret(secret); err != nil {
 			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s: %w", c.HMACSecretEnv, err)
 		}
@@ -344,7 +358,7 @@ func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, err
 		if errors.As(err, &r) {
 			return nil, r
 		}
-		return nil, reject(jwtReason(err), err)
+		return nil, &rejection{reason: jwtReason(err), desc: jwtDescription(err), err: err}
 	}
 	if v.maxLifetime > 0 {
 		if life := lifetime(&c.RegisteredClaims, v.now()); life > v.maxLifetime {
@@ -403,7 +417,7 @@ func (v *jwtVerifier) keyFor(ctx context.Context, t *jwt.Token) (any, uint64, er
 	// understand (RFC 7515 §4.1.11). Key-location headers (jku, x5u, jwk,
 	// x5c) are never consulted: keys come only from configuration.
 	if _, ok := t.Header["crit"]; ok {
-		return nil, 0, rejectf(ReasonMalformed, "unsupported crit header")
+		return nil, 0, rejectd(ReasonMalformed, "the token has a crit header this gateway does not implement", "unsupported crit header")
 	}
 	if v.static != nil {
 		v.keyLookups.Add(1)
@@ -413,7 +427,7 @@ func (v *jwtVerifier) keyFor(ctx context.Context, t *jwt.Token) (any, uint64, er
 	if k, ok := t.Header["kid"]; ok {
 		s, ok := k.(string)
 		if !ok {
-			return nil, 0, rejectf(ReasonMalformed, "kid header is not a string")
+			return nil, 0, rejectd(ReasonMalformed, "the token's kid header is not a string", "kid header is not a string")
 		}
 		kid = s
 	}

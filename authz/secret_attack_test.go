@@ -36,3 +36,19 @@ func TestWeakHMACSecretsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsetHMACSecretSaysNotSet: hmac_secret_env naming a variable that
+// is unset or empty says so, naming the variable, instead of talking about
+// the length of a secret nobody gave (issue 10).
+func TestUnsetHMACSecretSaysNotSet(t *testing.T) {
+	auth := hsAuth()
+	auth.JWT.HMACSecretEnv = "GATEWAY_JWT_SECRET"
+	v, err := authz.NewVerifier(auth, &authz.VerifierOptions{Getenv: func(string) string { return "" }})
+	if err == nil {
+		v.(authz.ClosableVerifier).Close()
+		t.Fatal("NewVerifier accepted an unset HMAC secret")
+	}
+	if msg := err.Error(); !strings.Contains(msg, "GATEWAY_JWT_SECRET is not set") || strings.Contains(msg, "at least") {
+		t.Errorf("NewVerifier error = %q, want it to say GATEWAY_JWT_SECRET is not set", msg)
+	}
+}

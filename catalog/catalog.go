@@ -33,6 +33,15 @@ const (
 	RenderJSON    = "json"
 	RenderPayload = "payload"
 
+	// Request body formats (request.body_format).
+	BodyJSON = "json"
+	BodyForm = "form"
+	BodyText = "text"
+
+	// WorkspaceNone, written as "workspace: none" on an upstream, says the
+	// upstream has no tenants: no workspace is bound on its requests.
+	WorkspaceNone = "none"
+
 	// Reserved placeholder names: they come from the verified principal,
 	// never from arguments.
 	ReservedWorkspace = "workspace"
@@ -156,6 +165,12 @@ type Principal struct {
 	Scopes           string `yaml:"scopes"`            // default "scope"
 	Actor            string `yaml:"actor"`             // default: the subject
 	WorkspacePattern string `yaml:"workspace_pattern"` // default DefaultWorkspacePattern
+
+	// WorkspaceOptional is set by Load when the catalog is tenantless:
+	// every upstream declares "workspace: none". A token without a
+	// workspace claim is then accepted, with the workspace "". A token
+	// that has one is still held to WorkspacePattern.
+	WorkspaceOptional bool `yaml:"-"`
 }
 
 // ResourceMetadata is served as RFC 9728 protected resource metadata.
@@ -206,11 +221,15 @@ type Upstream struct {
 
 // WorkspaceBinding says where the principal's workspace goes on every
 // request to an upstream: a header or a query parameter (or a {workspace}
-// placeholder in a tool's path, which needs no binding here).
+// placeholder in a tool's path, which needs no binding here). Written as
+// the scalar "none", it says the upstream has no tenants: None is set,
+// Header and Query are empty, and no tool or probe of the upstream may use
+// {workspace}.
 type WorkspaceBinding struct {
 	Meta   `yaml:"-"`
 	Header string `yaml:"header"`
 	Query  string `yaml:"query"`
+	None   bool   `yaml:"-"`
 }
 
 // Prerequisite is a per-workspace condition for tool visibility.
@@ -304,6 +323,11 @@ type Tool struct {
 	InputJSON []byte `yaml:"-"`
 	// Required lists the schema's required argument names.
 	Required []string `yaml:"-"`
+	// Defaults holds the JSON Schema default of each top-level property
+	// that has one, as encoding/json decodes it (numbers as json.Number),
+	// checked against the property's schema at load. A call applies them
+	// to absent arguments after validation; nil when there are none.
+	Defaults map[string]any `yaml:"-"`
 }
 
 // Validator checks a decoded JSON value (from encoding/json, with
@@ -329,7 +353,11 @@ type Request struct {
 	Path     string            `yaml:"path"`
 	Query    map[string]string `yaml:"query"`
 	Headers  map[string]string `yaml:"headers"`
-	Body     any               `yaml:"body"` // JSON template; nil sends no body
+	Body     any               `yaml:"body"` // template; nil sends no body
+	// BodyFormat is how Body is encoded: BodyJSON (default), BodyForm
+	// (a mapping sent as application/x-www-form-urlencoded) or BodyText
+	// (one string template sent as text/plain; charset=utf-8).
+	BodyFormat string `yaml:"body_format"`
 	// MultiSegment lists path placeholders whose value may span segments
 	// ("a/b"); each segment is still escaped and checked on its own.
 	MultiSegment []string `yaml:"multi_segment"`
@@ -343,6 +371,9 @@ type Request struct {
 	// when Body is nil. A Template that is exactly "{arg}" (see
 	// [Template.Whole]) stands for the argument's JSON value.
 	BodyTemplate any `yaml:"-"`
+	// Times lists every computed time placeholder of the path, query,
+	// headers and body, once each by name, in order of appearance.
+	Times []TimeRef `yaml:"-"`
 }
 
 // Param is one compiled query parameter or header.
@@ -370,6 +401,12 @@ type Response struct {
 	SensitiveNoteField string    `yaml:"sensitive_note_field"`
 	NotFound           *NotFound `yaml:"not_found"`
 	Render             string    `yaml:"render"` // RenderJSON (default) or RenderPayload
+	// ErrorMessage is a gjson path to the reason in this upstream's error
+	// bodies, tried before the common shapes. "" means the common shapes.
+	ErrorMessage string `yaml:"error_message"`
+	// Optional names what may match nothing in a 2xx answer without
+	// making the call a tool error: "select", "list", or a field name.
+	Optional []string `yaml:"optional"`
 }
 
 // Fields maps output names to gjson paths, in the order written.

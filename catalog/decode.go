@@ -35,6 +35,7 @@ type decoder struct {
 	// for validation to point at values that have no Meta of their own
 	// (map entries, slice elements, JSON Schema and body trees).
 	pos       map[string]Pos
+	labels    map[string]string // list element path → the name it gives itself, for messages
 	visits    int
 	maxVisits int
 	active    map[*yaml.Node]bool // anchors being decoded: an alias to one is a cycle
@@ -42,7 +43,7 @@ type decoder struct {
 }
 
 func newDecoder(p *problems, lookup func(string) (string, bool)) *decoder {
-	return &decoder{p: p, lookup: lookup, pos: map[string]Pos{}, active: map[*yaml.Node]bool{}}
+	return &decoder{p: p, lookup: lookup, pos: map[string]Pos{}, labels: map[string]string{}, active: map[*yaml.Node]bool{}}
 }
 
 var (
@@ -86,12 +87,51 @@ func childKey(path, key string) string {
 
 func childIndex(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
-// where names a path for messages.
-func where(path string) string {
+// where names a path for messages, with the name of the list element it
+// is in when that element has one (issue 10): `tools[0] "get_job"`, or
+// `tools[0].request of tool "get_job"` below it.
+func (d *decoder) where(path string) string {
 	if path == "" {
 		return "the catalog"
 	}
-	return path
+	elem, name := "", ""
+	for i := 0; i < len(path); i++ {
+		if path[i] != ']' {
+			continue
+		}
+		if n, ok := d.labels[path[:i+1]]; ok {
+			elem, name = path[:i+1], n
+		}
+	}
+	switch {
+	case elem == "":
+		return path
+	case elem == path:
+		return elem + " " + strconv.Quote(name)
+	}
+	what := elem[:strings.LastIndexByte(elem, '[')]
+	if i := strings.LastIndexAny(what, ".]"); i >= 0 {
+		what = what[i+1:]
+	}
+	what = strings.TrimSuffix(what, "s")
+	if what == "" {
+		what = "element"
+	}
+	return path + " of " + what + " " + strconv.Quote(name)
+}
+
+// labelElem remembers the name a list element gives itself, when it is
+// a mapping with a plain "name", for where.
+func (d *decoder) labelElem(n *yaml.Node, path string) {
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if k, v := n.Content[i], n.Content[i+1]; k.Kind == yaml.ScalarNode && k.Value == "name" && v.Kind == yaml.ScalarNode && v.Value != "" {
+			d.labels[path] = clip(v.Value)
+			return
+		}
+	}
 }
 
 func (d *decoder) decodeRoot(n *yaml.Node, c *Catalog) {
@@ -145,6 +185,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 	case t == fieldsType:
 		d.decodeFields(n, v, path, depth)
 		return
+	case t == workspaceBindingType && n.Kind == yaml.ScalarNode && !isNull(n):
+		d.decodeWorkspaceNone(n, v, path)
+		return
 	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType):
 		d.decodeUnmarshaler(n, v, path)
 		return
@@ -184,7 +227,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 
 // mismatch reports a value of the wrong shape.
 func (d *decoder) mismatch(n *yaml.Node, path, want string) {
-	d.p.add(nodePos(n), "%s: want %s, got %s", where(path), want, describe(n))
+	d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, describe(n))
 }
 
 // scalar returns n's expanded text, or false after reporting.
@@ -195,11 +238,11 @@ func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
 	}
 	s, unset, err := expand(n.Value, d.lookup)
 	if err != nil {
-		d.p.add(nodePos(n), "%s: %v", where(path), err)
+		d.p.add(nodePos(n), "%s: %v", d.where(path), err)
 		return "", false
 	}
 	for _, name := range unset {
-		d.p.add(nodePos(n), "%s: environment variable %s is not set (write ${%s:-default} to give a default)", where(path), name, name)
+		d.p.add(nodePos(n), "%s: environment variable %s is not set (write ${%s:-default} to give a default)", d.where(path), name, name)
 	}
 	return s, len(unset) == 0
 }
@@ -221,7 +264,7 @@ func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
 	if !ok {
 		return
 	}
-	bad := func() { d.p.add(nodePos(n), "%s: want %s, got %q", where(path), want, clip(s)) }
+	bad := func() { d.p.add(nodePos(n), "%s: want %s, got %q", d.where(path), want, clip(s)) }
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString(s)
@@ -270,14 +313,14 @@ func (d *decoder) decodeUnmarshaler(n *yaml.Node, v reflect.Value, path string) 
 	if isNull(n) {
 		return
 	}
-	s, ok := d.scalar(n, path, "a scalar")
+	s, ok := d.scalar(n, path, shape(v.Type()))
 	if !ok {
 		return
 	}
 	c := *n
 	c.Value = s
 	if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(&c); err != nil {
-		d.p.add(nodePos(n), "%s: %v", where(path), err)
+		d.p.add(nodePos(n), "%s: %v", d.where(path), err)
 	}
 }
 
@@ -292,14 +335,14 @@ func (d *decoder) mapKeys(n *yaml.Node, path string, depth int, f func(key strin
 		}
 		switch {
 		case k.Kind != yaml.ScalarNode:
-			d.p.add(nodePos(k), "%s: keys must be plain strings, got %s", where(path), describe(k))
+			d.p.add(nodePos(k), "%s: keys must be plain strings, got %s", d.where(path), describe(k))
 			continue
 		case k.ShortTag() == "!!merge":
-			d.p.add(nodePos(k), "%s: merge keys (<<) are not supported; repeat the keys or alias a whole value", where(path))
+			d.p.add(nodePos(k), "%s: merge keys (<<) are not supported; repeat the keys or alias a whole value", d.where(path))
 			continue
 		}
 		if line, dup := seen[k.Value]; dup {
-			d.p.add(nodePos(k), "%s: duplicate key %q (first at line %d)", where(path), k.Value, line)
+			d.p.add(nodePos(k), "%s: duplicate key %q (first at line %d)", d.where(path), k.Value, line)
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -360,8 +403,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth
 	d.mapKeys(n, path, depth, func(key string, k, val *yaml.Node) {
 		i, ok := si.fields[key]
 		if !ok {
-			msg := fmt.Sprintf("field %q not found in %s (%s)", key, where(path), v.Type())
-			if s := suggest(key, si.names); s != "" {
+			// The YAML path, never the Go type behind it (issue 10).
+			msg := fmt.Sprintf("field %q not found in %s", key, d.where(path))
+			if s := suggestField(key, si.names); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 			}
 			d.p.add(nodePos(k), "%s", msg)
@@ -382,11 +426,12 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string, depth 
 		return
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.mismatch(n, path, "a list")
+		d.mismatch(n, path, shape(v.Type()))
 		return
 	}
 	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
 	for i, e := range n.Content {
+		d.labelElem(e, childIndex(path, i))
 		d.decodeElem(e, s.Index(i), childIndex(path, i), depth+1, "")
 	}
 	v.Set(s)
@@ -397,7 +442,7 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth in
 		return
 	}
 	if n.Kind != yaml.MappingNode {
-		d.mismatch(n, path, "a mapping")
+		d.mismatch(n, path, shape(v.Type()))
 		return
 	}
 	m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
@@ -489,21 +534,80 @@ func (d *decoder) generic(n *yaml.Node, path string, depth int) (any, bool) {
 		case "!!bool", "!!int", "!!float":
 			var x any
 			if err := n.Decode(&x); err != nil {
-				d.p.add(nodePos(n), "%s: %v", where(path), err)
+				// yaml.v3's text names its tags and Go types; say it plainly.
+				what := map[string]string{"!!bool": "a boolean", "!!int": "an integer", "!!float": "a number"}[n.ShortTag()]
+				d.p.add(nodePos(n), "%s: %s is not %s this catalog can hold", d.where(path), clip(n.Value), what)
 				return nil, false
 			}
 			if f, isFloat := x.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
-				d.p.add(nodePos(n), "%s: %s has no JSON form", where(path), n.Value)
+				d.p.add(nodePos(n), "%s: %s has no JSON form", d.where(path), n.Value)
 				return nil, false
 			}
 			return x, true
 		default:
-			d.p.add(nodePos(n), "%s: unsupported tag %s", where(path), n.Tag)
+			d.p.add(nodePos(n), "%s: unsupported tag %s", d.where(path), n.Tag)
 			return nil, false
 		}
 	}
 	d.mismatch(n, path, "a value")
 	return nil, false
+}
+
+// shape describes what a value of type t is written as, for "want X"
+// messages: never a Go type name (issue 10).
+func shape(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[Duration]():
+		return "a duration like 30s"
+	case t == reflect.TypeFor[Size]():
+		return "a size like 64KiB"
+	case t == fieldsType:
+		return "a mapping of output names to paths"
+	}
+	switch t.Kind() {
+	case reflect.Pointer:
+		return shape(t.Elem())
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Struct:
+		return "a mapping"
+	case reflect.Slice:
+		switch e := t.Elem(); {
+		case e.Kind() == reflect.String:
+			return "a list of strings"
+		case e.Kind() == reflect.Struct, e.Kind() == reflect.Pointer && e.Elem().Kind() == reflect.Struct:
+			return "a list of mappings"
+		}
+		return "a list"
+	case reflect.Map:
+		if t.Elem().Kind() == reflect.String {
+			return "a mapping of names to strings"
+		}
+		return "a mapping"
+	}
+	return "a value"
+}
+
+// suggestField is suggest for a mapping's keys, also matching a key
+// written in another case style (openWorldHint, open-world for
+// open_world), as MCP's own annotation names invite.
+func suggestField(key string, names []string) string {
+	norm := func(s string) string {
+		s = strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
+		return strings.TrimSuffix(s, "hint")
+	}
+	for _, n := range names {
+		if norm(n) == norm(key) {
+			return n
+		}
+	}
+	return suggest(key, names)
 }
 
 // suggest returns the candidate closest to s, if it is close enough to be

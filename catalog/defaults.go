@@ -96,6 +96,7 @@ func applyDefaults(c *Catalog) {
 				t.Request.Method = http.MethodPost
 			}
 		}
+		t.Request.BodyFormat = or(t.Request.BodyFormat, BodyJSON)
 		if t.Input == nil {
 			t.Input = map[string]any{"type": "object", "additionalProperties": false}
 		}

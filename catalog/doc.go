@@ -47,6 +47,15 @@
 //     An upstream base_url may not carry credentials (use headers). A GET or
 //     HEAD request has no body. A path or probe path holds no query or
 //     fragment; a probe path may use {workspace} ([Probe.PathTemplate]).
+//   - Issue 10: a top-level property's JSON Schema default must pass the
+//     property's schema ([Tool.Defaults]); {now}, {now.unix}, {now+ARG} and
+//     {now-ARG} (optionally .unix) are computed times whose ARG is a declared
+//     string argument ([TimeRef], [ParseTimeOffset]), so "now" and names
+//     starting "now." or "now-" cannot be arguments; request.body_format is
+//     json, form (a mapping of scalars or lists of them) or text (one
+//     string); an upstream's workspace may be the scalar none, and when every
+//     upstream says so the catalog is tenantless
+//     ([Principal.WorkspaceOptional]).
 //   - Tool names outside [A-Za-z0-9_-]{1,64} load with a warning
 //     ([Catalog.Warnings]); outside [A-Za-z0-9_.-]{1,128} they are refused.
 package catalog

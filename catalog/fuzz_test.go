@@ -89,7 +89,7 @@ func FuzzParseDuration(f *testing.F) {
 // FuzzParseTemplate: never panics; placeholder names are valid argument
 // names; rendering the parts back (braces doubled) parses to the same parts.
 func FuzzParseTemplate(f *testing.F) {
-	for _, s := range []string{"/v1/jobs/{job_id}", "/v1/jobs/{id}:cancel", "{{literal}}", "a{b}c{d.e-f}", "{", "}", "{}", "{1x}", "x}}y{{z", "{a}{b}"} {
+	for _, s := range []string{"/v1/jobs/{job_id}", "/v1/jobs/{id}:cancel", "{{literal}}", "a{b}c{d.e-f}", "{", "}", "{}", "{1x}", "x}}y{{z", "{a}{b}", "{now}", "at {now+ttl.unix}", "{now-a.b}", "{now+}", "{now.unix.x}"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
@@ -100,7 +100,10 @@ func FuzzParseTemplate(f *testing.F) {
 		var b strings.Builder
 		for _, p := range tpl.Parts {
 			if p.Name != "" {
-				if !validArgName(p.Name) {
+				if tr, isTime, err := ParseTimeRef(p.Name); isTime && (err != nil || p.Time == nil || *p.Time != tr) {
+					t.Fatalf("ParseTemplate(%q): placeholder %q is a computed time, part %+v", s, p.Name, p)
+				}
+				if p.Time == nil && !validArgName(p.Name) {
 					t.Fatalf("ParseTemplate(%q): placeholder %q is not a valid name", s, p.Name)
 				}
 				b.WriteString("{" + p.Name + "}")
@@ -126,9 +129,24 @@ func equalParts(a, b []Part) bool {
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i].Text != b[i].Text || a[i].Name != b[i].Name || (a[i].Time == nil) != (b[i].Time == nil) ||
+			a[i].Time != nil && *a[i].Time != *b[i].Time {
 			return false
 		}
 	}
 	return true
+}
+
+// FuzzParseTimeOffset: never panics; an accepted duration is within
+// (0, MaxTimeOffset].
+func FuzzParseTimeOffset(f *testing.F) {
+	for _, s := range []string{"2h", "90m", "1d", "1d12h", "366d", "367d", "0s", "-1h", "+1h", "1.5h", "d", "1dd", "99999999999999999999d", "9223372036854775807ns"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := ParseTimeOffset(s)
+		if err == nil && (d <= 0 || d > MaxTimeOffset) {
+			t.Fatalf("ParseTimeOffset(%q) = %s, outside (0, %s]", s, d, MaxTimeOffset)
+		}
+	})
 }

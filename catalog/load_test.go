@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -117,6 +118,9 @@ func summary(c *Catalog) string {
 	}
 	pr := a.Principal
 	p("principal sub=%s ws=%s scopes=%s actor=%q pattern=%s", pr.Subject, pr.Workspace, pr.Scopes, pr.Actor, pr.WorkspacePattern)
+	if pr.WorkspaceOptional {
+		p("  workspace optional: every upstream declares workspace: none")
+	}
 	if rm := a.ResourceMetadata; rm != nil {
 		p("resource_metadata %s servers=%q", rm.Resource, rm.AuthorizationServers)
 	}
@@ -128,7 +132,9 @@ func summary(c *Catalog) string {
 	for _, name := range slices.Sorted(maps.Keys(c.Upstreams)) {
 		u := c.Upstreams[name]
 		p("upstream %s base=%s timeout=%s max=%s headers=%v actor=%q", u.Name, u.BaseURL, u.Timeout, u.MaxResponseBytes, u.Headers, u.ActorHeader)
-		if w := u.Workspace; w != nil {
+		if w := u.Workspace; w != nil && w.None {
+			p("  workspace none")
+		} else if w != nil {
 			p("  workspace header=%q query=%q", w.Header, w.Query)
 		}
 	}
@@ -161,9 +167,19 @@ func summary(c *Catalog) string {
 		for _, h := range r.HeaderParams {
 			p("  header %s: %s", h.Name, h.Template.Raw)
 		}
+		if len(t.Defaults) > 0 {
+			defs, _ := marshalJSON(t.Defaults)
+			p("  defaults %s", defs)
+		}
 		if r.Body != nil {
 			body, _ := marshalJSON(r.Body)
 			p("  body %s", body)
+			if r.BodyFormat != BodyJSON {
+				p("  body_format %s", r.BodyFormat)
+			}
+		}
+		for _, tr := range r.Times {
+			p("  time {%s} sign=%d arg=%q unix=%t", tr.Name, tr.Sign, tr.Arg, tr.Unix)
 		}
 		if pg := t.Paging; pg != nil {
 			p("  paging size=%q cursor=%q", pg.PageSizeArgument, pg.CursorArgument)
@@ -457,5 +473,36 @@ func TestBillionLaughsIsBounded(t *testing.T) {
 	_, err := Parse("c.yaml", []byte(b.String()), nil)
 	if err == nil || !strings.Contains(err.Error(), "expand too far") {
 		t.Fatalf("Parse(billion laughs) = %v, want the alias budget reported", err)
+	}
+}
+
+// TestBadCatalogGoldensNameNoGoType: a load error speaks of the YAML the
+// operator wrote, never of the Go types behind it (issue 10:
+// `field "respone" not found in tools[0] (catalog.Tool)`).
+func TestBadCatalogGoldensNameNoGoType(t *testing.T) {
+	goType := regexp.MustCompile(`catalog\.[A-Z]|map\[|\[\]\*?[a-z]|\binterface ?\{|\bfloat64\b|\bint64\b|!!(int|float|bool|str|map|seq)\b`)
+	files, _ := filepath.Glob("testdata/bad/*.yaml")
+	for _, f := range files {
+		_, err := Load(f, testOptions())
+		if err == nil {
+			t.Errorf("Load(%q) succeeded", f)
+			continue
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if m := goType.FindString(line); m != "" {
+				t.Errorf("Load(%q) error names a Go type or YAML tag (%s):\n%s", f, m, line)
+			}
+		}
+	}
+}
+
+// TestUnknownFieldNamesTheTool: an unknown field in a tool names the tool
+// as well as its index, even when the name comes after the typo.
+func TestUnknownFieldNamesTheTool(t *testing.T) {
+	src := "version: 1\nserver: { name: t }\ntools:\n  - respone: {}\n    name: am_get_silence\n"
+	_, err := Parse("catalog.yaml", []byte(src), testOptions())
+	want := `catalog.yaml:4:5: field "respone" not found in tools[0] "am_get_silence"; did you mean "response"?`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Parse = %v, want a line %q", err, want)
 	}
 }

@@ -17,10 +17,13 @@ type Template struct {
 type Part struct {
 	Text string
 	Name string
+	// Time is set when the placeholder is a computed time ({now},
+	// {now+ttl.unix}, see [TimeRef]); Name is then its text, "now+ttl.unix".
+	Time *TimeRef
 }
 
 // ParseTemplate parses s. Placeholder names follow the argument-name rule
-// [A-Za-z_][A-Za-z0-9_.-]*.
+// [A-Za-z_][A-Za-z0-9_.-]*, except computed times (see [ParseTimeRef]).
 func ParseTemplate(s string) (Template, error) {
 	t := Template{Raw: s}
 	var lit strings.Builder
@@ -45,11 +48,19 @@ func ParseTemplate(s string) (Template, error) {
 				return Template{}, fmt.Errorf("unclosed placeholder at offset %d", i)
 			}
 			name := s[i+1 : i+1+end]
-			if !validArgName(name) {
+			tr, isTime, err := ParseTimeRef(name)
+			switch {
+			case err != nil:
+				return Template{}, err
+			case !isTime && !validArgName(name):
 				return Template{}, fmt.Errorf("placeholder {%s} is not a valid argument name", name)
 			}
 			flush()
-			t.Parts = append(t.Parts, Part{Name: name})
+			part := Part{Name: name}
+			if isTime {
+				part.Time = &tr
+			}
+			t.Parts = append(t.Parts, part)
 			i += end + 1
 		case c == '}':
 			return Template{}, errors.New("unmatched '}' (write '}}' for a literal brace)")
@@ -62,10 +73,11 @@ func ParseTemplate(s string) (Template, error) {
 }
 
 // Names returns the placeholder names in order of appearance, with repeats.
+// Computed times are left out: see [Template.Times].
 func (t Template) Names() []string {
 	var names []string
 	for _, p := range t.Parts {
-		if p.Name != "" {
+		if p.Name != "" && p.Time == nil {
 			names = append(names, p.Name)
 		}
 	}
@@ -104,4 +116,16 @@ func validArgName(s string) bool {
 		}
 	}
 	return true
+}
+
+// Times returns the template's computed time placeholders in order of
+// appearance, with repeats.
+func (t Template) Times() []TimeRef {
+	var refs []TimeRef
+	for _, p := range t.Parts {
+		if p.Time != nil {
+			refs = append(refs, *p.Time)
+		}
+	}
+	return refs
 }

@@ -27,6 +27,7 @@ func validate(c *Catalog, p *problems, pos map[string]Pos) {
 	v.gates()
 	v.sensitiveData()
 	v.upstreams()
+	v.tenantless()
 	v.prerequisites()
 	v.tools()
 	v.limits()
@@ -376,6 +377,22 @@ func (v *checker) sensitiveData() {
 	}
 }
 
+// tenantless marks the catalog tenantless when every upstream declares
+// workspace: none (issue 10): its tokens need no workspace claim. A tool
+// or probe using {workspace} against such an upstream is refused
+// elsewhere, so nothing in a tenantless catalog reads the workspace.
+func (v *checker) tenantless() {
+	if len(v.c.Upstreams) == 0 {
+		return
+	}
+	for _, u := range v.c.Upstreams {
+		if u.Workspace == nil || !u.Workspace.None {
+			return
+		}
+	}
+	v.c.Auth.Principal.WorkspaceOptional = true
+}
+
 func (v *checker) upstreams() {
 	for _, name := range slices.Sorted(maps.Keys(v.c.Upstreams)) {
 		u := v.c.Upstreams[name]
@@ -388,7 +405,7 @@ func (v *checker) upstreams() {
 			v.add(at(u.Meta, "base_url", v.pos[path]), subj, "base_url %s", msg)
 		}
 		v.headers(u.Headers, path+".headers", u.At("headers"), subj)
-		if w := u.Workspace; w != nil {
+		if w := u.Workspace; w != nil && !w.None {
 			switch {
 			case (w.Header == "") == (w.Query == ""):
 				v.add(w.Pos, subj, "workspace binding needs exactly one of header or query")
@@ -523,7 +540,12 @@ func (v *checker) prerequisites() {
 		for _, n := range t.Names() {
 			if n != ReservedWorkspace {
 				v.add(pathAt, subj, "probe path placeholder {%s}: a probe knows only {workspace}", n)
+			} else if u := v.c.Upstreams[pr.Upstream]; u != nil && u.Workspace != nil && u.Workspace.None {
+				v.add(pathAt, subj, "probe path placeholder {workspace}: upstream %q declares workspace: none", pr.Upstream)
 			}
+		}
+		for _, tr := range t.Times() {
+			v.add(pathAt, subj, "probe path placeholder {%s}: a probe knows only {workspace}", tr.Name)
 		}
 		if msg := pathRule(t); msg != "" {
 			v.add(pathAt, subj, "probe path %s", msg)
@@ -595,11 +617,14 @@ func (v *checker) tools() {
 // toolCheck is the state of checking one tool.
 type toolCheck struct {
 	*checker
-	t     *Tool
-	path  string // "tools[3]"
-	subj  string // `tool "name"`
-	props map[string]bool
-	req   map[string]bool
+	t        *Tool
+	path     string // "tools[3]"
+	subj     string // `tool "name"`
+	props    map[string]bool
+	req      map[string]bool
+	strProps map[string]bool // properties with type: string
+	// noWorkspace is set when the tool's upstream declares workspace: none.
+	noWorkspace bool
 }
 
 func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
@@ -653,7 +678,7 @@ func (tc *toolCheck) input() {
 	t := tc.t
 	base := tc.path + ".input"
 	inputAt := first(tc.pos[base], t.Pos)
-	tc.props, tc.req = map[string]bool{}, map[string]bool{}
+	tc.props, tc.req, tc.strProps = map[string]bool{}, map[string]bool{}, map[string]bool{}
 
 	if typ, _ := t.Input["type"].(string); typ != "object" {
 		tc.add(first(tc.pos[base+".type"], inputAt), tc.subj, "input must be a JSON Schema object with type: object at its root")
@@ -665,6 +690,13 @@ func (tc *toolCheck) input() {
 		if name == ReservedWorkspace || name == ReservedActor {
 			tc.add(first(tc.pos[childKey(base+".properties", name)], inputAt), tc.subj,
 				"argument name %q is reserved: {%s} comes from the caller's token, never from arguments", name, name)
+		}
+		if reservedTimeName(name) {
+			tc.add(first(tc.pos[childKey(base+".properties", name)], inputAt), tc.subj,
+				"argument name %q is reserved: {now}, {now.unix} and {now+ARG} are computed times, never arguments", name)
+		}
+		if sub, _ := props[name].(map[string]any); sub != nil && sub["type"] == "string" {
+			tc.strProps[name] = true
 		}
 	}
 	req, _ := t.Input["required"].([]any)
@@ -693,6 +725,18 @@ func (tc *toolCheck) input() {
 		return
 	}
 	t.Schema, t.InputJSON = s, js
+
+	defs, errs := propertyDefaults(t.Input, s)
+	for _, e := range errs {
+		tc.add(first(tc.schemaPos(base, e.loc), inputAt), tc.subj, "input: %s", e.msg)
+	}
+	t.Defaults = defs
+	for _, name := range slices.Sorted(maps.Keys(defs)) {
+		if tc.req[name] {
+			tc.p.warn(first(tc.schemaPos(base, []string{"properties", name, "default"}), inputAt),
+				"%s: argument %q is required, so its default is never used", tc.subj, name)
+		}
+	}
 }
 
 // findKeyword returns the location of the first object member named kw
@@ -746,8 +790,35 @@ func (tc *toolCheck) schemaPos(base string, loc []string) Pos {
 // argument or a reserved name.
 func (tc *toolCheck) placeholders(t Template, p Pos) {
 	for _, n := range t.Names() {
+		tc.workspaceRef(n, p)
 		if n != ReservedWorkspace && n != ReservedActor && !tc.props[n] {
 			tc.add(p, tc.subj, "placeholder {%s} names no argument%s", n, didYouMean(n, slices.Collect(maps.Keys(tc.props))))
+		}
+	}
+	tc.times(t, p)
+}
+
+// workspaceRef refuses {workspace} against an upstream without tenants.
+func (tc *toolCheck) workspaceRef(n string, p Pos) {
+	if n == ReservedWorkspace && tc.noWorkspace {
+		tc.add(p, tc.subj, "placeholder {workspace}: upstream %q declares workspace: none, so there is no workspace to send", tc.t.Request.Upstream)
+	}
+}
+
+// times checks the computed time placeholders of t (their duration
+// argument must be a declared string) and notes them in Request.Times.
+func (tc *toolCheck) times(t Template, p Pos) {
+	r := &tc.t.Request
+	for _, tr := range t.Times() {
+		switch {
+		case tr.Arg == "":
+		case !tc.props[tr.Arg]:
+			tc.add(p, tc.subj, "placeholder {%s}: %q names no argument%s", tr.Name, tr.Arg, didYouMean(tr.Arg, slices.Collect(maps.Keys(tc.props))))
+		case !tc.strProps[tr.Arg]:
+			tc.add(p, tc.subj, "placeholder {%s}: argument %q must have type: string (it holds a duration like 2h or 1d)", tr.Name, tr.Arg)
+		}
+		if !slices.ContainsFunc(r.Times, func(o TimeRef) bool { return o.Name == tr.Name }) {
+			r.Times = append(r.Times, tr)
 		}
 	}
 }
@@ -757,6 +828,9 @@ func (tc *toolCheck) request() {
 	base := tc.path + ".request"
 	outer := first(tc.pos[base], t.Pos)
 
+	if u := tc.c.Upstreams[r.Upstream]; u != nil && u.Workspace != nil && u.Workspace.None {
+		tc.noWorkspace = true
+	}
 	switch _, ok := tc.c.Upstreams[r.Upstream]; {
 	case r.Upstream == "":
 		tc.add(at(r.Meta, "upstream", outer), tc.subj, "request.upstream is required")
@@ -809,6 +883,7 @@ func (tc *toolCheck) request() {
 		}
 		r.BodyTemplate = tc.body(r.Body, base+".body", r.At("body"))
 	}
+	tc.bodyFormat(r, base)
 }
 
 // requestPath checks and compiles the request path.
@@ -826,12 +901,19 @@ func (tc *toolCheck) requestPath(r *Request, p Pos) {
 		tc.add(p, tc.subj, "request.path %s", msg)
 	}
 	for _, n := range t.Names() {
+		tc.workspaceRef(n, p)
 		switch {
 		case n == ReservedWorkspace || n == ReservedActor:
 		case !tc.props[n]:
 			tc.add(p, tc.subj, "placeholder {%s} names no argument%s", n, didYouMean(n, slices.Collect(maps.Keys(tc.props))))
 		case !tc.req[n]:
 			tc.add(p, tc.subj, "path placeholder {%s} names an optional argument; list it under input.required", n)
+		}
+	}
+	tc.times(t, p)
+	for _, tr := range t.Times() {
+		if tr.Arg != "" && tc.props[tr.Arg] && !tc.req[tr.Arg] {
+			tc.add(p, tc.subj, "path placeholder {%s} names an optional argument %q; list it under input.required", tr.Name, tr.Arg)
 		}
 	}
 	for i, n := range r.MultiSegment {
@@ -874,8 +956,8 @@ func (tc *toolCheck) body(x any, path string, outer Pos) any {
 		return t
 	case map[string]any:
 		m := make(map[string]any, len(x))
-		for k, e := range x {
-			m[k] = tc.body(e, childKey(path, k), outer)
+		for _, k := range sortedKeys(x) { // sorted: Request.Times in a stable order
+			m[k] = tc.body(x[k], childKey(path, k), outer)
 		}
 		return m
 	case []any:
@@ -912,9 +994,29 @@ func (tc *toolCheck) response() {
 	if r.Render != RenderJSON && r.Render != RenderPayload {
 		tc.add(r.At("render"), tc.subj, "response.render %q must be json or payload", r.Render)
 	}
+	tc.gjsonPath(r.At("select"), "response.select", r.Select)
+	tc.gjsonPath(r.At("error_message"), "response.error_message", r.ErrorMessage)
 	for _, f := range r.Fields {
+		p := first(tc.pos[childKey(base+".fields", f.Name)], outer)
 		if f.Path == "" {
-			tc.add(first(tc.pos[childKey(base+".fields", f.Name)], outer), tc.subj, "response.fields %s: path must not be empty", f.Name)
+			tc.add(p, tc.subj, "response.fields %s: path must not be empty", f.Name)
+		}
+		tc.gjsonPath(p, "response.fields "+f.Name, f.Path)
+	}
+	for i, o := range r.Optional {
+		p := first(tc.pos[childIndex(base+".optional", i)], r.At("optional"))
+		switch {
+		case o == "select" && r.Select == "":
+			tc.add(p, tc.subj, "response.optional names select, but the tool has no response.select")
+		case o == "list" && r.List == "":
+			tc.add(p, tc.subj, "response.optional names list, but the tool has no response.list")
+		case o == "select" || o == "list" || slices.ContainsFunc(r.Fields, func(f Field) bool { return f.Name == o }):
+		default:
+			names := []string{"select", "list"}
+			for _, f := range r.Fields {
+				names = append(names, f.Name)
+			}
+			tc.add(p, tc.subj, "response.optional %q is neither select, list nor one of response.fields%s", o, didYouMean(o, names))
 		}
 	}
 	if r.List != "" && len(r.Fields) > 0 && !slices.ContainsFunc(r.Fields, func(f Field) bool { return f.Name == r.List }) {
@@ -937,5 +1039,16 @@ func (tc *toolCheck) response() {
 				tc.add(first(tc.pos[childIndex(base+".not_found.status", i)], nf.Pos), tc.subj, "response.not_found status %d must be a 4xx or 5xx status", s)
 			}
 		}
+	}
+}
+
+// gjsonPath reports a gjson path p (at pos, named key) with a certain
+// syntax error. "" is not checked: it means none, or is refused elsewhere.
+func (tc *toolCheck) gjsonPath(pos Pos, key, p string) {
+	if p == "" {
+		return
+	}
+	if e := checkPath(p); e != nil {
+		tc.add(pos, tc.subj, "%s %q is not a valid gjson path: %s", key, p, e.msg)
 	}
 }

@@ -47,7 +47,7 @@ import (
 // -31413 does):
 //
 //	line over limits.request_bytes              -32600  id null; the next line is read
-//	no token, or invalid/expired token          -31401  "unauthorized"
+//	no token, or invalid/expired token          -31401  "unauthorized", data {error, error_description}
 //	token verification unavailable             -31503  "unavailable", data {request_id}
 //	no catalog, or server.enabled: false        -32603  "mcp server not initialised"
 //
@@ -55,7 +55,9 @@ import (
 // {"error": KIND, "message": TEXT}): 503 not initialised or disabled, 405
 // method, 403 Origin or Host, 415 Content-Type, 406 Accept, 413 body size,
 // 401 token (WWW-Authenticate, with scope="<view gate scopes>" when a view
-// gate is declared). See http.go.
+// gate is declared; a refused token adds error="invalid_token" and an
+// error_description naming the reason class, from authz.Description, which
+// the JSON body repeats as "error_description"). See http.go.
 //
 // REST mirror (POST {admin_path}/call): unknown tool 404
 // McpToolNotFoundError; OutputTooLargeError 413 AGENT_OUTPUT_TOO_LARGE;

@@ -311,7 +311,7 @@ func TestGuards(t *testing.T) {
 		{"oversize-body-is-413", req{body: big, header: auth(t, "read")}, 413, [2]string{}},
 		{"oversize-body-without-token-is-413", req{body: big}, 413, [2]string{}},
 		{"no-token-is-401-with-view-scope", req{body: list, header: with(hdr, "Authorization", "")}, 401, [2]string{"WWW-Authenticate", `Bearer scope="read", resource_metadata="` + prmURL + `"`}},
-		{"bad-token-is-401-invalid-token", req{body: list, header: with(hdr, "Authorization", "Bearer not.a.jwt")}, 401, [2]string{"WWW-Authenticate", `Bearer error="invalid_token", scope="read", resource_metadata="` + prmURL + `"`}},
+		{"bad-token-is-401-invalid-token", req{body: list, header: with(hdr, "Authorization", "Bearer not.a.jwt")}, 401, [2]string{"WWW-Authenticate", `Bearer error="invalid_token", error_description="the token is not a well-formed JWT", scope="read", resource_metadata="` + prmURL + `"`}},
 		{"basic-scheme-is-401", req{body: list, header: with(hdr, "Authorization", "Basic YWxpY2U6eA==")}, 401, [2]string{"WWW-Authenticate", `Bearer scope="read", resource_metadata="` + prmURL + `"`}},
 		{"token-in-query-is-never-read", req{path: "/mcp?access_token=" + token(t, "read"), body: list, header: with(hdr, "Authorization", "")}, 401, [2]string{}},
 		{"lowercase-bearer-passes", req{body: list, header: with(hdr, "Authorization", "bearer "+token(t, "read"))}, 200, [2]string{}},

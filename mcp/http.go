@@ -353,12 +353,18 @@ func (s *serving) authenticate(w http.ResponseWriter, r *http.Request) (*authz.P
 	case errors.Is(err, authz.ErrInvalidToken):
 		s.h.metrics.AuthFailure(authz.Reason(err))
 		s.log.Debug("token refused", "error", err, "reason", authz.Reason(err))
-		params := `error="invalid_token"`
+		// The reason class, never the token or what was expected of it
+		// (RFC 6750 §3; issue 10): authz.Description keeps the text inside
+		// error_description's characters.
+		desc := authz.Description(err)
+		params := `error="invalid_token", error_description=` + quoteParam(desc)
 		if sc := s.viewScope(); sc != "" {
 			params += ", " + sc
 		}
 		w.Header().Set("WWW-Authenticate", s.challenge(r, params))
-		writeHTTPError(w, http.StatusUnauthorized, "unauthorized", "the bearer token is invalid or expired")
+		b := []byte(`{"error":"unauthorized","message":"the bearer token is invalid or expired","error_description":`)
+		b = appendString(b, desc)
+		writeJSON(w, http.StatusUnauthorized, append(b, '}'))
 	case r.Context().Err() != nil:
 		s.log.Debug("token verification abandoned", "error", err)
 		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "request cancelled")

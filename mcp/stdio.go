@@ -259,7 +259,8 @@ func (sv *stdioServer) verify(ctx context.Context, ver authz.Verifier, rid strin
 	case errors.Is(err, authz.ErrInvalidToken):
 		sv.metrics.AuthFailure(authz.Reason(err))
 		log.Debug("token refused", "error", err, "reason", authz.Reason(err))
-		return nil, &rpcError{status: http.StatusUnauthorized, code: codeUnauthorized, msg: "unauthorized: the bearer token is invalid or expired", data: []byte(`{"error":"unauthorized"}`)}
+		data := appendString([]byte(`{"error":"unauthorized","error_description":`), authz.Description(err))
+		return nil, &rpcError{status: http.StatusUnauthorized, code: codeUnauthorized, msg: "unauthorized: the bearer token is invalid or expired", data: append(data, '}')}
 	}
 	if ctx.Err() != nil {
 		log.Debug("token verification abandoned", "error", err)

@@ -288,10 +288,10 @@ func TestStdioFraming(t *testing.T) {
 func TestStdioAuth(t *testing.T) {
 	e := newEnv(t, testCatalog)
 	list := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
-	for _, tc := range []struct{ name, tok, reason string }{
-		{"no-token", "", "missing"},
-		{"garbage-token", "not.a.jwt", "malformed"},
-		{"wrong-key", otherKeyToken(t), "signature"},
+	for _, tc := range []struct{ name, tok, reason, desc string }{
+		{"no-token", "", "missing", ""},
+		{"garbage-token", "not.a.jwt", "malformed", "the token is not a well-formed JWT"},
+		{"wrong-key", otherKeyToken(t), "signature", "the token's signature does not verify, or its algorithm is not accepted"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := &recMetrics{}
@@ -299,6 +299,14 @@ func TestStdioAuth(t *testing.T) {
 			r := decodeRPC(t, s.roundTrip(list))
 			if r.Error == nil || r.Error.Code != -31401 || string(r.ID) != "1" || !strings.HasPrefix(r.Error.Message, "unauthorized") {
 				t.Fatalf("= %+v, want -31401 unauthorized", r)
+			}
+			// The reason class, as the HTTP 401 gives it (issue 10).
+			var data struct {
+				Desc *string `json:"error_description"`
+			}
+			json.Unmarshal(r.Error.Data, &data)
+			if (tc.desc == "") != (data.Desc == nil) || (data.Desc != nil && *data.Desc != tc.desc) {
+				t.Errorf("error data = %s, want error_description %q", r.Error.Data, tc.desc)
 			}
 			// Notifications still get no answer.
 			s.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")

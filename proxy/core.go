@@ -39,7 +39,8 @@ type Options struct {
 	Getenv func(string) string
 	// Audit receives one record per write call. Nil: the Logger.
 	Audit AuditSink
-	// Now is the clock for caches. Nil: time.Now.
+	// Now is the clock for caches and for computed times in templates
+	// ({now}, {now+ttl}). Nil: time.Now.
 	Now func() time.Time
 	// Metrics receives call and upstream observations. Nil: none.
 	Metrics Metrics
@@ -61,6 +62,7 @@ type Core struct {
 	audit   AuditSink
 	policy  *authz.Policy
 	prereqs *authz.Prerequisites
+	now     func() time.Time
 	tools   map[string]*tool
 	order   []*tool
 
@@ -180,7 +182,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
-	c := &Core{cat: cat, logger: opts.Logger, tools: make(map[string]*tool, len(cat.Tools))}
+	c := &Core{cat: cat, logger: opts.Logger, now: opts.Now, tools: make(map[string]*tool, len(cat.Tools))}
+	if c.now == nil {
+		c.now = time.Now
+	}
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
@@ -228,10 +233,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		t.redact = writeOnlyArgs(def.Input)
 		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
 		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
-		t.shape = rendering.ShapeOptions{Select: def.Response.Select, Paged: def.Paging != nil && def.Paging.CursorArgument != ""}
-		for _, f := range def.Response.Fields {
-			t.shape.Fields = append(t.shape.Fields, rendering.Field{Name: f.Name, Path: f.Path})
-		}
+		t.shape = shapeOptions(def)
 		ro := rendering.Options{
 			List:            def.Response.List,
 			Untrusted:       def.Response.Untrusted,
@@ -270,6 +272,29 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		c.instructions = withFenceNotice(c.instructions)
 	}
 	return c, nil
+}
+
+// shapeOptions says how def's answers are shaped, and which of its paths
+// must match. A paged tool's nextCursor is optional: the last page has
+// none (issue 10).
+func shapeOptions(def *catalog.Tool) rendering.ShapeOptions {
+	r := &def.Response
+	optional := make(map[string]bool, len(r.Optional))
+	for _, o := range r.Optional {
+		optional[o] = true
+	}
+	o := rendering.ShapeOptions{
+		Select:         r.Select,
+		SelectOptional: optional["select"],
+		List:           r.List,
+		ListOptional:   optional["list"],
+		Paged:          def.Paging != nil && def.Paging.CursorArgument != "",
+	}
+	for _, f := range r.Fields {
+		opt := optional[f.Name] || (f.Name == r.List && optional["list"]) || (o.Paged && f.Name == "nextCursor")
+		o.Fields = append(o.Fields, rendering.Field{Name: f.Name, Path: f.Path, Optional: opt})
+	}
+	return o
 }
 
 // Instructions is the server's instructions for the model: the catalog's,
@@ -375,7 +400,11 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if err := t.def.Schema.Validate(args); err != nil {
 		return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), 0, nil
 	}
+	applyDefaults(t.def, args)
 	c.applyPaging(t, args)
+	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
+		return toolError(OutcomeToolError, err.Error()), 0, nil
+	}
 	b := binding{workspace: p.Workspace, actor: p.Actor}
 	if t.def.Kind == catalog.KindWrite && b.actor == "" {
 		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
@@ -483,17 +512,31 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	case t.notFound[r.status]:
 		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}, nil
 	case r.status < 200 || r.status > 299:
-		return toolError(OutcomeToolError, r.failure(t.up.name, t.up.statusOnly)), nil
+		return toolError(OutcomeToolError, r.failure(t.up.name, t.up.statusOnly, t.def.Response.ErrorMessage)), nil
 	}
 	var (
 		shaped  []byte
 		wrapped bool
 	)
-	if t.def.Response.Render == catalog.RenderPayload {
+	switch {
+	case t.def.Response.Render == catalog.RenderPayload:
 		shaped = rendering.Payload(r.body, r.total, int(c.cat.Limits.InlineBytes))
-	} else {
+	case rendering.IsEmpty(r.body):
+		// 204, or a 200 with no body (Alertmanager's DELETE): the upstream
+		// did what was asked and had nothing to say. No path applies.
+		e := rendering.Empty(r.status)
+		return &Result{Structured: e, Text: string(e), Outcome: OutcomeOK}, nil
+	default:
 		var err error
-		if shaped, wrapped, err = rendering.Shape(r.body, t.shape); err != nil {
+		shaped, wrapped, err = rendering.Shape(r.body, t.shape)
+		var me *rendering.MissingError
+		switch {
+		case errors.As(err, &me):
+			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d but %v", t.up.name, r.status, me)), nil
+		case err != nil && r.isText():
+			// A text answer is data too, bounded like a payload.
+			shaped = rendering.Text(r.body, r.total, int(c.cat.Limits.InlineBytes))
+		case err != nil:
 			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType())), nil
 		}
 	}

@@ -3,6 +3,7 @@ package proxy
 import (
 	"strings"
 	"testing"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -34,7 +35,7 @@ func TestErrorMessageStripsBeforeTheCut(t *testing.T) {
 	// The credential sits across the 300-byte cut: cutting first would
 	// leave its first half, unmatched, in the message.
 	long := strings.Repeat("x", maxErrorMessage-20)
-	msg := errorMessage([]byte(`{"error":"` + long + ` postgres://app:s3cretpassword@db/app"}`))
+	msg := errorMessage([]byte(`{"error":"`+long+` postgres://app:s3cretpassword@db/app"}`), "application/json", "")
 	if strings.Contains(msg, "s3cret") || strings.Contains(msg, "app:") {
 		t.Errorf("errorMessage kept part of a credential: %q", msg[len(long):])
 	}
@@ -54,6 +55,56 @@ func FuzzStripURLCredentials(f *testing.F) {
 		}
 		if utf8.ValidString(s) && !utf8.ValidString(out) {
 			t.Errorf("stripURLCredentials(%q) = %q, not valid UTF-8", s, out)
+		}
+	})
+}
+
+func TestCleanReasonDropsAWordACutMayHaveSplit(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		cut  bool
+		want string
+	}{
+		{"short reason", false, "short reason"},
+		{"bad\r\n\tinput\x00\x1b[0m \u202eevil\u200b", false, "bad input[0m evil"},
+		{"connect postgres://app:s3cr", true, "connect"},
+		{strings.Repeat(" ", 9000) + "x  y", false, "x y"},
+		{strings.Repeat("ab ", 2000) + "postgres://app:" + strings.Repeat("s", 5000) + "@db", false, ""},
+	} {
+		got := cleanReason(tc.in, tc.cut)
+		if tc.want == "" {
+			if strings.Contains(got, "app:") || len(got) > maxErrorMessage+len("…") {
+				t.Errorf("cleanReason(%.40q…) = %q, want it bounded and without the credential", tc.in, got)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("cleanReason(%q, %v) = %q, want %q", tc.in, tc.cut, got, tc.want)
+		}
+	}
+}
+
+// FuzzErrorMessage: whatever an upstream's error body, the reason is
+// bounded, valid UTF-8, free of control characters and of URL credentials.
+func FuzzErrorMessage(f *testing.F) {
+	for _, tc := range credentialCases {
+		f.Add([]byte(tc.in), "text/plain", "")
+		f.Add([]byte(`{"error":"`+tc.in+`"}`), "application/json", "")
+	}
+	f.Add([]byte(`"bare string"`), "application/json", "")
+	f.Add([]byte(`{"meta":{"why":"x"}}`), "application/json", "meta.why")
+	f.Add([]byte("<html><title>502 Bad Gateway</title></html>"), "text/html", "")
+	f.Add([]byte("a\r\nb\x00c\u202ed"), "text/plain", "")
+	f.Fuzz(func(t *testing.T, body []byte, mediaType, path string) {
+		msg := errorMessage(body, mediaType, path)
+		if len(msg) > maxErrorMessage+len("…") {
+			t.Errorf("errorMessage(%q) is %d bytes", body, len(msg))
+		}
+		if !utf8.ValidString(msg) || strings.ContainsFunc(msg, unicode.IsControl) {
+			t.Errorf("errorMessage(%q) = %q: invalid UTF-8 or a control character", body, msg)
+		}
+		if urlCredentials.MatchString(msg) {
+			t.Errorf("errorMessage(%q) = %q keeps URL credentials", body, msg)
 		}
 	})
 }

@@ -470,13 +470,9 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 		target += "?" + q.Encode()
 	}
 
-	var body []byte
-	if req.BodyTemplate != nil {
-		v, _ := buildBody(req.BodyTemplate, args, b)
-		body, err = json.Marshal(v)
-		if err != nil {
-			return nil, redirectPolicy{}, argErrorf("arguments cannot be encoded as JSON: %v", err)
-		}
+	body, contentType, err := u.buildBodyBytes(req, args, b)
+	if err != nil {
+		return nil, redirectPolicy{}, err
 	}
 	r, err := http.NewRequest(req.Method, target, bytes.NewReader(body))
 	if err != nil {
@@ -485,7 +481,7 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 	if body == nil {
 		r.Body, r.ContentLength = http.NoBody, 0
 	} else {
-		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Content-Type", contentType)
 	}
 	r.Header.Set("Accept", "application/json")
 	for _, h := range u.headers {

@@ -1,9 +1,11 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"math/rand/v2"
 	"mime"
@@ -12,9 +14,11 @@ import (
 	"net/url"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/tidwall/gjson"
 	"go.opentelemetry.io/otel"
@@ -324,10 +328,29 @@ func (r *upstreamResponse) contentType() string {
 	return "an invalid content type"
 }
 
+// mediaType is the answer's media type in lower case, or "" when it has
+// none or an invalid one.
+func (r *upstreamResponse) mediaType() string {
+	mt, _, err := mime.ParseMediaType(r.header.Get("Content-Type"))
+	if err != nil {
+		return ""
+	}
+	return mt
+}
+
+// isText reports a text answer other than HTML (text/plain, text/csv…),
+// which a 2xx returns as {"text": …}. An HTML page in a JSON API's place
+// is a login page or a proxy's, not data.
+func (r *upstreamResponse) isText() bool {
+	mt := r.mediaType()
+	return strings.HasPrefix(mt, "text/") && mt != "text/html"
+}
+
 // failure describes a non-2xx answer for a tool error: the status, the
-// upstream's own short message when it sent one and error_detail allows
-// it (statusOnly false), and Retry-After.
-func (r *upstreamResponse) failure(name string, statusOnly bool) string {
+// upstream's own short reason when it sent one and error_detail allows
+// it (statusOnly false), and Retry-After. reasonPath is the tool's
+// response.error_message.
+func (r *upstreamResponse) failure(name string, statusOnly bool, reasonPath string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstream %s answered %d %s", name, r.status, http.StatusText(r.status))
 	if r.notFollowed != "" {
@@ -335,9 +358,11 @@ func (r *upstreamResponse) failure(name string, statusOnly bool) string {
 		b.WriteString(r.notFollowed)
 		return b.String()
 	}
-	if msg := errorMessage(r.body); msg != "" && !statusOnly {
-		b.WriteString(": ")
-		b.WriteString(msg)
+	if !statusOnly {
+		if msg := errorMessage(r.body, r.mediaType(), reasonPath); msg != "" {
+			b.WriteString(": ")
+			b.WriteString(msg)
+		}
 	}
 	if ra := r.header.Get("Retry-After"); ra != "" && (r.status == 429 || r.status == 503) {
 		if len(ra) > 64 {
@@ -351,35 +376,121 @@ func (r *upstreamResponse) failure(name string, statusOnly bool) string {
 // maxErrorMessage bounds what an upstream's error message contributes.
 const maxErrorMessage = 300
 
-// errorMessage finds a short message in an error body: RFC 9457 problem
-// details (detail, title) or a JSON error/message field.
-func errorMessage(body []byte) string {
-	if !gjson.ValidBytes(body) {
-		return ""
+// Bounds on the work a reason costs: how much of a text or HTML body is
+// read for it, and how much cleaned text is kept before the final cut.
+const (
+	maxReasonScan   = 64 << 10
+	maxReasonWindow = 4 << 10
+)
+
+// errorMessage finds a short reason in an error body of the given media
+// type (issue 10), tried in this order:
+//
+//   - JSON, whatever the content type: the tool's reasonPath when it finds
+//     a string, number or boolean; a bare JSON string; else the first two
+//     distinct strings among RFC 9457 detail and title, message,
+//     error.message, error and errors.0.message, joined by ": ".
+//   - text/html: the page's <title>, nothing of the page itself.
+//   - any other text/*: the text.
+//
+// Whatever its source, the reason is cleaned (see cleanReason) and at most
+// maxErrorMessage bytes long.
+func errorMessage(body []byte, mediaType, reasonPath string) string {
+	switch {
+	case gjson.ValidBytes(body):
+		return cleanReason(jsonReason(gjson.ParseBytes(body), reasonPath), false)
+	case mediaType == "text/html" || mediaType == "application/xhtml+xml":
+		return cleanReason(htmlTitle(body), false)
+	case strings.HasPrefix(mediaType, "text/"):
+		cut := len(body) > maxReasonScan
+		return cleanReason(string(body[:min(len(body), maxReasonScan)]), cut)
 	}
-	res := gjson.GetManyBytes(body, "detail", "title", "message", "error.message", "error")
-	var parts []string
-	for _, r := range res {
-		if r.Type == gjson.String && r.Str != "" && len(parts) < 2 {
-			dup := false
-			for _, p := range parts {
-				dup = dup || p == r.Str
-			}
-			if !dup {
-				parts = append(parts, r.Str)
+	return ""
+}
+
+func jsonReason(root gjson.Result, reasonPath string) string {
+	if reasonPath != "" {
+		switch v := root.Get(reasonPath); v.Type {
+		case gjson.String, gjson.Number, gjson.True, gjson.False:
+			if s := v.String(); strings.TrimSpace(s) != "" {
+				return s
 			}
 		}
 	}
-	msg := strings.Join(parts, ": ")
-	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if root.Type == gjson.String {
+		return root.Str
+	}
+	var parts []string
+	for _, r := range root.Get(`[detail,title,message,error.message,error,errors.0.message]`).Array() {
+		if r.Type == gjson.String && strings.TrimSpace(r.Str) != "" && len(parts) < 2 && !slices.Contains(parts, r.Str) {
+			parts = append(parts, r.Str)
+		}
+	}
+	return strings.Join(parts, ": ")
+}
+
+// htmlTitle is the text of an HTML page's <title> ("502 Bad Gateway"
+// from a proxy), or "".
+func htmlTitle(body []byte) string {
+	head := body[:min(len(body), maxReasonScan)]
+	lower := bytes.ToLower(head) // ASCII case folding keeps offsets for these tags
+	i := bytes.Index(lower, []byte("<title"))
+	if i < 0 {
+		return ""
+	}
+	j := bytes.IndexByte(lower[i:], '>')
+	if j < 0 {
+		return ""
+	}
+	start := i + j + 1
+	end := bytes.Index(lower[start:], []byte("</title"))
+	if end < 0 {
+		return ""
+	}
+	return html.UnescapeString(string(head[start : start+end]))
+}
+
+// cleanReason makes an upstream's reason safe to show: invalid UTF-8
+// becomes U+FFFD; control characters and invisible format characters
+// (bidi overrides, zero-width) are removed; runs of white space, CR and LF
+// included, become one space; URL credentials are stripped; and the result
+// is cut to maxErrorMessage bytes. cut says s is a prefix of the reason:
+// its last word, which a credential may straddle, is dropped.
+func cleanReason(s string, cut bool) string {
+	var b strings.Builder
+	pending := false
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			pending = b.Len() > 0
+			continue
+		case unicode.IsControl(r) || unicode.Is(unicode.Cf, r):
+			continue
+		}
+		if b.Len() >= maxReasonWindow {
+			cut = true
+			break
+		}
+		if pending {
+			b.WriteByte(' ')
+			pending = false
+		}
+		b.WriteRune(r) // an invalid byte ranges as utf8.RuneError: U+FFFD
+	}
+	msg := b.String()
+	if cut {
+		// The window or the scan ended inside the text: its last word may
+		// be half a credential, which stripping would not recognise.
+		msg = msg[:max(strings.LastIndexByte(msg, ' '), 0)]
+	}
 	// Before the cut, so a cut cannot leave half a password unmatched.
 	msg = stripURLCredentials(msg)
 	if len(msg) > maxErrorMessage {
-		cut := maxErrorMessage
-		for cut > 0 && !utf8Start(msg[cut]) {
-			cut--
+		n := maxErrorMessage
+		for n > 0 && !utf8Start(msg[n]) {
+			n--
 		}
-		msg = msg[:cut] + "…"
+		msg = msg[:n] + "…"
 	}
 	return msg
 }

@@ -8,6 +8,8 @@ package rendering
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -22,25 +24,102 @@ var ErrNotJSON = errors.New("upstream answer is not JSON")
 type Field struct {
 	Name string
 	Path string
+	// Optional: a path that finds nothing leaves its name out. Otherwise
+	// Shape fails with a [MissingError].
+	Optional bool
 }
 
 // ShapeOptions says how to shape an upstream JSON body.
 type ShapeOptions struct {
 	// Select is a gjson path to the value to return; "" is the whole body.
 	Select string
+	// SelectOptional: a Select that finds nothing shapes as null (and
+	// nothing under it is required). Otherwise Shape fails with a
+	// [MissingError].
+	SelectOptional bool
 	// Fields, when set, builds the output object from these paths, in
-	// order; a path that finds nothing leaves its name out.
+	// order.
 	Fields []Field
+	// List, when set, is a top-level key the shaped result must hold,
+	// unless ListOptional. An empty array or null that is there counts.
+	List         string
+	ListOptional bool
 	// Paged applies the cursor conventions to a Fields result: an empty
 	// or null nextCursor is left out, and unless Fields maps hasMore,
 	// hasMore is true exactly when nextCursor is non-empty.
 	Paged bool
 }
 
+// MissingError: a path the options require matched nothing in the body
+// (issue 10: a typo in a path must not read as an empty answer).
+type MissingError struct {
+	Kind string // "select", "field" or "list"
+	Name string // the field's name, for "field"
+	Path string // the path, or the list's key
+}
+
+func (e *MissingError) Error() string {
+	if e.Kind == "field" {
+		return fmt.Sprintf("response.fields %s (%q) matched nothing in the answer", e.Name, e.Path)
+	}
+	return fmt.Sprintf("response.%s %q matched nothing in the answer", e.Kind, e.Path)
+}
+
+// IsEmpty reports whether body holds nothing but JSON white space: an
+// empty answer (204 No Content, or Content-Length: 0).
+func IsEmpty(body []byte) bool {
+	for _, c := range body {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return false
+		}
+	}
+	return true
+}
+
+// Empty is the result of a successful answer with no body:
+// {"ok":true,"upstreamStatus":N}.
+func Empty(upstreamStatus int) []byte {
+	b := []byte(`{"ok":true,"upstreamStatus":`)
+	b = strconv.AppendInt(b, int64(upstreamStatus), 10)
+	return append(b, '}')
+}
+
+// Text renders a text body as {"text","truncated","byteCount"}: at most
+// inline bytes of it, cut on a character boundary, invalid UTF-8 as
+// U+FFFD; total is the full length (at least len(raw)).
+func Text(raw []byte, total int64, inline int) []byte {
+	if total < int64(len(raw)) {
+		total = int64(len(raw))
+	}
+	if inline <= 0 {
+		inline = 16 << 10
+	}
+	cut, truncated := raw, total > int64(len(raw))
+	if len(cut) > inline {
+		cut, truncated = cut[:inline], true
+		// Step back off a character the cut split.
+		for i := 1; i < utf8.UTFMax && len(cut) > 0; i++ {
+			if r, size := utf8.DecodeLastRune(cut); r != utf8.RuneError || size != 1 {
+				break
+			}
+			cut = cut[:len(cut)-1]
+		}
+	}
+	b := make([]byte, 0, len(cut)+64)
+	b = append(b, `{"text":`...)
+	b = AppendString(b, string(cut))
+	b = append(b, `,"truncated":`...)
+	b = strconv.AppendBool(b, truncated)
+	b = append(b, `,"byteCount":`...)
+	b = strconv.AppendInt(b, total, 10)
+	return append(b, '}')
+}
+
 // Shape returns the shaped result as a compact JSON object. An array is
 // wrapped as {"items": [...]} and reported as wrapped (its list is then
 // "items"), any other non-object as {"value": ...}. Invalid UTF-8 inside
 // strings becomes U+FFFD, so the output is always valid JSON in valid UTF-8.
+// A required path that finds nothing is a [*MissingError].
 func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 	if !gjson.ValidBytes(body) {
 		return nil, false, ErrNotJSON
@@ -49,11 +128,20 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 	// compact selection is returned as a slice of it.
 	view := unsafe.String(unsafe.SliceData(body), len(body))
 	root := gjson.Parse(view)
+	required := true
 	if o.Select != "" {
 		root = root.Get(o.Select)
+		if !root.Exists() {
+			if !o.SelectOptional {
+				return nil, false, &MissingError{Kind: "select", Path: o.Select}
+			}
+			required = false // nothing under a missing optional selection is required
+		}
 	}
 	if len(o.Fields) > 0 {
-		out = shapeFields(root, o)
+		if out, err = shapeFields(root, o, required); err != nil {
+			return nil, false, err
+		}
 	} else {
 		raw := root.Raw
 		if !root.Exists() {
@@ -66,6 +154,20 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 			out, wrapped = wrap("items", out), true
 		default:
 			out = wrap("value", out)
+		}
+		if required && o.List != "" && !o.ListOptional {
+			var found bool
+			switch {
+			case wrapped:
+				found = o.List == "items"
+			case root.IsObject():
+				found = root.Get(gjson.Escape(o.List)).Exists()
+			default:
+				found = o.List == "value"
+			}
+			if !found {
+				return nil, false, &MissingError{Kind: "list", Path: o.List}
+			}
 		}
 	}
 	if !utf8.Valid(out) {
@@ -151,7 +253,7 @@ func wrap(key string, raw []byte) []byte {
 	return append(b, '}')
 }
 
-func shapeFields(root gjson.Result, o ShapeOptions) []byte {
+func shapeFields(root gjson.Result, o ShapeOptions, required bool) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
@@ -159,6 +261,9 @@ func shapeFields(root gjson.Result, o ShapeOptions) []byte {
 	for _, f := range o.Fields {
 		v := root.Get(f.Path)
 		if !v.Exists() {
+			if required && !f.Optional {
+				return nil, &MissingError{Kind: "field", Name: f.Name, Path: f.Path}
+			}
 			continue
 		}
 		if o.Paged && f.Name == "nextCursor" {
@@ -189,7 +294,7 @@ func shapeFields(root gjson.Result, o ShapeOptions) []byte {
 		}
 	}
 	b.WriteByte('}')
-	return b.Bytes()
+	return b.Bytes(), nil
 }
 
 func writeKey(b *bytes.Buffer, k string) {

@@ -2,14 +2,15 @@ package main
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"strconv"
 	"sync/atomic"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -90,6 +91,23 @@ func addrIsLoopback(addr net.Addr) bool {
 	return err == nil && ap.Addr().Unmap().IsLoopback()
 }
 
+// statusDoc is the metrics listener's /status when a catalog serves.
+type statusDoc struct {
+	Status     string         `json:"status"`
+	Catalog    string         `json:"catalog"`
+	Hash       string         `json:"hash"`
+	DiskHash   string         `json:"disk_hash,omitempty"` // the file on disk, when it differs from hash
+	Reloads    int64          `json:"reloads"`
+	Tools      int            `json:"tools"`
+	LastReload *lastReloadDoc `json:"last_reload,omitempty"`
+}
+
+type lastReloadDoc struct {
+	OK    bool   `json:"ok"`
+	Time  string `json:"time"` // RFC 3339, UTC
+	Error string `json:"error,omitempty"`
+}
+
 // metricsRoutes is the metrics listener's handler, for operators only:
 // Prometheus /metrics and /status, which says what /readyz on the main
 // listener does not (issue 9): the catalog's path and hash, its tool
@@ -107,8 +125,19 @@ func (rt *runtime) metricsRoutes() http.Handler {
 			return
 		}
 		cat := core.Catalog()
-		fmt.Fprintf(w, `{"status":"ready","catalog":%s,"hash":%s,"reloads":%d,"tools":%d}`,
-			strconv.Quote(cat.File), strconv.Quote(cat.Hash), rt.reloads.Load(), len(cat.Tools))
+		st := statusDoc{Status: "ready", Catalog: cat.File, Hash: cat.Hash, Reloads: rt.reloads.Load(), Tools: len(cat.Tools)}
+		if o := rt.lastReload.Load(); o != nil {
+			st.LastReload = &lastReloadDoc{OK: o.ok, Time: o.at.UTC().Format(time.RFC3339), Error: o.err}
+		}
+		// The file on disk, when it is not the one serving (a failed
+		// reload, or a change not yet picked up).
+		if rt.path != "" {
+			if h := fileHash(rt.path); h != "" && h != cat.Hash {
+				st.DiskHash = h
+			}
+		}
+		b, _ := json.Marshal(st)
+		w.Write(b)
 	})
 	return mm
 }

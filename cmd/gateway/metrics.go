@@ -32,6 +32,8 @@ type metrics struct {
 	catalogInfo   *prometheus.GaugeVec
 	jwksFetches   *prometheus.CounterVec
 	reloadedAtSec prometheus.Gauge
+	lastReloadOK  prometheus.Gauge
+	lastReloadSec prometheus.Gauge
 	auditRecords  *prometheus.CounterVec
 	auditFailures prometheus.Counter
 	auditHealthy  prometheus.Gauge
@@ -54,6 +56,9 @@ func newMetrics() *metrics {
 	m.catalogInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "gateway_catalog_info", Help: "The catalog being served, by its SHA-256 (value 1)."}, []string{"hash"})
 	m.jwksFetches = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_jwks_fetches_total", Help: "JWKS fetches by result."}, []string{"result"})
 	m.reloadedAtSec = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_catalog_loaded_timestamp_seconds", Help: "When the current catalog was installed."})
+	m.lastReloadOK = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_catalog_last_reload_success", Help: "1 when the last catalog load or reload succeeded, 0 when it failed and an older catalog is still serving."})
+	m.lastReloadSec = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_catalog_last_reload_timestamp_seconds", Help: "When the catalog was last loaded or reloaded, successfully or not."})
+	m.reg.MustRegister(m.lastReloadOK, m.lastReloadSec)
 	m.auditRecords = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_audit_records_total", Help: "Audit records written, by outcome (ok, tool_error, denied, refused; started for the record written before a write is sent)."}, []string{"outcome"})
 	m.auditFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "gateway_audit_failures_total", Help: "Audit records that could not be written."})
 	m.auditHealthy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_audit_healthy", Help: "1 when the last audit record was written, 0 when it failed (write calls are then refused)."})
@@ -79,6 +84,16 @@ func (m *metrics) catalogLoaded(hash string) {
 }
 
 func (m *metrics) reload(result string) { m.reloads.WithLabelValues(result).Inc() }
+
+// lastReload records the outcome of the last load or reload.
+func (m *metrics) lastReload(ok bool, at time.Time) {
+	if ok {
+		m.lastReloadOK.Set(1)
+	} else {
+		m.lastReloadOK.Set(0)
+	}
+	m.lastReloadSec.Set(float64(at.UnixNano()) / 1e9)
+}
 
 func (m *metrics) jwksFetch(ok bool) {
 	if ok {

@@ -43,6 +43,9 @@ type runtime struct {
 
 	cur     atomic.Pointer[state]
 	reloads atomic.Int64 // successful reloads after the first load
+	// lastReload is the outcome of the last load (the first install, then
+	// each reload), for /status; nil before the first.
+	lastReload atomic.Pointer[reloadOutcome]
 
 	mu sync.Mutex // serializes reloads
 	// audits holds one trail per audit file, kept across reloads so a file
@@ -56,6 +59,25 @@ type runtime struct {
 type fileTrail struct {
 	file  *proxy.FileAudit
 	trail *proxy.AuditTrail
+}
+
+// reloadOutcome is how the last load went (issue 10: after a failed
+// reload the old catalog serves on, and an operator must be able to see
+// that the file on disk is not the one serving).
+type reloadOutcome struct {
+	ok  bool
+	at  time.Time
+	err string // "" when ok
+}
+
+// recordReload notes a load's outcome in /status and the metrics.
+func (rt *runtime) recordReload(err error) {
+	o := &reloadOutcome{ok: err == nil, at: time.Now()}
+	if err != nil {
+		o.err = err.Error()
+	}
+	rt.lastReload.Store(o)
+	rt.metrics.lastReload(o.ok, o.at)
 }
 
 // state is one loaded catalog with everything built from it.
@@ -136,6 +158,8 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 	rt.metrics.catalogLoaded(cat.Hash)
 	if old != nil {
 		closeVerifier(old.verifier)
+	} else {
+		rt.recordReload(nil) // the first load counts as the last reload until there is one
 	}
 	// Loading a large catalog makes several times its size in garbage
 	// (YAML nodes, schema compilation); give it back now rather than
@@ -171,23 +195,36 @@ func (rt *runtime) reload(reason string, force bool) error {
 	}
 	cat, err := rt.load()
 	if err != nil {
-		rt.metrics.reload("error")
 		logProblems(rt.logger, err)
-		rt.logger.Error("catalog reload failed; keeping the current catalog", "reason", reason)
+		rt.reloadFailed(reason, err)
 		return err
 	}
 	if s := rt.cur.Load(); !force && s != nil && s.core.Catalog().Hash == cat.Hash {
+		rt.recordReload(nil) // the file is valid and is the one serving
 		return nil
 	}
 	if err := rt.install(cat); err != nil {
-		rt.metrics.reload("error")
-		rt.logger.Error("catalog reload failed; keeping the current catalog", "reason", reason, "error", err)
+		rt.reloadFailed(reason, err)
 		return err
 	}
 	rt.reloads.Add(1)
 	rt.metrics.reload("ok")
+	rt.recordReload(nil)
 	rt.logger.Info("catalog reloaded", "reason", reason, "catalog", cat.File, "hash", cat.Hash, "tools", len(cat.Tools))
 	return nil
+}
+
+// reloadFailed counts, records and logs a failed reload in one line that
+// says which catalog keeps serving and which file was refused.
+func (rt *runtime) reloadFailed(reason string, err error) {
+	rt.metrics.reload("error")
+	rt.recordReload(err)
+	serving := ""
+	if s := rt.cur.Load(); s != nil {
+		serving = s.core.Catalog().Hash
+	}
+	rt.logger.Error("catalog reload failed; keeping the current catalog", "reason", reason, "catalog", rt.path,
+		"serving_hash", serving, "disk_hash", fileHash(rt.path), "error", err.Error())
 }
 
 func logProblems(logger *slog.Logger, err error) {

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 
@@ -44,7 +45,9 @@ func (s tokenSpec) claims(now time.Time) jwt.MapClaims {
 		c["aud"] = s.audience
 	}
 	setPath(c, or(s.paths.Subject, "sub"), s.subject)
-	setPath(c, or(s.paths.Workspace, "ws"), s.workspace)
+	if s.workspace != "" { // a tenantless catalog needs none
+		setPath(c, or(s.paths.Workspace, "ws"), s.workspace)
+	}
 	setPath(c, or(s.paths.Scopes, "scope"), strings.Join(s.scopes, " "))
 	if s.actor != "" && s.paths.Actor != "" {
 		setPath(c, s.paths.Actor, s.actor)
@@ -168,8 +171,19 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	if spec.subject == "" || spec.workspace == "" || (*secretEnv == "") == (*keyFile == "") {
-		fs.Usage()
+	// A missing or conflicting flag is named, never left to the usage text
+	// or a zero value (issue 10).
+	var missing string
+	switch {
+	case spec.subject == "":
+		missing = "--sub is required: the subject the gateway maps to a principal"
+	case *secretEnv == "" && *keyFile == "":
+		missing = "one of --secret-env or --key is required"
+	case *secretEnv != "" && *keyFile != "":
+		missing = "--secret-env and --key cannot both be given"
+	}
+	if missing != "" {
+		fmt.Fprintf(stderr, "gateway token: %s\nrun \"gateway token -h\" for its flags\n", missing)
 		return exitError(2)
 	}
 	switch {
@@ -184,12 +198,25 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 			return fmt.Errorf("--ttl %s is over the catalog's auth.max_token_lifetime %s: the gateway would refuse the token", spec.ttl, m)
 		}
 		spec.paths = cat.Auth.Principal
+		// The check serve's verifier makes: never mint a token for a
+		// workspace the gateway refuses. A tenantless catalog (every
+		// upstream workspace: none) needs none.
+		if spec.workspace == "" && !cat.Auth.Principal.WorkspaceOptional {
+			fmt.Fprintf(stderr, "gateway token: --workspace is required (catalog %s binds a workspace)\nrun \"gateway token -h\" for its flags\n", *catPath)
+			return exitError(2)
+		}
+		if pat := or(cat.Auth.Principal.WorkspacePattern, catalog.DefaultWorkspacePattern); spec.workspace != "" && !workspaceMatches(pat, spec.workspace) {
+			return fmt.Errorf("--workspace %q does not match the catalog's auth.principal.workspace_pattern %s: the gateway would refuse the token", spec.workspace, pat)
+		}
 		if j := cat.Auth.JWT; j != nil {
 			spec.issuer, spec.audience = j.Issuer, j.Audience
 		}
 	} else if *issuer == "" || *audience == "" {
 		fmt.Fprintf(stderr, "gateway token: catalog %s not usable (%v); pass --issuer and --audience\n", *catPath, firstLine(err))
 		return exitError(1)
+	} else if spec.workspace == "" {
+		fmt.Fprintf(stderr, "gateway token: --workspace is required\nrun \"gateway token -h\" for its flags\n")
+		return exitError(2)
 	}
 	if *issuer != "" {
 		spec.issuer = *issuer
@@ -201,7 +228,7 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	if *secretEnv != "" {
 		s := env.get(*secretEnv)
 		if s == "" {
-			return fmt.Errorf("environment variable %s is empty", *secretEnv)
+			return fmt.Errorf("--secret-env: %s is not set; set it to the secret the gateway verifies with (hmac_secret_env)", *secretEnv)
 		}
 		secret = []byte(s)
 		// The rule serve applies: never mint tokens with a secret the
@@ -221,6 +248,13 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	}
 	fmt.Fprintln(stdout, tok)
 	return nil
+}
+
+// workspaceMatches reports whether ws matches pattern; a pattern that
+// does not compile matches nothing (validate has already said why).
+func workspaceMatches(pattern, ws string) bool {
+	re, err := regexp.Compile(pattern)
+	return err == nil && re.MatchString(ws)
 }
 
 func firstLine(err error) string {

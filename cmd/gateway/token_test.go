@@ -16,6 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	gateway "github.com/mcpgw/gateway"
+	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 )
 
@@ -91,8 +92,9 @@ func TestTokenTTLIsBounded(t *testing.T) {
 }
 
 // TestOverLongTokenGetsTheUsual401: a token over auth.max_token_lifetime
-// is answered exactly as a token with a bad signature, so the answer tells
-// a caller nothing more; only the logs and metrics tell them apart.
+// is answered as a token with a bad signature (status, error code,
+// message), except for the error_description naming the reason class
+// (issue 10), which never states the configured ceiling.
 func TestOverLongTokenGetsTheUsual401(t *testing.T) {
 	env := testEnv(nil)
 	src := strings.Replace(string(gateway.DefaultCatalog), "  jwt:\n", "  max_token_lifetime: 1h\n  jwt:\n", 1)
@@ -136,7 +138,103 @@ func TestOverLongTokenGetsTheUsual401(t *testing.T) {
 	}
 	longCode, longAuth, longBody := call(mint(time.Hour+time.Second, secret))
 	badCode, badAuth, badBody := call(mint(time.Hour, "bTzelvbcDLReRnFetnAOn5DOgYWnpeGzVeEnyoRNYlY="))
-	if longCode != 401 || longCode != badCode || longAuth != badAuth || longBody != badBody {
+	const longDesc, badDesc = "the token lives longer than auth.max_token_lifetime allows", "the token's signature does not verify, or its algorithm is not accepted"
+	if !strings.Contains(longAuth, longDesc) || !strings.Contains(longBody, longDesc) || strings.Contains(longAuth+longBody, "1h") {
+		t.Errorf("over-long token: %q %s, want the description %q and not the ceiling", longAuth, longBody, longDesc)
+	}
+	same := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, longDesc, "D"), badDesc, "D") }
+	if longCode != 401 || longCode != badCode || same(longAuth) != same(badAuth) || same(longBody) != same(badBody) {
 		t.Errorf("over-long token: %d %q %s\nbad signature:   %d %q %s", longCode, longAuth, longBody, badCode, badAuth, badBody)
+	}
+}
+
+// TestTokenAppliesServesChecks: `gateway token` refuses what serve would
+// refuse, and a missing or conflicting flag is named (issue 10): a
+// newcomer should never hold a token the gateway then answers with 401.
+func TestTokenAppliesServesChecks(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "catalog.yaml")
+	os.WriteFile(path, gateway.DefaultCatalog, 0o600)
+	strict := filepath.Join(dir, "strict.yaml")
+	src := strings.Replace(string(gateway.DefaultCatalog), "  principal:\n", "  principal:\n    workspace_pattern: '^team-[a-z]+$'\n", 1)
+	if src == string(gateway.DefaultCatalog) {
+		t.Fatal("could not add workspace_pattern to the default catalog")
+	}
+	os.WriteFile(strict, []byte(src), 0o600)
+	key := filepath.Join(dir, "key.pem")
+	os.WriteFile(key, []byte("not a key"), 0o600)
+	cases := []struct {
+		name string
+		args []string
+		want string // in the error or stderr
+	}{
+		{"no-sub", []string{"--catalog", path, "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET"}, "--sub is required"},
+		{"empty-sub", []string{"--catalog", path, "--sub", "", "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET"}, "--sub is required"},
+		{"no-workspace", []string{"--catalog", path, "--sub", "dev", "--secret-env", "GATEWAY_JWT_SECRET"}, "--workspace is required"},
+		{"no-key-source", []string{"--catalog", path, "--sub", "dev", "--workspace", "acme"}, "one of --secret-env or --key is required"},
+		{"two-key-sources", []string{"--catalog", path, "--sub", "dev", "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET", "--key", key}, "--secret-env and --key cannot both be given"},
+		{"unset-secret", []string{"--catalog", path, "--sub", "dev", "--workspace", "acme", "--secret-env", "NOPE"}, "NOPE is not set"},
+		{"workspace-refused-by-default-pattern", []string{"--catalog", path, "--sub", "dev", "--workspace", "a/b", "--secret-env", "GATEWAY_JWT_SECRET"}, `--workspace "a/b" does not match the catalog's auth.principal.workspace_pattern`},
+		{"workspace-refused-by-catalog-pattern", []string{"--catalog", strict, "--sub", "dev", "--workspace", "acme", "--secret-env", "GATEWAY_JWT_SECRET"}, `--workspace "acme" does not match the catalog's auth.principal.workspace_pattern ^team-[a-z]+$`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			err := run(context.Background(), append([]string{"token"}, tc.args...), nil, &out, &errb, testEnv(nil))
+			if err == nil {
+				t.Fatalf("token %v printed %q, want an error", tc.args, out.String())
+			}
+			if out.Len() != 0 {
+				t.Errorf("token printed %q despite the error", out.String())
+			}
+			msg := err.Error() + "\n" + errb.String()
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("token %v = %v\nstderr: %s\nwant %q", tc.args, err, errb.String(), tc.want)
+			}
+			if strings.Contains(msg, "exit status") && !strings.Contains(errb.String(), tc.want) {
+				t.Errorf("the message must reach stderr before the exit status: %q", errb.String())
+			}
+		})
+	}
+	// A workspace the catalog's pattern accepts signs.
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"token", "--catalog", strict, "--sub", "dev", "--workspace", "team-a", "--secret-env", "GATEWAY_JWT_SECRET"}, nil, &out, &errb, testEnv(nil)); err != nil || out.Len() == 0 {
+		t.Errorf("token for team-a = %v %s", err, errb.String())
+	}
+}
+
+// A tenantless catalog (every upstream workspace: none) needs no
+// --workspace, and the token gateway token mints is one serve accepts.
+func TestTokenForATenantlessCatalog(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "catalog.yaml")
+	os.WriteFile(path, []byte(`version: 1
+server: { name: mon }
+auth:
+  jwt: { hmac_secret_env: GATEWAY_JWT_SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+upstreams:
+  prom: { base_url: "http://127.0.0.1:1", workspace: none }
+tools:
+  - name: up
+    description: Up.
+    request: { upstream: prom, path: /api/v1/query }
+`), 0o600)
+	env := testEnv(nil)
+	var out, errb bytes.Buffer
+	if err := run(context.Background(), []string{"token", "--catalog", path, "--sub", "dev", "--scopes", "x", "--secret-env", "GATEWAY_JWT_SECRET"}, nil, &out, &errb, env); err != nil {
+		t.Fatalf("token without --workspace for a tenantless catalog: %v\n%s", err, errb.String())
+	}
+	tok := strings.TrimSpace(out.String())
+	tok = tok[strings.LastIndex(tok, "\n")+1:]
+	cat, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := authz.NewVerifier(cat.Auth, &authz.VerifierOptions{Getenv: env.get})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := v.Verify(context.Background(), tok)
+	if err != nil || p.Subject != "dev" || p.Workspace != "" {
+		t.Fatalf("Verify = %+v, %v; want subject dev and no workspace", p, err)
 	}
 }

@@ -1,0 +1,117 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tidwall/gjson"
+)
+
+// Paths gjson reads: checkPath must accept every one (most from gjson's
+// SYNTAX.md; the rest from real catalogs).
+var validPaths = []string{
+	"name.last", "age", "children.0", "friends.1.first", "child*.2", "c?ildren.0",
+	`fav\.movie`, "friends.#", "friends.#.age",
+	`friends.#(last=="Murphy").first`, `friends.#(last=="Murphy")#.first`,
+	"friends.#(age>45)#.last", `friends.#(first%"D*").last`, `friends.#(first!%"D*").last`,
+	`children.#(!%"*a*")`, `children.#(%"*a*")#`, `friends.#(nets.#(=="fb"))#.first`,
+	"vals.#(b==~true)#.a", "vals.#(b==~false)#.a", "vals.#(b==~null)#.a", "vals.#(b==~*)#.a", "vals.#(b!=~*)#.a",
+	"friends.0|first", "friends|0|first", "friends|#", `friends.#(last="Murphy")#|0`,
+	"children.@reverse", "children.@reverse.0", `@pretty:{"sortKeys":true}`, "@this", "@dig:first",
+	`{name.first,age,"the_murphys":friends.#(last="Murphy")#.first}`, "[name.first,age]",
+	`{name.first,age,"company":!"Happysoft","employed":!true}`, `!{"a":1}`,
+	"..0", "..#.name", "friends.#(last==Murphy).first", `friends.#[last=="Murphy"].first`,
+	"@id", "a.@type", "@xmlns:xsi", "a[0]", "data.result.#.metric.__name__",
+	"#.{name:labels.alertname,state:status.state}", "data.alerts.#(labels.severity==\"critical\")#",
+	`a\|b`, `a\\`, `labels\`, "friends.#(nets.#(==\"fb\")).first", "x.#(y)", "friends.#(age >= 40 )#",
+	`friends.#( last == "a)b" ).first`,
+}
+
+// Paths that are certainly broken, with the offset checkPath reports.
+var brokenPaths = []struct {
+	path string
+	at   int
+	msg  string
+}{
+	{"data..alerts", 5, "empty component at character 6"},
+	{"data.", 4, `ends with "."`},
+	{"data|", 4, `ends with "|"`},
+	{".data", 0, `starts with "."`},
+	{"|data", 0, `starts with "|"`},
+	{"..", 1, "ends with"},
+	{`#(state=="active"`, 0, "query opened at character 1 is never closed"},
+	{`a.#(state=="active`, 11, "string opened at character 12 is never closed"},
+	{"a.#()", 2, "query at character 3 is empty"},
+	{"a.#( )#", 2, "is empty"},
+	{"{a,b", 0, "multipath opened at character 1"},
+	{"x.[a,b", 2, "multipath opened at character 3"},
+	{`@pretty:{"sortKeys":true`, 8, "modifier argument opened at character 9"},
+	{`!{"a":1`, 1, "literal opened at character 2"},
+	{"a.#(b==~maybe)", 5, `compares with "~maybe"`},
+	{"a.#(b.#(c..d))#", 10, "empty component at character 11"},
+	{"a.#(.b==1)", 4, `starts with "."`},
+}
+
+func TestCheckPathAcceptsValidPaths(t *testing.T) {
+	for _, p := range validPaths {
+		if e := checkPath(p); e != nil {
+			t.Errorf("checkPath(%q) = %q at %d, want nil", p, e.msg, e.at)
+		}
+	}
+}
+
+func TestCheckPathRefusesBrokenPaths(t *testing.T) {
+	for _, tc := range brokenPaths {
+		e := checkPath(tc.path)
+		if e == nil || e.at != tc.at || !strings.Contains(e.msg, tc.msg) {
+			t.Errorf("checkPath(%q) = %+v, want %q at %d", tc.path, e, tc.msg, tc.at)
+		}
+	}
+	deep := strings.Repeat("#(a.", maxQueryNesting+2) + "b" + strings.Repeat(")", maxQueryNesting+2)
+	if e := checkPath(deep); e == nil || !strings.Contains(e.msg, "nests queries") {
+		t.Errorf("checkPath(%d nested queries) = %v, want the nesting refused", maxQueryNesting+2, e)
+	}
+}
+
+// refusalDocs are documents a refused path is tried on: gjson must find
+// nothing in any of them, or the refusal threw away a working path. A
+// group never closed is exempt: gjson, lenient, may still return a
+// fragment, but never what its author meant. The documents hold no
+// empty keys: an empty component could address one ("a..b" is a, "", b),
+// and checkPath refuses it all the same, as a typo in any real answer.
+var refusalDocs = []string{
+	`{"name":{"first":"Tom","last":"Anderson"},"age":37,"children":["Sara","Alex","Jack"],"fav.movie":"Deer Hunter","friends":[{"first":"Dale","last":"Murphy","age":44,"nets":["ig","fb","tw"]},{"first":"Roger","last":"Craig","age":68,"nets":["fb","tw"]}]}`,
+	`{"data":{"alerts":[{"labels":{"alertname":"Up","severity":"critical"},"status":{"state":"active","silencedBy":[]}}]},"a":{"b":2},"@id":"x"}`,
+	`[{"a":1,"b":{"c":[1,2]}},{"a":"x"}]`,
+}
+
+func FuzzCheckPath(f *testing.F) {
+	for _, p := range validPaths {
+		f.Add(p)
+	}
+	for _, tc := range brokenPaths {
+		f.Add(tc.path)
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if p == "" || len(p) > 512 {
+			return
+		}
+		e := checkPath(p)
+		if e == nil {
+			return
+		}
+		if e.at < 0 || e.at >= len(p) {
+			t.Errorf("checkPath(%q) reports offset %d outside the path", p, e.at)
+		}
+		if strings.Contains(e.msg, "never closed") {
+			return
+		}
+		for _, doc := range refusalDocs {
+			// "#." projects nothing out of each element: an empty array
+			// at best, never what its author meant.
+			if r := gjson.Get(doc, p); r.Exists() && r.Raw != "[]" {
+				t.Errorf("checkPath(%q) refused %q, yet gjson finds %s in %s", p, e.msg, r.Raw, doc)
+			}
+		}
+	})
+}

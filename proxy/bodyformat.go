@@ -1,0 +1,114 @@
+package proxy
+
+import (
+	"encoding/json"
+	"net/url"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// Content types of the request body formats.
+const (
+	contentJSON = "application/json"
+	contentForm = "application/x-www-form-urlencoded"
+	contentText = "text/plain; charset=utf-8"
+)
+
+// buildBodyBytes encodes a request's body in its body_format (issue 10);
+// nil when the request has none.
+func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b binding) ([]byte, string, error) {
+	if req.BodyTemplate == nil {
+		return nil, "", nil
+	}
+	switch req.BodyFormat {
+	case catalog.BodyForm:
+		tmpl, _ := req.BodyTemplate.(map[string]any)
+		f := buildForm(tmpl, args, b)
+		// The workspace binding wins here too: many servers merge the form
+		// with the query string (Go's Request.FormValue prefers the form),
+		// so a field named like the binding's parameter must hold the
+		// token's workspace, never an argument's value.
+		if w := u.def.Workspace; w != nil && w.Query != "" {
+			if _, ok := f[w.Query]; ok {
+				f.Set(w.Query, b.workspace)
+			}
+		}
+		return []byte(f.Encode()), contentForm, nil
+	case catalog.BodyText:
+		t, _ := req.BodyTemplate.(catalog.Template)
+		s, ok := expandText(t, args, b)
+		if !ok {
+			return nil, "", argErrorf("argument %q is required: the request body needs it", absentArgument(t, args, b))
+		}
+		return []byte(s), contentText, nil
+	}
+	v, _ := buildBody(req.BodyTemplate, args, b)
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, "", argErrorf("arguments cannot be encoded as JSON: %v", err)
+	}
+	return body, contentJSON, nil
+}
+
+// buildForm expands a form body: each key's value is a template or a
+// literal, or a list of them, which repeats the key. A template that is
+// exactly "{arg}" with an array value repeats the key too, as in a query.
+// An absent or null argument drops its value.
+func buildForm(tmpl map[string]any, args map[string]any, b binding) url.Values {
+	f := url.Values{}
+	for k, e := range tmpl {
+		if list, ok := e.([]any); ok {
+			for _, x := range list {
+				addFormValue(f, k, x, args, b)
+			}
+			continue
+		}
+		addFormValue(f, k, e, args, b)
+	}
+	return f
+}
+
+func addFormValue(f url.Values, key string, e any, args map[string]any, b binding) {
+	t, ok := e.(catalog.Template)
+	if !ok {
+		if s, ok := scalarString(e); ok {
+			f.Add(key, s)
+		}
+		return
+	}
+	if name, whole := t.Whole(); whole {
+		if _, reserved := b.reserved(name); !reserved {
+			if list, ok := args[name].([]any); ok {
+				for _, x := range list {
+					if s, ok := scalarString(x); ok {
+						f.Add(key, s)
+					}
+				}
+				return
+			}
+		}
+	}
+	if s, ok := expandText(t, args, b); ok {
+		f.Add(key, s)
+	}
+}
+
+// absentArgument names the first argument of t without a value, for the
+// message; a computed time names its duration argument.
+func absentArgument(t catalog.Template, args map[string]any, b binding) string {
+	for _, p := range t.Parts {
+		if p.Name == "" {
+			continue
+		}
+		if _, reserved := b.reserved(p.Name); reserved {
+			continue
+		}
+		if _, ok := scalarString(args[p.Name]); !ok {
+			if p.Time != nil {
+				return p.Time.Arg
+			}
+			return p.Name
+		}
+	}
+	return ""
+}
