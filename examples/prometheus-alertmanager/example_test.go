@@ -175,6 +175,7 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 
 	t.Run("query-error-shows-prometheus-reason", func(t *testing.T) {
 		reason := toolError(t, viewer, "query", map[string]any{"query": "up("})
+		t.Logf("query up(: %s", reason)
 		if !strings.Contains(reason, "parse error") {
 			t.Errorf("query up( = %q, want Prometheus's parse error", reason)
 		}
@@ -299,6 +300,9 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("expire_silence (Alertmanager answers 200 with no body) = %s, want success", text)
 		}
+		if !strings.Contains(text, "200") {
+			t.Errorf("expire_silence = %s, want the result to say the upstream answered 200", text)
+		}
 		if !hasAudit(g, "expire_silence", "ok", 200) {
 			t.Errorf("no audit record for expire_silence with outcome ok and status 200: %+v", g.audits())
 		}
@@ -341,6 +345,7 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 			"comment":   "ends before it starts",
 			"starts_at": now.Add(3 * time.Hour).Format(time.RFC3339), "ends_at": now.Add(time.Hour).Format(time.RFC3339),
 		})
+		t.Logf("schedule_silence ending before it starts: %s", reason)
 		if !strings.Contains(reason, "start time must be before end time") {
 			t.Errorf("schedule_silence ending before it starts = %q, want Alertmanager's reason", reason)
 		}
@@ -350,6 +355,7 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 		before := len(st.Alertmanager.requests())
 		for _, id := range []string{"../status", "..%2Fstatus", ".."} {
 			reason := toolError(t, viewer, "get_silence", map[string]any{"silence_id": id})
+			t.Logf("get_silence %q: %s", id, reason)
 			if !strings.Contains(reason, "silence_id") {
 				t.Errorf("get_silence %q = %q, want a refusal naming silence_id", id, reason)
 			}
@@ -405,6 +411,7 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 		g := startGateway(t, st, path)
 		cs := connect(t, g.MCP, mintToken(t, path, "bob", "bob@example.com", "monitoring:read"))
 		reason := toolError(t, cs, "query", map[string]any{"query": "up"})
+		t.Logf("query through a misspelt projection: %s", reason)
 		if !strings.Contains(reason, "dta.result") {
 			t.Errorf("query through a misspelt projection = %q, want an error naming the path", reason)
 		}
