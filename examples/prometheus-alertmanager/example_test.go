@@ -168,8 +168,8 @@ func TestExampleDrivesEveryTool(t *testing.T) {
 		before := len(st.Prometheus.requests())
 		ok(t, viewer, "query", map[string]any{"query": `count(up{job=~"prom.*|alert.*"})`})
 		got := st.Prometheus.requests()[before:]
-		if !slices.Contains(got, "POST /api/v1/query") {
-			t.Errorf("Prometheus received %v, want POST /api/v1/query", got)
+		if !slices.Contains(got, "POST /api/v1/query application/x-www-form-urlencoded") {
+			t.Errorf("Prometheus received %v, want a form POST to /api/v1/query", got)
 		}
 	})
 

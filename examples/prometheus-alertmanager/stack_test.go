@@ -234,7 +234,7 @@ func startStack(t *testing.T) *stack {
 }
 
 // recorder is a reverse proxy in front of a real service that notes each
-// request's method and escaped path.
+// request's method, escaped path and, when it has a body, content type.
 type recorder struct {
 	URL  string
 	mu   sync.Mutex
@@ -250,7 +250,11 @@ func newRecorder(t *testing.T, target string) *recorder {
 	proxy := httputil.NewSingleHostReverseProxy(u)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.mu.Lock()
-		r.seen = append(r.seen, req.Method+" "+req.URL.EscapedPath())
+		seen := req.Method + " " + req.URL.EscapedPath()
+		if ct := req.Header.Get("Content-Type"); req.ContentLength != 0 && ct != "" {
+			seen += " " + ct
+		}
+		r.seen = append(r.seen, seen)
 		r.mu.Unlock()
 		proxy.ServeHTTP(w, req)
 	}))
