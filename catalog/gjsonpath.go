@@ -73,12 +73,16 @@ func checkPathFrom(p string, base, depth int) *pathError {
 				return e
 			}
 			i = end
-		case c == '!' && s == 0 && len(p) > 1 && strings.IndexByte(`{["`, p[1]) >= 0:
-			end, e := skipGroup(p, 1, base, "literal")
+		case c == '!' && (s == 0 || p[s-1] == '|') && s+1 < len(p) && strings.IndexByte(`{["`, p[s+1]) >= 0:
+			end, e := skipGroup(p, s+1, base, "literal")
 			if e != nil {
 				return e
 			}
 			i = end
+		case c == '!' && (s == 0 || p[s-1] == '|') && s+1 < len(p) && (p[s+1] == '-' || p[s+1] >= '0' && p[s+1] <= '9'):
+			// A number literal: gjson reads the rest of the path into it,
+			// separators included ("!0.x|y" is the literal "0.x|y").
+			return nil
 		case c == '@':
 			j := s + 1
 			for j < len(p) && p[j] != '.' && p[j] != '|' && p[j] != ':' {
