@@ -24,11 +24,12 @@ var stdioAvailable = sync.OnceValue(func() bool {
 	return strings.Contains(string(out), "-catalog") && !strings.Contains(string(out), "unknown command")
 })
 
-// requireStdio skips the test when there is no stdio subcommand.
+// requireStdio fails the test when the binary has no stdio subcommand:
+// stdio is a shipped surface, so its absence is a defect, never a skip.
 func requireStdio(t *testing.T) {
 	t.Helper()
 	if !stdioAvailable() {
-		t.Skip("the gateway binary has no `stdio` subcommand yet (cmd/gateway must call mcp.ServeStdio)")
+		t.Fatal("the gateway binary has no working `stdio` subcommand (`gateway stdio --help` does not list -catalog)")
 	}
 }
 
