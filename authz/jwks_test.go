@@ -3,7 +3,6 @@ package authz_test
 import (
 	"context"
 	"crypto/elliptic"
-	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -69,8 +68,7 @@ func TestJWKSRejectedTokens(t *testing.T) {
 	noneTok := sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "k1", good, nil)
 	// HS/RS confusion: an HS256 token keyed with the public key as the
 	// attacker can fetch it, in each form a confused verifier might use.
-	der, _ := x509.MarshalPKIXPublicKey(&rk.PublicKey)
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: marshalPKIX(t, &rk.PublicKey)})
 	parts := strings.Split(rs(good), ".")
 
 	cases := []struct {
@@ -102,8 +100,10 @@ func TestJWKSRejectedTokens(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Verify = %+v, want an error", p)
 			}
-			if !errors.Is(err, authz.ErrInvalidToken) && !errors.Is(err, authz.ErrNoToken) {
-				t.Errorf("Verify error %v is neither ErrInvalidToken nor ErrNoToken", err)
+			// Only the empty token is "no token"; every other is invalid.
+			if empty := tc.token == ""; errors.Is(err, authz.ErrNoToken) != empty || errors.Is(err, authz.ErrInvalidToken) == empty {
+				t.Errorf("Verify error %v: ErrNoToken %v, ErrInvalidToken %v; want ErrNoToken only for the empty token",
+					err, errors.Is(err, authz.ErrNoToken), errors.Is(err, authz.ErrInvalidToken))
 			}
 			if got := authz.Reason(err); got != tc.reason {
 				t.Errorf("Reason(%v) = %q, want %q", err, got, tc.reason)
@@ -403,8 +403,11 @@ func TestJWKSIgnoresKeyHeaders(t *testing.T) {
 		for _, kid := range []string{"k1", "attacker"} {
 			t.Run(name+"/kid-"+kid, func(t *testing.T) {
 				tok := sign(t, jwt.SigningMethodRS256, attacker, kid, claimsAt(now), hdr)
-				if got := verify(v, tok); got == "" {
-					t.Errorf("a token signed by the key its %s header names verified", name)
+				// k1 is known, so the attacker's signature fails against
+				// the configured key; "attacker" is no kid of the set.
+				want := map[string]string{"k1": authz.ReasonSignature, "attacker": authz.ReasonUnknownKey}[kid]
+				if got := verify(v, tok); got != want {
+					t.Errorf("a token signed by the key its %s header names: reason %q, want %q", name, got, want)
 				}
 			})
 		}
