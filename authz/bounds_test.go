@@ -305,4 +305,3 @@ func TestTokenCacheCapBoundary(t *testing.T) {
 		}
 	})
 }
-
