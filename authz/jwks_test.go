@@ -1,12 +1,14 @@
 package authz_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/elliptic"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -304,22 +306,32 @@ func TestJWKSFailuresKeepLastGoodSet(t *testing.T) {
 	cases := []struct {
 		name   string
 		outage func(*jwksServer)
+		log    string // the logged refresh error holds this
 	}{
-		{"status-500", func(s *jwksServer) { s.serve(500, `{"keys":[]}`) }},
-		{"malformed", func(s *jwksServer) { s.serve(200, `{"keys":[`) }},
-		{"not-a-key-set", func(s *jwksServer) { s.serve(200, `[1,2,3]`) }},
-		{"empty", func(s *jwksServer) { s.publish() }},
-		{"keyless", func(s *jwksServer) { s.serve(200, `{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`) }},
-		{"oversize", func(s *jwksServer) { s.serve(200, strings.Repeat(" ", authz.MaxJWKSBytes+1)) }},
-		{"slow", func(s *jwksServer) { s.hang() }},
-		{"unreachable", func(s *jwksServer) { s.CloseClientConnections(); s.Listener.Close() }},
+		{"status-500", func(s *jwksServer) { s.serve(500, `{"keys":[]}`) }, "status 500"},
+		{"malformed", func(s *jwksServer) { s.serve(200, `{"keys":[`) }, "malformed key set"},
+		{"not-a-key-set", func(s *jwksServer) { s.serve(200, `[1,2,3]`) }, "malformed key set"},
+		{"empty", func(s *jwksServer) { s.publish() }, "no usable key among 0"},
+		{"keyless", func(s *jwksServer) { s.serve(200, `{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`) }, "no usable key among 1"},
+		{"oversize", func(s *jwksServer) { s.serve(200, strings.Repeat(" ", authz.MaxJWKSBytes+1)) }, fmt.Sprintf("key set over %d bytes", authz.MaxJWKSBytes)},
+		{"slow", func(s *jwksServer) { s.hang() }, fmt.Sprintf("no answer within %s", authz.JWKSFetchTimeout)},
+		{"unreachable", func(s *jwksServer) { s.CloseClientConnections(); s.Listener.Close() }, "refused"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newClock()
 			srv := newJWKSServer(t, jwkOf("k1", "RS256", &rk.PublicKey))
-			v := newVerifier(t, jwksAuth(srv.URL, "RS256"), &authz.VerifierOptions{Now: clk.Now, RefreshInterval: time.Hour, CacheSize: -1})
+			logs := &syncBuffer{}
+			var mu sync.Mutex
+			var fetched []bool
+			v := newVerifier(t, jwksAuth(srv.URL, "RS256"), &authz.VerifierOptions{Now: clk.Now, RefreshInterval: time.Hour, CacheSize: -1,
+				Logger: slog.New(slog.NewTextHandler(logs, nil)),
+				OnJWKSFetch: func(ok bool) {
+					mu.Lock()
+					fetched = append(fetched, ok)
+					mu.Unlock()
+				}})
 			tc.outage(srv)
 			clk.Advance(time.Minute)
 			before := srv.fetches.Load()
@@ -336,8 +348,34 @@ func TestJWKSFailuresKeepLastGoodSet(t *testing.T) {
 			if got := verify(v, sign(t, jwt.SigningMethodRS256, rk, "k1", claimsAt(clk.Now()), nil)); got != "" {
 				t.Errorf("last good key after a failed refresh: reason %q, want success", got)
 			}
+			if l := logs.String(); !strings.Contains(l, "jwks refresh failed; keeping the last good key set") || !strings.Contains(l, tc.log) {
+				t.Errorf("log = %q, want the failed refresh logged with %q", l, tc.log)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(fetched) != 2 || !fetched[0] || fetched[1] {
+				t.Errorf("OnJWKSFetch was told %v, want [true false] (the start fetch, the failed refresh)", fetched)
+			}
 		})
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestJWKSRandomKidFlood sends 1000 tokens with random kids, concurrently
