@@ -1,13 +1,14 @@
 package authz_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/elliptic"
-	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -69,8 +70,7 @@ func TestJWKSRejectedTokens(t *testing.T) {
 	noneTok := sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, "k1", good, nil)
 	// HS/RS confusion: an HS256 token keyed with the public key as the
 	// attacker can fetch it, in each form a confused verifier might use.
-	der, _ := x509.MarshalPKIXPublicKey(&rk.PublicKey)
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: marshalPKIX(t, &rk.PublicKey)})
 	parts := strings.Split(rs(good), ".")
 
 	cases := []struct {
@@ -102,8 +102,10 @@ func TestJWKSRejectedTokens(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Verify = %+v, want an error", p)
 			}
-			if !errors.Is(err, authz.ErrInvalidToken) && !errors.Is(err, authz.ErrNoToken) {
-				t.Errorf("Verify error %v is neither ErrInvalidToken nor ErrNoToken", err)
+			// Only the empty token is "no token"; every other is invalid.
+			if empty := tc.token == ""; errors.Is(err, authz.ErrNoToken) != empty || errors.Is(err, authz.ErrInvalidToken) == empty {
+				t.Errorf("Verify error %v: ErrNoToken %v, ErrInvalidToken %v; want ErrNoToken only for the empty token",
+					err, errors.Is(err, authz.ErrNoToken), errors.Is(err, authz.ErrInvalidToken))
 			}
 			if got := authz.Reason(err); got != tc.reason {
 				t.Errorf("Reason(%v) = %q, want %q", err, got, tc.reason)
@@ -304,22 +306,32 @@ func TestJWKSFailuresKeepLastGoodSet(t *testing.T) {
 	cases := []struct {
 		name   string
 		outage func(*jwksServer)
+		log    string // the logged refresh error holds this
 	}{
-		{"status-500", func(s *jwksServer) { s.serve(500, `{"keys":[]}`) }},
-		{"malformed", func(s *jwksServer) { s.serve(200, `{"keys":[`) }},
-		{"not-a-key-set", func(s *jwksServer) { s.serve(200, `[1,2,3]`) }},
-		{"empty", func(s *jwksServer) { s.publish() }},
-		{"keyless", func(s *jwksServer) { s.serve(200, `{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`) }},
-		{"oversize", func(s *jwksServer) { s.serve(200, strings.Repeat(" ", authz.MaxJWKSBytes+1)) }},
-		{"slow", func(s *jwksServer) { s.hang() }},
-		{"unreachable", func(s *jwksServer) { s.CloseClientConnections(); s.Listener.Close() }},
+		{"status-500", func(s *jwksServer) { s.serve(500, `{"keys":[]}`) }, "status 500"},
+		{"malformed", func(s *jwksServer) { s.serve(200, `{"keys":[`) }, "malformed key set"},
+		{"not-a-key-set", func(s *jwksServer) { s.serve(200, `[1,2,3]`) }, "malformed key set"},
+		{"empty", func(s *jwksServer) { s.publish() }, "no usable key among 0"},
+		{"keyless", func(s *jwksServer) { s.serve(200, `{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}`) }, "no usable key among 1"},
+		{"oversize", func(s *jwksServer) { s.serve(200, strings.Repeat(" ", authz.MaxJWKSBytes+1)) }, fmt.Sprintf("key set over %d bytes", authz.MaxJWKSBytes)},
+		{"slow", func(s *jwksServer) { s.hang() }, fmt.Sprintf("no answer within %s", authz.JWKSFetchTimeout)},
+		{"unreachable", func(s *jwksServer) { s.CloseClientConnections(); s.Listener.Close() }, "refused"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			clk := newClock()
 			srv := newJWKSServer(t, jwkOf("k1", "RS256", &rk.PublicKey))
-			v := newVerifier(t, jwksAuth(srv.URL, "RS256"), &authz.VerifierOptions{Now: clk.Now, RefreshInterval: time.Hour, CacheSize: -1})
+			logs := &syncBuffer{}
+			var mu sync.Mutex
+			var fetched []bool
+			v := newVerifier(t, jwksAuth(srv.URL, "RS256"), &authz.VerifierOptions{Now: clk.Now, RefreshInterval: time.Hour, CacheSize: -1,
+				Logger: slog.New(slog.NewTextHandler(logs, nil)),
+				OnJWKSFetch: func(ok bool) {
+					mu.Lock()
+					fetched = append(fetched, ok)
+					mu.Unlock()
+				}})
 			tc.outage(srv)
 			clk.Advance(time.Minute)
 			before := srv.fetches.Load()
@@ -336,8 +348,34 @@ func TestJWKSFailuresKeepLastGoodSet(t *testing.T) {
 			if got := verify(v, sign(t, jwt.SigningMethodRS256, rk, "k1", claimsAt(clk.Now()), nil)); got != "" {
 				t.Errorf("last good key after a failed refresh: reason %q, want success", got)
 			}
+			if l := logs.String(); !strings.Contains(l, "jwks refresh failed; keeping the last good key set") || !strings.Contains(l, tc.log) {
+				t.Errorf("log = %q, want the failed refresh logged with %q", l, tc.log)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(fetched) != 2 || !fetched[0] || fetched[1] {
+				t.Errorf("OnJWKSFetch was told %v, want [true false] (the start fetch, the failed refresh)", fetched)
+			}
 		})
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
 
 // TestJWKSRandomKidFlood sends 1000 tokens with random kids, concurrently
@@ -403,8 +441,11 @@ func TestJWKSIgnoresKeyHeaders(t *testing.T) {
 		for _, kid := range []string{"k1", "attacker"} {
 			t.Run(name+"/kid-"+kid, func(t *testing.T) {
 				tok := sign(t, jwt.SigningMethodRS256, attacker, kid, claimsAt(now), hdr)
-				if got := verify(v, tok); got == "" {
-					t.Errorf("a token signed by the key its %s header names verified", name)
+				// k1 is known, so the attacker's signature fails against
+				// the configured key; "attacker" is no kid of the set.
+				want := map[string]string{"k1": authz.ReasonSignature, "attacker": authz.ReasonUnknownKey}[kid]
+				if got := verify(v, tok); got != want {
+					t.Errorf("a token signed by the key its %s header names: reason %q, want %q", name, got, want)
 				}
 			})
 		}

@@ -38,13 +38,16 @@ func TestMaxTokenLifetime(t *testing.T) {
 		claims jwt.MapClaims
 		reason string
 	}{
+		{"iat-exp-one-second-under", set("iat", at(0), "exp", at(max-time.Second)), ""},
 		{"iat-exp-equal-to-max", set("iat", at(0), "exp", at(max)), ""},
 		{"iat-exp-one-second-over", set("iat", at(0), "exp", at(max+time.Second)), "lifetime"},
 		{"issued-earlier-still-valid", set("iat", at(-30*time.Minute), "exp", at(30*time.Minute)), ""},
 		{"issued-earlier-one-second-over", set("iat", at(-30*time.Minute-time.Second), "exp", at(30*time.Minute)), "lifetime"},
 		{"iat-wins-over-nbf", set("iat", at(-30*time.Minute-time.Second), "nbf", at(0), "exp", at(30*time.Minute)), "lifetime"},
+		{"nbf-exp-one-second-under", set("nbf", at(-10*time.Second), "exp", at(max-11*time.Second)), ""},
 		{"nbf-exp-equal-to-max", set("nbf", at(-10*time.Second), "exp", at(max-10*time.Second)), ""},
 		{"nbf-exp-one-second-over", set("nbf", at(-10*time.Second), "exp", at(max-9*time.Second)), "lifetime"},
+		{"exp-only-one-second-under", set("exp", at(max-time.Second)), ""},
 		{"exp-only-equal-to-max", set("exp", at(max)), ""},
 		{"exp-only-one-second-over", set("exp", at(max+time.Second)), "lifetime"},
 		{"ten-years", set("iat", at(0), "exp", at(10*365*24*time.Hour)), "lifetime"},
