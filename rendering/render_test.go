@@ -41,7 +41,26 @@ func mustValid(t *testing.T, out *rendering.Output, o rendering.Options) {
 	if len(out.Structured) > o.StructuredBytes || len(out.Text) > o.TextBytes {
 		t.Fatalf("bounds broken: structured %d > %d or text %d > %d", len(out.Structured), o.StructuredBytes, len(out.Text), o.TextBytes)
 	}
-	if err := rendering.CheckFences(out.Text, out.Nonce, o.Untrusted); err != nil {
+	judgeFences(t, out, o.Untrusted)
+}
+
+// judgeFences judges out.Text with the independent checker of
+// fencecheck_test.go and, as a second opinion, with the product's
+// CheckFences. A rendering without a nonce (the fast path) may fence
+// nothing and must hold no fence-shaped tag.
+func judgeFences(t *testing.T, out *rendering.Output, untrusted []string) {
+	t.Helper()
+	n := out.Nonce
+	if n == "" {
+		if len(untrusted) > 0 {
+			t.Fatalf("a rendering with untrusted paths %q has no nonce: %s", untrusted, out.Text)
+		}
+		n = strings.Repeat("0", 32) // fences nothing: any tag found is wrong
+	}
+	if err := checkFenced(out.Text, n, untrusted); err != nil {
+		t.Fatalf("fence check: %v\n%s", err, out.Text)
+	}
+	if err := rendering.CheckFences(out.Text, n, untrusted); err != nil {
 		t.Fatalf("CheckFences: %v\n%s", err, out.Text)
 	}
 }
