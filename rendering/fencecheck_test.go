@@ -61,7 +61,7 @@ func classify(r rune) (runeClass, rune) {
 		return rcLess, '<'
 	case r == '/' || r == '\u2215' || r == '\u29F8': // division slash, big solidus
 		return rcSlash, '/'
-	case r == ' ' || r == '_' || r == '\u2212' || unicode.Is(unicode.Pd, r):
+	case r == '_' || r == '\u2212' || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Zs, r):
 		return rcSep, '-'
 	}
 	return rcLetter, unicode.ToLower(r)

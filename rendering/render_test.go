@@ -221,6 +221,13 @@ func TestFencesHoldAgainstHostileDocuments(t *testing.T) {
 	if n := bytes.Count(out.Text, []byte("<untrusted-document-text-"+out.Nonce+" ref=")); n != len(hostile) {
 		t.Errorf("%d opening fences, want %d", n, len(hostile))
 	}
+	if n := bytes.Count(out.Text, []byte("</untrusted-document-text-"+out.Nonce+">")); n != len(hostile) {
+		t.Errorf("%d closing fences, want %d", n, len(hostile))
+	}
+	// Every tag the independent checker sees in the text is a real one.
+	if n := len(findFenceTags(decodeJSONEscapes(out.Text))); n != 2*len(hostile) {
+		t.Errorf("%d fence-shaped tags, want %d", n, 2*len(hostile))
+	}
 }
 
 func TestNoncesDoNotRepeat(t *testing.T) {
