@@ -302,15 +302,22 @@ func TestTooLargeNamesTheBoundBroken(t *testing.T) {
 // its length.
 func TestHugeListIsScannedNotRendered(t *testing.T) {
 	shaped := listOf(200_000, job)
-	c := rendering.Compile(rendering.Options{List: "jobs", Untrusted: []string{"jobs.#.note"}, StructuredBytes: 2 << 10, TextBytes: 4 << 10, Nonce: nonce})
-	var out *rendering.Output
-	allocs := testing.AllocsPerRun(1, func() {
-		var err error
-		if out, err = c.Render(shaped, false, ""); err != nil {
-			t.Fatal(err)
+	// Each bound alone must stop the rendering: the other is out of reach.
+	for _, o := range []rendering.Options{
+		{StructuredBytes: 2 << 10, TextBytes: 1 << 30},
+		{StructuredBytes: 1 << 30, TextBytes: 4 << 10},
+	} {
+		o.List, o.Untrusted, o.Nonce = "jobs", []string{"jobs.#.note"}, nonce
+		c := rendering.Compile(o)
+		var out *rendering.Output
+		allocs := testing.AllocsPerRun(1, func() {
+			var err error
+			if out, err = c.Render(shaped, false, ""); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if out.Dropped == 0 || allocs > 2000 {
+			t.Errorf("bounds %d/%d: dropped %d, %v allocations: entries past the bound were rendered", o.StructuredBytes, o.TextBytes, out.Dropped, allocs)
 		}
-	})
-	if out.Dropped == 0 || allocs > 2000 {
-		t.Errorf("dropped %d, %v allocations: entries past the bound were rendered", out.Dropped, allocs)
 	}
 }

@@ -24,6 +24,10 @@ func TestShapeCompactsLikeEncodingJSON(t *testing.T) {
 		`{"a":"\\" , "b":" "}`,
 		`{"a":["x y" , "\\\\\" " ] , "b" :{ "c" : "d e" }}`,
 		`{"s":"a\\"}`,
+		`{"a":"\\" ,"b":1}`,
+		`{"a":"\\\\" ,"b":1}`,
+		` {"a":1} `,
+		"\n\t{\"a\":1}",
 	} {
 		out, _, err := rendering.Shape([]byte(in), rendering.ShapeOptions{})
 		var want bytes.Buffer
@@ -58,11 +62,30 @@ func TestShapeReturnsCompactInputUncopied(t *testing.T) {
 			t.Errorf("Shape(%s, select %q) = %s copied, want a slice of the body at %d", tc.body, tc.sel, out, tc.at)
 		}
 	}
-	// A selection gjson builds anew is copied, and right.
-	body := []byte(`{"a":1,"b":[2, 3]}`)
-	out, _, err := rendering.Shape(body, rendering.ShapeOptions{Select: "{a,b}"})
-	if err != nil || string(out) != `{"a":1,"b":[2,3]}` {
-		t.Errorf("Shape(multipath) = %s, %v", out, err)
+	// A selection gjson builds anew lies outside the body: it is copied,
+	// and right, whatever the allocator put next to the body.
+	for pad := 0; pad < 200; pad++ {
+		body := []byte(`{"a":1,"b":[2, 3],"p":"` + strings.Repeat("x", pad) + `"}`)
+		for sel, want := range map[string]string{"{a,b}": `{"a":1,"b":[2,3]}`, "[a,b]": `{"items":[1,[2,3]]}`, "{a}": `{"a":1}`} {
+			out, _, err := rendering.Shape(body, rendering.ShapeOptions{Select: sel})
+			if err != nil || string(out) != want {
+				t.Fatalf("Shape(pad %d, select %s) = %s, %v, want %s", pad, sel, out, err, want)
+			}
+		}
+	}
+}
+
+// TestShapeWrapAllocatesOnce: wrapping a compact array costs one
+// allocation, sized right the first time.
+func TestShapeWrapAllocatesOnce(t *testing.T) {
+	body := []byte(`[1,2,3,"four"]`)
+	allocs := testing.AllocsPerRun(10, func() {
+		if _, _, err := rendering.Shape(body, rendering.ShapeOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 1 {
+		t.Errorf("Shape(array) made %v allocations, want 1", allocs)
 	}
 }
 
@@ -205,6 +228,7 @@ func TestPayload(t *testing.T) {
 		// Four bad bytes at the end are no split character.
 		{"prefix-with-4-bad-bytes", "a\xff\xff\xff\xff", 10, 100, `{"encoding":"hex","content":"61FFFFFFFF","truncated":true,"byteCount":10}`},
 		{"prefix-with-bad-byte-inside", "\xffab\xf0", 10, 100, `{"encoding":"hex","content":"FF6162F0","truncated":true,"byteCount":10}`},
+		{"prefix-only-a-split-char", "\xf0\x9f", 10, 100, `{"encoding":"utf8","content":"","truncated":true,"byteCount":10}`},
 		{"empty", "", 0, 10, `{"encoding":"utf8","content":"","truncated":false,"byteCount":0}`},
 	} {
 		got := string(rendering.Payload([]byte(tc.raw), tc.total, tc.inline))

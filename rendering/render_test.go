@@ -259,8 +259,11 @@ func FuzzRenderFences(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := rendering.Options{List: "results", Untrusted: []string{"results.#.snippet", "q"}, StructuredBytes: bound, TextBytes: bound}
-		out, err := rendering.Compile(o).Render(shaped, false, "")
+		// Odd bounds also withhold a sensitive field, so the note and the
+		// nulls are trimmed with the list.
+		withhold := bound%2 == 1
+		o := rendering.Options{List: "results", Untrusted: []string{"results.#.snippet", "q"}, Sensitive: []string{"results.#.title"}, StructuredBytes: bound, TextBytes: bound}
+		out, err := rendering.Compile(o).Render(shaped, withhold, "")
 		if errors.Is(err, rendering.ErrTooLarge) {
 			return
 		}
