@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -26,36 +27,25 @@ func OpenFence(nonce, ref string) string {
 func CloseFence(nonce string) string { return "</" + FenceTag + "-" + nonce + ">" }
 
 // invisible reports characters an attacker can slip into a tag name that
-// a reader (or a model) would not see: zero-width and bidi controls.
+// a reader (or a model) would not see: every Unicode format character
+// (zero-width, bidi controls, soft hyphen, the tag characters of "ASCII
+// smuggling", U+E0000–E007F), the combining grapheme joiner, and the line
+// breaks and tab a tag may be wrapped across.
 func invisible(r rune) bool {
-	switch {
-	case r == '\u00AD', r == '\u034F', r == '\u061C', r == '\u180E':
-		return true
-	case r >= '\u200B' && r <= '\u200F', r >= '\u202A' && r <= '\u202E',
-		r >= '\u2060' && r <= '\u2064', r >= '\u2066' && r <= '\u2069', r == '\uFEFF':
-		return true
-	}
-	return false
+	return r == '\t' || r == '\n' || r == '\r' || r == '\u034F' || unicode.Is(unicode.Cf, r)
 }
 
-// fold maps full-width forms to ASCII, hyphen look-alikes to '-', and
-// letters to lower case, so that look-alike tag names compare equal.
+// fold maps full-width forms to ASCII, every dash, the minus sign, '_'
+// and every space to '-', and letters to lower case, so that look-alike
+// tag names compare equal.
 func fold(r rune) rune {
-	switch {
-	case r >= '\uFF01' && r <= '\uFF5E':
+	if r >= '\uFF01' && r <= '\uFF5E' {
 		r -= 0xFEE0
-	case r == '\u2010', r == '\u2011', r == '\u2012', r == '\u2013', r == '\u2014', r == '\u2212', r == '\uFE63', r == '\uFE58':
-		r = '-'
-	case r == '\uFE64':
-		r = '<'
 	}
-	if r >= 'A' && r <= 'Z' {
-		r += 'a' - 'A'
+	if r == '_' || r == '\u2212' || unicode.Is(unicode.Pd, r) || unicode.Is(unicode.Zs, r) {
+		return '-'
 	}
-	if r == '_' || r == ' ' {
-		r = '-'
-	}
-	return r
+	return unicode.ToLower(r)
 }
 
 // isLess reports the characters that open a tag once folded.
@@ -72,7 +62,7 @@ func tagAt(s string, i int) bool {
 	for j < len(s) && matched < len(want) {
 		r, size := utf8.DecodeRuneInString(s[j:])
 		j += size
-		if invisible(r) || r == '\t' || r == '\n' || r == '\r' {
+		if invisible(r) {
 			continue
 		}
 		f := fold(r)

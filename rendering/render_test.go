@@ -41,7 +41,26 @@ func mustValid(t *testing.T, out *rendering.Output, o rendering.Options) {
 	if len(out.Structured) > o.StructuredBytes || len(out.Text) > o.TextBytes {
 		t.Fatalf("bounds broken: structured %d > %d or text %d > %d", len(out.Structured), o.StructuredBytes, len(out.Text), o.TextBytes)
 	}
-	if err := rendering.CheckFences(out.Text, out.Nonce, o.Untrusted); err != nil {
+	judgeFences(t, out, o.Untrusted)
+}
+
+// judgeFences judges out.Text with the independent checker of
+// fencecheck_test.go and, as a second opinion, with the product's
+// CheckFences. A rendering without a nonce (the fast path) may fence
+// nothing and must hold no fence-shaped tag.
+func judgeFences(t *testing.T, out *rendering.Output, untrusted []string) {
+	t.Helper()
+	n := out.Nonce
+	if n == "" {
+		if len(untrusted) > 0 {
+			t.Fatalf("a rendering with untrusted paths %q has no nonce: %s", untrusted, out.Text)
+		}
+		n = strings.Repeat("0", 32) // fences nothing: any tag found is wrong
+	}
+	if err := checkFenced(out.Text, n, untrusted); err != nil {
+		t.Fatalf("fence check: %v\n%s", err, out.Text)
+	}
+	if err := rendering.CheckFences(out.Text, n, untrusted); err != nil {
 		t.Fatalf("CheckFences: %v\n%s", err, out.Text)
 	}
 }
@@ -202,6 +221,13 @@ func TestFencesHoldAgainstHostileDocuments(t *testing.T) {
 	if n := bytes.Count(out.Text, []byte("<untrusted-document-text-"+out.Nonce+" ref=")); n != len(hostile) {
 		t.Errorf("%d opening fences, want %d", n, len(hostile))
 	}
+	if n := bytes.Count(out.Text, []byte("</untrusted-document-text-"+out.Nonce+">")); n != len(hostile) {
+		t.Errorf("%d closing fences, want %d", n, len(hostile))
+	}
+	// Every tag the independent checker sees in the text is a real one.
+	if n := len(findFenceTags(decodeJSONEscapes(out.Text))); n != 2*len(hostile) {
+		t.Errorf("%d fence-shaped tags, want %d", n, 2*len(hostile))
+	}
 }
 
 func TestNoncesDoNotRepeat(t *testing.T) {
@@ -233,8 +259,11 @@ func FuzzRenderFences(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := rendering.Options{List: "results", Untrusted: []string{"results.#.snippet", "q"}, StructuredBytes: bound, TextBytes: bound}
-		out, err := rendering.Compile(o).Render(shaped, false, "")
+		// Odd bounds also withhold a sensitive field, so the note and the
+		// nulls are trimmed with the list.
+		withhold := bound%2 == 1
+		o := rendering.Options{List: "results", Untrusted: []string{"results.#.snippet", "q"}, Sensitive: []string{"results.#.title"}, StructuredBytes: bound, TextBytes: bound}
+		out, err := rendering.Compile(o).Render(shaped, withhold, "")
 		if errors.Is(err, rendering.ErrTooLarge) {
 			return
 		}
