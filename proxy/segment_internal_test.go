@@ -35,6 +35,11 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 		{item, "/am/api/v2/silence/%u002e%u002e/status", false},
 		{item, "/am/api/v2/silence/%25" + strings.Repeat("25", 12) + "41", false},
 		{item, "/am/api/v2/silence/%25" + strings.Repeat("25", 4) + "41", true},
+		// maxDecodes: a target still changing at its ninth decoding is
+		// refused; one that stops at its eighth is read.
+		{item, "/am/api/v2/silence/%" + strings.Repeat("25", 7) + "41", true},
+		{item, "/am/api/v2/silence/%" + strings.Repeat("25", 8) + "41", false},
+		{item, "/am/api/v2/silence/%" + strings.Repeat("25", 6) + "41", true},
 		{whole, "/am/api/v2/status", true},
 		{whole, "/am/api/v2/status/", true},
 		{whole, "/am/api/v2/status/x", true},
@@ -62,6 +67,21 @@ func TestPercentDecode(t *testing.T) {
 		"%u002e%U002F": "./",
 		"%c0%ae":       "\xc0\xae", // overlong ".": bytes, not "."
 		"50%":          "50%",
+		// Every edge of the hex digits: '/' ':' '@' 'G' '`' 'g' are not.
+		"%00%09%90%99": "\x00\x09\x90\x99",
+		"%aa%ff%AA%FF": "\xaa\xff\xaa\xff",
+		"%/0%:0%0/%0:": "%/0%:0%0/%0:",
+		"%@0%G0%0@%0G": "%@0%G0%0@%0G",
+		"%`0%g0%0`%0g": "%`0%g0%0`%0g",
+		// An escape that ends the string; one cut short by it.
+		"a%41":    "aA",
+		"a%4":     "a%4",
+		"%u0041":  "A",
+		"%u004":   "%u004",
+		"%u00411": "A1",
+		"%u004G":  "%u004G",
+		"%x0041":  "%x0041",
+		"%uFFfd":  "\uFFFD",
 	}
 	for in, want := range cases {
 		if got, _ := percentDecode(in); got != want {
