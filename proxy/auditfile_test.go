@@ -1,8 +1,11 @@
 package proxy_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,5 +119,38 @@ func TestFileAuditReleasesItsFile(t *testing.T) {
 	}
 	if err := sink.Close(); err != nil {
 		t.Errorf("a second Close = %v, want nil", err)
+	}
+}
+
+// The trail logs a failing sink's first failure, with its cause, and its
+// recovery, once each and in that order; healthy writes log nothing.
+func TestAuditTrailLogsTheFirstFailureAndTheRecoveryOnce(t *testing.T) {
+	var fail bool
+	sink := sinkFunc(func(context.Context, *proxy.AuditRecord) error {
+		if fail {
+			return errors.New("disk on fire")
+		}
+		return nil
+	})
+	var logs bytes.Buffer
+	tr := proxy.NewAuditTrail(sink, slog.New(slog.NewTextHandler(&logs, nil)), nil)
+	rec := &proxy.AuditRecord{Stage: proxy.StageCompleted, Outcome: "ok"}
+	for _, f := range []bool{false, false, true, true, false, false} {
+		fail = f
+		tr.Write(context.Background(), rec)
+	}
+	var lines []string
+	for _, l := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
+		switch {
+		case strings.Contains(l, "level=ERROR") && strings.Contains(l, "audit records cannot be written") && strings.Contains(l, "disk on fire"):
+			lines = append(lines, "failing")
+		case strings.Contains(l, "level=INFO") && strings.Contains(l, "audit records are written again"):
+			lines = append(lines, "recovered")
+		default:
+			lines = append(lines, l)
+		}
+	}
+	if got := strings.Join(lines, ", "); got != "failing, recovered" {
+		t.Errorf("logged %q, want the failure (with its cause), then the recovery:\n%s", got, logs.String())
 	}
 }
