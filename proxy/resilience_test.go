@@ -131,3 +131,33 @@ func TestMaxConcurrentPerUpstream(t *testing.T) {
 		t.Errorf("peak concurrent upstream calls = %d, want 2", p)
 	}
 }
+
+// Without Options.BreakerCooldown an open breaker fails calls fast for
+// the default five seconds: the calls after the tenth failure in a row
+// reach no upstream and say how long the wait is.
+func TestBreakerDefaultCooldown(t *testing.T) {
+	var hits atomic.Int32
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	})
+	c := coreWith(t, rec.srv.URL, nil, "")
+	for i := 0; i < 10; i++ {
+		if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "reset the connection") {
+			t.Fatalf("call %d = %s, want a reset", i, res.Text)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		res := call(t, c, reader, "get_item", `{"id":"a"}`)
+		// "for the next 5s", or less on a slow machine: never 0s.
+		const want = "upstream up is unavailable: 10 connection failures in a row; calls fail fast for the next "
+		if !strings.HasPrefix(res.Text, want) || !strings.HasSuffix(res.Text, "s while it recovers") || strings.Contains(res.Text, " 0s ") {
+			t.Fatalf("call %d after the breaker opened = %q, want %q…s while it recovers", 11+i, res.Text, want)
+		}
+	}
+	if n := hits.Load(); n != 10 {
+		t.Errorf("the upstream was reached %d times, want 10", n)
+	}
+}
