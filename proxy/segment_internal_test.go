@@ -11,6 +11,7 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 	item := redirectPolicy{prefix: "/am/api/v2/silence/"}
 	whole := redirectPolicy{prefix: "/am/api/v2/status", whole: true}
 	midSegment := redirectPolicy{prefix: "/v1/jobs-"}
+	escaped := redirectPolicy{prefix: "/v1/caf%C3%A9/%C3%AF%AA%FA/"}
 	cases := []struct {
 		pol    redirectPolicy
 		target string
@@ -49,6 +50,19 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 		{midSegment, "/v1/jobs-42", true},
 		{midSegment, "/v1/jobs-42%2F..%2F..%2Fadmin", false},
 		{midSegment, "/v1/jobs", false},
+		// A sibling whose name extends the prefix's last segment.
+		{item, "/am/api/v2/silencex", false},
+		{item, "/am/api/v2/silence;x/new", false},
+		// No path at all (a Location of just an origin).
+		{item, "", false},
+		// Escapes compare without regard to hex case, every hex letter.
+		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fa/x", true},
+		{escaped, "/v1/caf%C3%A9/%C3%AF%AA%FA/x", true},
+		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fb/x", false},
+		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fa", false},
+		// A "%" that starts no escape, at the very end.
+		{item, "/am/api/v2/silence/x%4", true},
+		{item, "/am/api/v2/silence/x%", true},
 	}
 	for _, tc := range cases {
 		if got := tc.pol.within(tc.target); got != tc.want {
