@@ -239,3 +239,57 @@ func TestPageSizeClampsAtTheirBounds(t *testing.T) {
 		})
 	}
 }
+
+// A read sent as a POST (a search with a JSON body) on an upstream with
+// follow_redirects: 307 and 308 repeat the POST with its body; 301, 302
+// and 303 turn it into a GET without body or Content-Type, as net/http's
+// client does. Every hop keeps the upstream's credentials.
+func TestFollowedRedirectOfAReadPost(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+		if len(parts) == 2 {
+			code, _ := strconv.Atoi(parts[1])
+			w.Header().Set("Location", r.URL.Path+"/done")
+			w.WriteHeader(code)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"method":%q}`, r.Method)
+	})
+	src := strings.Replace(boundsCatalog, "tools:\n", `tools:
+  - name: find
+    description: A search sent as a POST.
+    input: { type: object, properties: { code: { type: string }, q: { type: string } }, required: [code, q] }
+    request: { upstream: up, method: POST, path: "/find/{code}", body: { q: "{q}" } }
+`, 1)
+	src = strings.Replace(src, `follow_redirects: true }`, `follow_redirects: true, headers: { Authorization: "Bearer up-secret" } }`, 1)
+	c := parseCore(t, src, rec.srv.URL, nil)
+	for _, tc := range []struct {
+		code   int
+		method string
+		body   string
+		ctype  string
+	}{
+		{301, "GET", "", ""},
+		{302, "GET", "", ""},
+		{303, "GET", "", ""},
+		{307, "POST", `{"q":"x"}`, "application/json"},
+		{308, "POST", `{"q":"x"}`, "application/json"},
+	} {
+		before := rec.count()
+		res := call(t, c, reader, "find", fmt.Sprintf(`{"code":"%d","q":"x"}`, tc.code))
+		if want := fmt.Sprintf(`{"method":%q}`, tc.method); res.IsError || res.Text != want {
+			t.Errorf("find through a %d = %q, want %s", tc.code, res.Text, want)
+			continue
+		}
+		hops := rec.all()[before:]
+		if len(hops) != 2 || hops[0].Method != "POST" || hops[0].Body != `{"q":"x"}` {
+			t.Fatalf("find through a %d sent %+v, want the POST then one more hop", tc.code, hops)
+		}
+		h := hops[1]
+		if h.Method != tc.method || h.Body != tc.body || h.Header.Get("Content-Type") != tc.ctype || h.Header.Get("Authorization") != "Bearer up-secret" {
+			t.Errorf("after a %d: %s with body %q, Content-Type %q, Authorization %q; want %s with body %q, Content-Type %q and the credential",
+				tc.code, h.Method, h.Body, h.Header.Get("Content-Type"), h.Header.Get("Authorization"), tc.method, tc.body, tc.ctype)
+		}
+	}
+}

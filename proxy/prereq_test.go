@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -146,5 +147,68 @@ func TestProbeAnsweredUnavailableIsRetriedSoon(t *testing.T) {
 	}
 	if n := probes.Load(); n != 2 {
 		t.Errorf("%d probes, want 2", n)
+	}
+}
+
+// A probe carries the token's workspace in the upstream's workspace query,
+// on every hop of a redirect it follows (a GET probe on an upstream with
+// follow_redirects: true, even a 307); a probe sent as a POST follows none.
+func TestProbeBindsTheWorkspaceAndFollowsRedirectsAsAReadWould(t *testing.T) {
+	rec := newRecorder(t, nil)
+	kb := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasSuffix(r.URL.Path, "/v2") {
+			// http.Redirect would keep no query: the gateway puts the
+			// workspace back.
+			w.Header().Set("Location", r.URL.Path+"/v2")
+			w.WriteHeader(http.StatusTemporaryRedirect)
+			return
+		}
+		io.WriteString(w, `{"enabled":`+strconv.FormatBool(r.URL.Query().Get("ws") == "acme")+`}`)
+	})
+	src := `
+version: 1
+server: { name: test }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+upstreams:
+  up: { base_url: "${UP}" }
+  kb: { base_url: "${KB}/api", workspace: { query: ws }, follow_redirects: true }
+prerequisites:
+  kb: { probe: { upstream: kb, path: /kb/status, true_when: enabled } }
+  kb_post: { probe: { upstream: kb, method: POST, path: /kb/check, true_when: enabled } }
+tools:
+  - name: ask_kb
+    description: Ask the knowledge base.
+    requires: [kb]
+    request: { upstream: up, path: /ask }
+  - name: check_kb
+    description: Ask the knowledge base after a POST probe.
+    requires: [kb_post]
+    request: { upstream: up, path: /check }
+`
+	c := parseCore(t, src, rec.srv.URL, map[string]string{"KB": kb.srv.URL})
+	acme := authz.NewPrincipal("alice", "acme", "", nil, nil)
+	globex := authz.NewPrincipal("carol", "globex", "", nil, nil)
+	if res := call(t, c, acme, "ask_kb", `{}`); res.IsError {
+		t.Errorf("acme: %q, want the prerequisite met", res.Text)
+	}
+	if res := call(t, c, globex, "ask_kb", `{}`); !res.IsError || !strings.Contains(res.Text, "lacks prerequisite") {
+		t.Errorf("globex: %q, want the prerequisite unmet", res.Text)
+	}
+	var got []string
+	for _, r := range kb.all() {
+		got = append(got, r.Method+" "+r.Path+"?"+r.Query)
+	}
+	want := "GET /api/kb/status?ws=acme, GET /api/kb/status/v2?ws=acme, GET /api/kb/status?ws=globex, GET /api/kb/status/v2?ws=globex"
+	if strings.Join(got, ", ") != want {
+		t.Errorf("probes sent %q, want %q", strings.Join(got, ", "), want)
+	}
+
+	before := kb.count()
+	if res := call(t, c, acme, "check_kb", `{}`); !res.IsError || !strings.Contains(res.Text, "lacks prerequisite") {
+		t.Errorf("check_kb after a POST probe answered 307: %q, want the prerequisite unmet", res.Text)
+	}
+	if hops := kb.all()[before:]; len(hops) != 1 || hops[0].Method != "POST" || hops[0].Query != "ws=acme" {
+		t.Errorf("the POST probe sent %+v, want one POST with ws=acme and no redirect followed", hops)
 	}
 }
