@@ -36,6 +36,10 @@ tools:
     description: Redirected n times before it answers.
     input: { type: object, properties: { n: { type: string } }, required: [n] }
     request: { upstream: up, path: "/hops/{n}" }
+  - name: status
+    description: Answers with the status asked for.
+    input: { type: object, properties: { code: { type: string } }, required: [code] }
+    request: { upstream: up, path: "/status/{code}" }
   - name: search
     description: Paged by the limits alone.
     input: { type: object, properties: { page_size: { type: integer, minimum: 1 } } }
@@ -96,6 +100,11 @@ func boundsUpstream(t *testing.T) *recorder {
 			}
 			w.Header().Set("Content-Type", "application/json")
 			fmt.Fprintf(w, `{"hops":%d}`, len(parts)-2)
+		case "status":
+			code, _ := strconv.Atoi(parts[1])
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"status":%d}`, code)
 		case "search":
 			io.WriteString(w, `{"items":[]}`)
 		}
@@ -290,6 +299,24 @@ func TestFollowedRedirectOfAReadPost(t *testing.T) {
 		if h.Method != tc.method || h.Body != tc.body || h.Header.Get("Content-Type") != tc.ctype || h.Header.Get("Authorization") != "Bearer up-secret" {
 			t.Errorf("after a %d: %s with body %q, Content-Type %q, Authorization %q; want %s with body %q, Content-Type %q and the credential",
 				tc.code, h.Method, h.Body, h.Header.Get("Content-Type"), h.Header.Get("Authorization"), tc.method, tc.body, tc.ctype)
+		}
+	}
+}
+
+// Every 2xx is a success, 200 and 299 included; 300 is not.
+func TestSuccessStatusBounds(t *testing.T) {
+	rec := boundsUpstream(t)
+	c := parseCore(t, boundsCatalog, rec.srv.URL, nil)
+	for code, want := range map[int]string{
+		200: `{"status":200}`,
+		201: `{"status":201}`,
+		299: `{"status":299}`,
+		300: "upstream up answered 300 Multiple Choices",
+		404: "upstream up answered 404 Not Found",
+	} {
+		res := call(t, c, reader, "status", fmt.Sprintf(`{"code":"%d"}`, code))
+		if res.IsError != (code > 299) || !strings.HasPrefix(res.Text, want) {
+			t.Errorf("an answer %d = %+v, want %q", code, res, want)
 		}
 	}
 }

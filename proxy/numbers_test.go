@@ -70,6 +70,10 @@ func TestNumbersOutOfRangeAreRefusedWithTheirPath(t *testing.T) {
 		{`{"id":1,"x":1e-999999}`, `argument "x": number 1e-999999 is out of range`},
 		{`{"id":1,"x":1.8e308}`, `argument "x": number 1.8e308 is out of range`},
 		{`{"id":1,"x":2e-324}`, `argument "x": number 2e-324 is out of range`},
+		// Underflow is told by the mantissa's digits, each of 1 to 9.
+		{`{"id":1,"x":9e-400}`, `argument "x": number 9e-400 is out of range`},
+		{`{"id":1,"x":0.09E-400}`, `argument "x": number 0.09E-400 is out of range`},
+		{`{"id":1,"x":1e-400}`, `argument "x": number 1e-400 is out of range`},
 		{`{"id":1,"values":[1,2,3,1e999999]}`, `invalid arguments: argument "values[3]": number 1e999999 is out of range`},
 		{`{"id":1,"meta":{"a":[{"b":1E+999999}]}}`, `argument "meta.a[0].b": number 1E+999999 is out of range`},
 		{`{"id":9223372036854775808}`, `argument "id": integer 9223372036854775808 is outside the 64-bit range`},
