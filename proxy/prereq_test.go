@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -210,5 +211,63 @@ tools:
 	}
 	if hops := kb.all()[before:]; len(hops) != 1 || hops[0].Method != "POST" || hops[0].Query != "ws=acme" {
 		t.Errorf("the POST probe sent %+v, want one POST with ws=acme and no redirect followed", hops)
+	}
+}
+
+// A probe's answer at the edges of its classes: 200 and 299 are answers
+// (read with true_when), 300 and 499 say the workspace lacks the feature
+// (kept for the probe's cache period), 429 and 500 say the upstream is out
+// (kept only as long as a refused probe).
+func TestProbeStatusBounds(t *testing.T) {
+	rec := newRecorder(t, nil)
+	var probes sync.Map // workspace → count
+	kb := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		ws := strings.Split(r.URL.Path, "/")[2] // /kb/{workspace}/status
+		n, _ := probes.LoadOrStore(ws, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+		code, _ := strconv.Atoi(strings.TrimPrefix(ws, "s"))
+		w.WriteHeader(code)
+		io.WriteString(w, `{"enabled":true}`)
+	})
+	clk := &testClock{t: time.Now()}
+	cat := parseCore(t, probeCatalog, rec.srv.URL, map[string]string{"KB": kb.srv.URL}).Catalog()
+	c, err := proxy.New(cat, &proxy.Options{Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		status    int
+		met       bool
+		retrySoon bool
+	}{
+		{200, true, false}, {299, true, false},
+		{300, false, false}, {428, false, false}, {499, false, false},
+		{429, false, true}, {500, false, true}, {503, false, true},
+	}
+	ask := func(status int) bool {
+		t.Helper()
+		p := authz.NewPrincipal("alice", fmt.Sprintf("s%d", status), "", nil, nil)
+		res, err := c.Call(context.Background(), p, "ask_kb", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return !res.IsError
+	}
+	for _, tc := range cases {
+		if got := ask(tc.status); got != tc.met {
+			t.Errorf("probe answered %d: prerequisite met = %v, want %v", tc.status, got, tc.met)
+		}
+	}
+	clk.Advance(authz.ProbeFailureCache)
+	for _, tc := range cases {
+		ask(tc.status)
+		n, _ := probes.Load(fmt.Sprintf("s%d", tc.status))
+		want := int64(1)
+		if tc.retrySoon {
+			want = 2
+		}
+		if got := n.(*atomic.Int64).Load(); got != want {
+			t.Errorf("probe answered %d: probed %d times in %s, want %d", tc.status, got, authz.ProbeFailureCache, want)
+		}
 	}
 }
