@@ -467,6 +467,8 @@ func TestPathRefusalMessages(t *testing.T) {
 		"..;x":                        `path argument "silence_id" cannot be sent: the path segment "..;x" is a dot segment once its ";" parameter is dropped (a path value must stay in its own segment)`,
 		"a\nb":                        `path argument "silence_id" cannot be sent: the path segment "a\nb" holds NUL, CR or LF (a path value must stay in its own segment)`,
 		"":                            `path argument "silence_id" cannot be sent: the path segment "" is empty (a path value must stay in its own segment)`,
+		strings.Repeat("a", 79) + "/": `path argument "silence_id" cannot be sent: the path segment "` + strings.Repeat("a", 79) + `/" holds "/" or "\" (a path value must stay in its own segment)`,
+		strings.Repeat("a", 80) + "/": `path argument "silence_id" cannot be sent: the path segment "` + strings.Repeat("a", 80) + `…" holds "/" or "\" (a path value must stay in its own segment)`,
 		strings.Repeat("é", 41) + "/": `path argument "silence_id" cannot be sent: the path segment "` + strings.Repeat("é", 40) + `…" holds "/" or "\" (a path value must stay in its own segment)`,
 	}
 	for v, want := range cases {
@@ -477,6 +479,13 @@ func TestPathRefusalMessages(t *testing.T) {
 	}
 	if n := len(g.all()); n != 0 {
 		t.Errorf("the upstream received %d requests", n)
+	}
+	// Values sharing a segment are all named.
+	rec := newRecorder(t, nil)
+	oc := parseCore(t, openCatalog, rec.srv.URL, nil)
+	res := call(t, oc, reader, "get_file", `{"name":".","ext":"","a":"x","b":"y"}`)
+	if want := `path arguments "name" and "ext" cannot be sent: the path segment ".." is a dot segment (a path value must stay in its own segment)`; res.Text != want {
+		t.Errorf("get_file with name \".\" and ext \"\" = %q, want %q", res.Text, want)
 	}
 }
 
