@@ -12,6 +12,7 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 	whole := redirectPolicy{prefix: "/am/api/v2/status", whole: true}
 	midSegment := redirectPolicy{prefix: "/v1/jobs-"}
 	escaped := redirectPolicy{prefix: "/v1/caf%C3%A9/%C3%AF%AA%FA/"}
+	afterSlash := redirectPolicy{prefix: "/v1/x/%C3%A9/"}
 	cases := []struct {
 		pol    redirectPolicy
 		target string
@@ -60,6 +61,8 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 		{escaped, "/v1/caf%C3%A9/%C3%AF%AA%FA/x", true},
 		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fb/x", false},
 		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fa", false},
+		{afterSlash, "/v1/x/%c3%a9/y", true},
+		{afterSlash, "/v1/x/%C3%a9/y", true},
 		// A "%" that starts no escape, at the very end.
 		{item, "/am/api/v2/silence/x%4", true},
 		{item, "/am/api/v2/silence/x%", true},
