@@ -63,6 +63,7 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fa", false},
 		{afterSlash, "/v1/x/%c3%a9/y", true},
 		{afterSlash, "/v1/x/%C3%a9/y", true},
+		{redirectPolicy{prefix: "/v1/x/y/"}, "/v1/x/y/a%2e..", true},
 		// A "%" that starts no escape, at the very end.
 		{item, "/am/api/v2/silence/x%4", true},
 		{item, "/am/api/v2/silence/x%", true},
