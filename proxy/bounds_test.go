@@ -55,6 +55,11 @@ tools:
     input: { type: object, properties: { page_size: { type: integer, minimum: 1 } } }
     request: { upstream: up, path: /search, query: { limit: "{page_size}" } }
     paging: { page_size_argument: page_size, max: 5 }
+  - name: search_number
+    description: Paged, with a page size the schema lets be fractional.
+    input: { type: object, properties: { page_size: { type: number, exclusiveMinimum: 0 } } }
+    request: { upstream: up, path: /search, query: { limit: "{page_size}" } }
+    paging: { page_size_argument: page_size }
   - name: search_higher
     description: Paged, the upstream's own ceiling over the limits'.
     input: { type: object, properties: { page_size: { type: integer, minimum: 1 } } }
@@ -317,6 +322,29 @@ func TestSuccessStatusBounds(t *testing.T) {
 		res := call(t, c, reader, "status", fmt.Sprintf(`{"code":"%d"}`, code))
 		if res.IsError != (code > 299) || !strings.HasPrefix(res.Text, want) {
 			t.Errorf("an answer %d = %+v, want %q", code, res, want)
+		}
+	}
+}
+
+// A page size the schema lets be fractional is clamped like any other, and
+// otherwise sent as validated: the gateway changes a value only to clamp
+// it.
+func TestFractionalPageSizeIsClampedNotRounded(t *testing.T) {
+	rec := boundsUpstream(t)
+	c := parseCore(t, boundsCatalog, rec.srv.URL, nil)
+	for args, want := range map[string]string{
+		`{"page_size":0.5}`:  "limit=0.5",
+		`{"page_size":1}`:    "limit=1",
+		`{"page_size":7.5}`:  "limit=7.5",
+		`{"page_size":50}`:   "limit=50",
+		`{"page_size":50.5}`: "limit=50",
+	} {
+		before := rec.count()
+		if res := call(t, c, reader, "search_number", args); res.IsError {
+			t.Fatalf("search_number(%s): %s", args, res.Text)
+		}
+		if got := rec.all()[before].Query; got != want {
+			t.Errorf("search_number(%s) sent %q, want %q", args, got, want)
 		}
 	}
 }
