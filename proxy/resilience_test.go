@@ -178,7 +178,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // A connection refused is retried once for a read (GET) and never for a
-// write (POST).
+// write (POST with a body, DELETE without).
 func TestConnectFailureRetriesOnlyReads(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -187,18 +187,27 @@ func TestConnectFailureRetriesOnlyReads(t *testing.T) {
 	url := "http://" + ln.Addr().String()
 	ln.Close()
 	ct := &countingTransport{rt: http.DefaultTransport.(*http.Transport).Clone()}
-	c := coreWith(t, url, &proxy.Options{Transport: ct}, "")
+	c := parseCoreWith(t, testCatalog+`
+  - name: delete_item
+    description: Delete an item; no body.
+    kind: write
+    gate: write
+    input: { type: object, properties: { id: { type: string } }, required: [id] }
+    request: { upstream: up, method: DELETE, path: "/v1/items/{id}" }
+`, url, &proxy.Options{Transport: ct})
 	if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "refused") {
 		t.Fatalf("read = %q, want a refusal", res.Text)
 	}
 	if n := ct.n.Swap(0); n != 2 {
 		t.Errorf("a refused read was tried %d times, want 2", n)
 	}
-	if res := call(t, c, writer, "set_limit", `{"id":"a"}`); !strings.Contains(res.Text, "refused") {
-		t.Fatalf("write = %q, want a refusal", res.Text)
-	}
-	if n := ct.n.Load(); n != 1 {
-		t.Errorf("a refused write was tried %d times, want 1", n)
+	for _, tool := range []string{"set_limit", "delete_item"} { // with a body, without
+		if res := call(t, c, writer, tool, `{"id":"a"}`); !strings.Contains(res.Text, "refused") {
+			t.Fatalf("%s = %q, want a refusal", tool, res.Text)
+		}
+		if n := ct.n.Swap(0); n != 1 {
+			t.Errorf("a refused %s was tried %d times, want 1", tool, n)
+		}
 	}
 }
 
