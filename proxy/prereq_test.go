@@ -271,3 +271,25 @@ func TestProbeStatusBounds(t *testing.T) {
 		}
 	}
 }
+
+// A probe's answer is read up to 64 KiB: one of exactly 64 KiB is judged,
+// one byte more cannot be and leaves the prerequisite unmet.
+func TestProbeAnswerBound(t *testing.T) {
+	rec := newRecorder(t, nil)
+	kb := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		n, _ := strconv.Atoi(strings.Split(r.URL.Path, "/")[2]) // /kb/{workspace}/status
+		const head = `{"enabled":true,"pad":"`
+		io.WriteString(w, head+strings.Repeat("x", n-len(head)-2)+`"}`)
+	})
+	c := parseCore(t, probeCatalog, rec.srv.URL, map[string]string{"KB": kb.srv.URL})
+	for n, met := range map[int]bool{64<<10 - 1: true, 64 << 10: true, 64<<10 + 1: false} {
+		p := authz.NewPrincipal("alice", strconv.Itoa(n), "", nil, nil)
+		res, err := c.Call(context.Background(), p, "ask_kb", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError == met {
+			t.Errorf("a %d-byte probe answer: prerequisite met = %v, want %v (%s)", n, !res.IsError, met, res.Text)
+		}
+	}
+}
