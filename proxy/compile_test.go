@@ -123,9 +123,9 @@ func TestFenceNoticeOnlyWithUntrustedFields(t *testing.T) {
 	if strings.Contains(c.Instructions(), "untrusted-document-text") {
 		t.Errorf("instructions without untrusted fields = %q", c.Instructions())
 	}
-	c = newOutputCore(t, "http://127.0.0.1:1", nil)
-	if !strings.Contains(c.Instructions(), proxy.FenceNotice) {
-		t.Errorf("instructions with untrusted fields = %q, want the fence notice", c.Instructions())
+	c = newOutputCore(t, "http://127.0.0.1:1", nil) // no instructions of its own
+	if c.Instructions() != proxy.FenceNotice {
+		t.Errorf("instructions with untrusted fields = %q, want the fence notice alone", c.Instructions())
 	}
 }
 
