@@ -230,3 +230,25 @@ func TestCallOfAClientThatLeftDoesNoWork(t *testing.T) {
 		t.Errorf("%d upstream exchanges were attempted for calls whose client had left", m.n)
 	}
 }
+
+// The int64 edges of the canonical form: -2⁶³ spelt as a float is an
+// integer within int64 and sent as one; 2⁶³ is past it and keeps its float
+// spelling (never wrapped round to a negative integer).
+func TestCanonicalFormAtTheInt64Edges(t *testing.T) {
+	rec := newRecorder(t, nil)
+	c := parseCore(t, numbersCatalog, rec.srv.URL, nil)
+	for x, want := range map[string]string{
+		"-9223372036854775808.0": "x=-9223372036854775808",
+		"-9.223372036854775e18":  "x=-9223372036854774784",
+		"9223372036854775808.0":  "x=9.223372036854776e%2B18",
+		"9.223372036854775e18":   "x=9223372036854774784",
+	} {
+		before := rec.count()
+		if res := call(t, c, reader, "get_point", `{"id":1,"x":`+x+`}`); res.IsError {
+			t.Fatalf("get_point(x=%s): %s", x, res.Text)
+		}
+		if got := rec.all()[before].Query; got != want {
+			t.Errorf("x=%s sent %q, want %q", x, got, want)
+		}
+	}
+}
