@@ -70,6 +70,14 @@ func TestCleanReasonDropsAWordACutMayHaveSplit(t *testing.T) {
 		{"connect postgres://app:s3cr", true, "connect"},
 		{strings.Repeat(" ", 9000) + "x  y", false, "x y"},
 		{strings.Repeat("ab ", 2000) + "postgres://app:" + strings.Repeat("s", 5000) + "@db", false, ""},
+		// maxErrorMessage bytes whole; one more is cut, never inside a
+		// character: "é" straddling the cut goes with it.
+		{strings.Repeat("x", maxErrorMessage), false, strings.Repeat("x", maxErrorMessage)},
+		{strings.Repeat("x", maxErrorMessage+1), false, strings.Repeat("x", maxErrorMessage) + "…"},
+		{strings.Repeat("x", maxErrorMessage-1) + "é", false, strings.Repeat("x", maxErrorMessage-1) + "…"},
+		{strings.Repeat("x", maxErrorMessage-1) + "éé", false, strings.Repeat("x", maxErrorMessage-1) + "…"},
+		{strings.Repeat("x", maxErrorMessage-2) + "éé", false, strings.Repeat("x", maxErrorMessage-2) + "é…"},
+		{strings.Repeat("x", maxErrorMessage-1) + "€", false, strings.Repeat("x", maxErrorMessage-1) + "…"},
 	} {
 		got := cleanReason(tc.in, tc.cut)
 		if tc.want == "" {

@@ -428,3 +428,47 @@ tools:
 		t.Errorf("report path = %q", got[1].Path)
 	}
 }
+
+// A text body whose placeholder has no value (a required argument sent as
+// null) is the caller's error, naming the argument, and nothing is sent.
+func TestTextBodyNamesTheMissingArgument(t *testing.T) {
+	up := newRecorder(t, nil)
+	src := strings.Replace(requestCatalog, "tools:\n", `tools:
+  - name: note_until
+    description: A plain-text note whose text may be null.
+    kind: write
+    gate: write
+    input:
+      type: object
+      properties: { text: { type: [string, "null"] }, ttl: { type: string } }
+      required: [text, ttl]
+      additionalProperties: false
+    request: { upstream: up, method: PUT, path: /notes, body_format: text, body: "{text} until {now+ttl}" }
+`, 1)
+	vars := map[string]string{"UP": up.srv.URL, "SECRET": strings.Repeat("k", 32)}
+	cat, err := catalog.Parse("test.yaml", []byte(src), &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
+		v, ok := vars[k]
+		return v, ok
+	}})
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	c, err := proxy.New(cat, &proxy.Options{Now: func() time.Time { return fixedNow }})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	for args, want := range map[string]string{
+		`{"text":null,"ttl":"1h"}`: `argument "text" is required: the request body needs it`,
+		`{"text":"x"}`:             `invalid arguments`,
+	} {
+		if res := call(t, c, writer, "note_until", args); !res.IsError || !strings.Contains(res.Text, want) {
+			t.Errorf("note_until(%s) = %q, want a tool error containing %q", args, res.Text, want)
+		}
+	}
+	if n := up.count(); n != 0 {
+		t.Errorf("the upstream received %d requests", n)
+	}
+	if res := call(t, c, writer, "note_until", `{"text":"x","ttl":"1h"}`); res.IsError || up.all()[0].Body != "x until 2026-12-01T13:00:00Z" {
+		t.Errorf("note_until with both = %q, body %q", res.Text, up.all()[0].Body)
+	}
+}

@@ -70,6 +70,10 @@ func TestNumbersOutOfRangeAreRefusedWithTheirPath(t *testing.T) {
 		{`{"id":1,"x":1e-999999}`, `argument "x": number 1e-999999 is out of range`},
 		{`{"id":1,"x":1.8e308}`, `argument "x": number 1.8e308 is out of range`},
 		{`{"id":1,"x":2e-324}`, `argument "x": number 2e-324 is out of range`},
+		// Underflow is told by the mantissa's digits, each of 1 to 9.
+		{`{"id":1,"x":9e-400}`, `argument "x": number 9e-400 is out of range`},
+		{`{"id":1,"x":0.09E-400}`, `argument "x": number 0.09E-400 is out of range`},
+		{`{"id":1,"x":1e-400}`, `argument "x": number 1e-400 is out of range`},
 		{`{"id":1,"values":[1,2,3,1e999999]}`, `invalid arguments: argument "values[3]": number 1e999999 is out of range`},
 		{`{"id":1,"meta":{"a":[{"b":1E+999999}]}}`, `argument "meta.a[0].b": number 1E+999999 is out of range`},
 		{`{"id":9223372036854775808}`, `argument "id": integer 9223372036854775808 is outside the 64-bit range`},
@@ -224,5 +228,27 @@ func TestCallOfAClientThatLeftDoesNoWork(t *testing.T) {
 	defer m.mu.Unlock()
 	if m.n != 0 {
 		t.Errorf("%d upstream exchanges were attempted for calls whose client had left", m.n)
+	}
+}
+
+// The int64 edges of the canonical form: -2⁶³ spelt as a float is an
+// integer within int64 and sent as one; 2⁶³ is past it and keeps its float
+// spelling (never wrapped round to a negative integer).
+func TestCanonicalFormAtTheInt64Edges(t *testing.T) {
+	rec := newRecorder(t, nil)
+	c := parseCore(t, numbersCatalog, rec.srv.URL, nil)
+	for x, want := range map[string]string{
+		"-9223372036854775808.0": "x=-9223372036854775808",
+		"-9.223372036854775e18":  "x=-9223372036854774784",
+		"9223372036854775808.0":  "x=9.223372036854776e%2B18",
+		"9.223372036854775e18":   "x=9223372036854774784",
+	} {
+		before := rec.count()
+		if res := call(t, c, reader, "get_point", `{"id":1,"x":`+x+`}`); res.IsError {
+			t.Fatalf("get_point(x=%s): %s", x, res.Text)
+		}
+		if got := rec.all()[before].Query; got != want {
+			t.Errorf("x=%s sent %q, want %q", x, got, want)
+		}
 	}
 }

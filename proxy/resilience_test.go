@@ -2,9 +2,12 @@ package proxy_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -129,5 +132,129 @@ func TestMaxConcurrentPerUpstream(t *testing.T) {
 	}
 	if p := peak.Load(); p != 2 {
 		t.Errorf("peak concurrent upstream calls = %d, want 2", p)
+	}
+}
+
+// Without Options.BreakerCooldown an open breaker fails calls fast for
+// the default five seconds: the calls after the tenth failure in a row
+// reach no upstream and say how long the wait is.
+func TestBreakerDefaultCooldown(t *testing.T) {
+	var hits atomic.Int32
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		conn, _, _ := w.(http.Hijacker).Hijack()
+		conn.(*net.TCPConn).SetLinger(0)
+		conn.Close()
+	})
+	c := coreWith(t, rec.srv.URL, nil, "")
+	for i := 0; i < 10; i++ {
+		if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "reset the connection") {
+			t.Fatalf("call %d = %s, want a reset", i, res.Text)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		res := call(t, c, reader, "get_item", `{"id":"a"}`)
+		// "for the next 5s", or less on a slow machine: never 0s.
+		const want = "upstream up is unavailable: 10 connection failures in a row; calls fail fast for the next "
+		if !strings.HasPrefix(res.Text, want) || !strings.HasSuffix(res.Text, "s while it recovers") || strings.Contains(res.Text, " 0s ") {
+			t.Fatalf("call %d after the breaker opened = %q, want %q…s while it recovers", 11+i, res.Text, want)
+		}
+	}
+	if n := hits.Load(); n != 10 {
+		t.Errorf("the upstream was reached %d times, want 10", n)
+	}
+}
+
+// countingTransport is a real transport that counts the requests it is
+// given.
+type countingTransport struct {
+	n  atomic.Int32
+	rt http.RoundTripper
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.rt.RoundTrip(r)
+}
+
+// A connection refused is retried once for a read (GET) and never for a
+// write (POST with a body, DELETE without).
+func TestConnectFailureRetriesOnlyReads(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := "http://" + ln.Addr().String()
+	ln.Close()
+	ct := &countingTransport{rt: http.DefaultTransport.(*http.Transport).Clone()}
+	c := parseCoreWith(t, testCatalog+`
+  - name: delete_item
+    description: Delete an item; no body.
+    kind: write
+    gate: write
+    input: { type: object, properties: { id: { type: string } }, required: [id] }
+    request: { upstream: up, method: DELETE, path: "/v1/items/{id}" }
+`, url, &proxy.Options{Transport: ct})
+	if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "refused") {
+		t.Fatalf("read = %q, want a refusal", res.Text)
+	}
+	if n := ct.n.Swap(0); n != 2 {
+		t.Errorf("a refused read was tried %d times, want 2", n)
+	}
+	for _, tool := range []string{"set_limit", "delete_item"} { // with a body, without
+		if res := call(t, c, writer, tool, `{"id":"a"}`); !strings.Contains(res.Text, "refused") {
+			t.Fatalf("%s = %q, want a refusal", tool, res.Text)
+		}
+		if n := ct.n.Swap(0); n != 1 {
+			t.Errorf("a refused %s was tried %d times, want 1", tool, n)
+		}
+	}
+}
+
+// upstreamStatuses records the status of each upstream exchange reported.
+type upstreamStatuses struct {
+	mu sync.Mutex
+	s  []int
+}
+
+func (u *upstreamStatuses) ToolCall(string, string, time.Duration) {}
+func (u *upstreamStatuses) Upstream(_ string, status int, _ time.Duration) {
+	u.mu.Lock()
+	u.s = append(u.s, status)
+	u.mu.Unlock()
+}
+
+// Metrics: an exchange is reported with the upstream's status when it
+// answered, an answer over max_response_bytes included, and with 0 when
+// the answer broke off or never came.
+func TestUpstreamMetricsReportTheStatus(t *testing.T) {
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/v1/items/big":
+			w.WriteHeader(http.StatusAccepted)
+			io.WriteString(w, `{"x":"`+strings.Repeat("a", 100<<10)+`"}`)
+		case "/v1/items/cut":
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(http.StatusOK)
+			io.WriteString(w, `{"ok":`)
+			w.(http.Flusher).Flush()
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+		case "/v1/items/gone":
+			w.WriteHeader(http.StatusNotFound)
+		default:
+			io.WriteString(w, `{"ok":true}`)
+		}
+	})
+	m := &upstreamStatuses{}
+	c := coreWith(t, rec.srv.URL, &proxy.Options{Metrics: m}, "")
+	for _, id := range []string{"ok", "big", "cut", "gone"} {
+		call(t, c, reader, "get_item", `{"id":"`+id+`"}`)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if got := fmt.Sprint(m.s); got != "[200 202 0 404]" {
+		t.Errorf("upstream statuses reported = %s, want [200 202 0 404]", got)
 	}
 }

@@ -11,6 +11,8 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 	item := redirectPolicy{prefix: "/am/api/v2/silence/"}
 	whole := redirectPolicy{prefix: "/am/api/v2/status", whole: true}
 	midSegment := redirectPolicy{prefix: "/v1/jobs-"}
+	escaped := redirectPolicy{prefix: "/v1/caf%C3%A9/%C3%AF%AA%FA/"}
+	afterSlash := redirectPolicy{prefix: "/v1/x/%C3%A9/"}
 	cases := []struct {
 		pol    redirectPolicy
 		target string
@@ -35,6 +37,11 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 		{item, "/am/api/v2/silence/%u002e%u002e/status", false},
 		{item, "/am/api/v2/silence/%25" + strings.Repeat("25", 12) + "41", false},
 		{item, "/am/api/v2/silence/%25" + strings.Repeat("25", 4) + "41", true},
+		// maxDecodes: a target still changing at its ninth decoding is
+		// refused; one that stops at its eighth is read.
+		{item, "/am/api/v2/silence/%" + strings.Repeat("25", 7) + "41", true},
+		{item, "/am/api/v2/silence/%" + strings.Repeat("25", 8) + "41", false},
+		{item, "/am/api/v2/silence/%" + strings.Repeat("25", 6) + "41", true},
 		{whole, "/am/api/v2/status", true},
 		{whole, "/am/api/v2/status/", true},
 		{whole, "/am/api/v2/status/x", true},
@@ -44,6 +51,22 @@ func TestRedirectTargetsWithinPrefix(t *testing.T) {
 		{midSegment, "/v1/jobs-42", true},
 		{midSegment, "/v1/jobs-42%2F..%2F..%2Fadmin", false},
 		{midSegment, "/v1/jobs", false},
+		// A sibling whose name extends the prefix's last segment.
+		{item, "/am/api/v2/silencex", false},
+		{item, "/am/api/v2/silence;x/new", false},
+		// No path at all (a Location of just an origin).
+		{item, "", false},
+		// Escapes compare without regard to hex case, every hex letter.
+		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fa/x", true},
+		{escaped, "/v1/caf%C3%A9/%C3%AF%AA%FA/x", true},
+		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fb/x", false},
+		{escaped, "/v1/caf%c3%a9/%c3%af%aa%fa", false},
+		{afterSlash, "/v1/x/%c3%a9/y", true},
+		{afterSlash, "/v1/x/%C3%a9/y", true},
+		{redirectPolicy{prefix: "/v1/x/y/"}, "/v1/x/y/a%2e..", true},
+		// A "%" that starts no escape, at the very end.
+		{item, "/am/api/v2/silence/x%4", true},
+		{item, "/am/api/v2/silence/x%", true},
 	}
 	for _, tc := range cases {
 		if got := tc.pol.within(tc.target); got != tc.want {
@@ -62,6 +85,21 @@ func TestPercentDecode(t *testing.T) {
 		"%u002e%U002F": "./",
 		"%c0%ae":       "\xc0\xae", // overlong ".": bytes, not "."
 		"50%":          "50%",
+		// Every edge of the hex digits: '/' ':' '@' 'G' '`' 'g' are not.
+		"%00%09%90%99": "\x00\x09\x90\x99",
+		"%aa%ff%AA%FF": "\xaa\xff\xaa\xff",
+		"%/0%:0%0/%0:": "%/0%:0%0/%0:",
+		"%@0%G0%0@%0G": "%@0%G0%0@%0G",
+		"%`0%g0%0`%0g": "%`0%g0%0`%0g",
+		// An escape that ends the string; one cut short by it.
+		"a%41":    "aA",
+		"a%4":     "a%4",
+		"%u0041":  "A",
+		"%u004":   "%u004",
+		"%u00411": "A1",
+		"%u004G":  "%u004G",
+		"%x0041":  "%x0041",
+		"%uFFfd":  "\uFFFD",
 	}
 	for in, want := range cases {
 		if got, _ := percentDecode(in); got != want {

@@ -418,3 +418,102 @@ func TestRedirectPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A path value is decoded at most eight times when checked (maxDecodes):
+// one whose escaped form decodes eight times over is sent, one that
+// decodes a ninth time is refused, with a message saying so.
+func TestPathValueDecodingDepthAtItsBound(t *testing.T) {
+	g := newGoUpstream(t)
+	c := newSegmentCore(t, g.srv.URL, nil)
+	// "%" + "25"×m + "41" is escaped to "%25" + "25"×m + "41", which
+	// decodes m+2 times before it stops changing ("A").
+	nested := func(m int) string { return "%" + strings.Repeat("25", m) + "41" }
+	for _, m := range []int{5, 6} { // 7 and 8 decodings
+		g.reset()
+		v := nested(m)
+		res := call(t, c, reader, "get_silence", mustArgs(t, map[string]string{"silence_id": v}))
+		if res.IsError {
+			t.Errorf("get_silence(%q), %d decodings: %s", v, m+2, res.Text)
+			continue
+		}
+		if reqs := g.all(); len(reqs) != 1 || reqs[0].Path != "/api/v2/silence/%25"+strings.Repeat("25", m)+"41" {
+			t.Errorf("get_silence(%q) sent %+v", v, reqs)
+		}
+	}
+	for _, m := range []int{7, 8} { // 9 and 10 decodings
+		g.reset()
+		v := nested(m)
+		res := call(t, c, reader, "get_silence", mustArgs(t, map[string]string{"silence_id": v}))
+		want := `path argument "silence_id" cannot be sent: the path segment "` + nested(m) + `" is percent-encoded more than 7 levels deep`
+		if !res.IsError || res.Text != want {
+			t.Errorf("get_silence(%q), %d decodings = %q, want %q", v, m+2, res.Text, want)
+		}
+		if n := len(g.all()); n != 0 {
+			t.Errorf("get_silence(%q): the upstream received %d requests", v, n)
+		}
+	}
+}
+
+// What a refusal says: the segment as the template and values wrote it,
+// and from the second decoding on, what it decodes to.
+func TestPathRefusalMessages(t *testing.T) {
+	g := newGoUpstream(t)
+	c := newSegmentCore(t, g.srv.URL, nil)
+	cases := map[string]string{
+		"..":                          `path argument "silence_id" cannot be sent: the path segment ".." is a dot segment (a path value must stay in its own segment)`,
+		"%2e%2e":                      `path argument "silence_id" cannot be sent: the path segment "%2e%2e" decodes to "..", which is a dot segment (a path value must stay in its own segment)`,
+		"%252e%252e":                  `path argument "silence_id" cannot be sent: the path segment "%252e%252e" decodes to "..", which is a dot segment (a path value must stay in its own segment)`,
+		"a%2Fb":                       `path argument "silence_id" cannot be sent: the path segment "a%2Fb" decodes to "a/b", which holds "/" or "\" (a path value must stay in its own segment)`,
+		"..;x":                        `path argument "silence_id" cannot be sent: the path segment "..;x" is a dot segment once its ";" parameter is dropped (a path value must stay in its own segment)`,
+		"a\nb":                        `path argument "silence_id" cannot be sent: the path segment "a\nb" holds NUL, CR or LF (a path value must stay in its own segment)`,
+		"":                            `path argument "silence_id" cannot be sent: the path segment "" is empty (a path value must stay in its own segment)`,
+		strings.Repeat("a", 79) + "/": `path argument "silence_id" cannot be sent: the path segment "` + strings.Repeat("a", 79) + `/" holds "/" or "\" (a path value must stay in its own segment)`,
+		strings.Repeat("a", 80) + "/": `path argument "silence_id" cannot be sent: the path segment "` + strings.Repeat("a", 80) + `…" holds "/" or "\" (a path value must stay in its own segment)`,
+		strings.Repeat("é", 41) + "/": `path argument "silence_id" cannot be sent: the path segment "` + strings.Repeat("é", 40) + `…" holds "/" or "\" (a path value must stay in its own segment)`,
+	}
+	for v, want := range cases {
+		res := call(t, c, reader, "get_silence", mustArgs(t, map[string]string{"silence_id": v}))
+		if !res.IsError || res.Text != want {
+			t.Errorf("get_silence(%q) = %q\nwant %q", v, res.Text, want)
+		}
+	}
+	if n := len(g.all()); n != 0 {
+		t.Errorf("the upstream received %d requests", n)
+	}
+	// Values sharing a segment are all named.
+	rec := newRecorder(t, nil)
+	oc := parseCore(t, openCatalog, rec.srv.URL, nil)
+	res := call(t, oc, reader, "get_file", `{"name":".","ext":"","a":"x","b":"y"}`)
+	if want := `path arguments "name" and "ext" cannot be sent: the path segment ".." is a dot segment (a path value must stay in its own segment)`; res.Text != want {
+		t.Errorf("get_file with name \".\" and ext \"\" = %q, want %q", res.Text, want)
+	}
+}
+
+// A template may end in "/" or hold literal segments only: segments no
+// value helped make are the catalog's, and sent as written.
+func TestTemplateSegmentsAreNotJudged(t *testing.T) {
+	rec := newRecorder(t, nil)
+	src := strings.Replace(segmentCatalog, "tools:\n", `tools:
+  - name: get_silence_slash
+    description: One silence, at a path ending in a slash.
+    input: { type: object, properties: { silence_id: { type: string } }, required: [silence_id] }
+    request: { upstream: am, path: "/api/v2/silence/{silence_id}/" }
+  - name: get_root_slash
+    description: A directory listing.
+    request: { upstream: am, path: "/api/v2/" }
+`, 1)
+	c := parseCore(t, src, rec.srv.URL, nil)
+	if res := call(t, c, reader, "get_silence_slash", `{"silence_id":"abc"}`); res.IsError {
+		t.Errorf("get_silence_slash: %s", res.Text)
+	}
+	if res := call(t, c, reader, "get_root_slash", `{}`); res.IsError {
+		t.Errorf("get_root_slash: %s", res.Text)
+	}
+	var paths []string
+	for _, r := range rec.all() {
+		paths = append(paths, r.Path)
+	}
+	if strings.Join(paths, " ") != "/api/v2/silence/abc/ /api/v2/" {
+		t.Errorf("sent %q, want /api/v2/silence/abc/ and /api/v2/", paths)
+	}
+}
