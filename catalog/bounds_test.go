@@ -244,6 +244,8 @@ func TestTimeOffsetBounds(t *testing.T) {
 		{"0d", 0, `"0d" is not a duration like 90m, 2h, 1d or 1d12h greater than zero`},
 		{"0d0s", 0, `"0d0s" is not a duration like 90m, 2h, 1d or 1d12h greater than zero`},
 		{"0d1ns", time.Nanosecond, ""},
+		{"9d", 9 * 24 * time.Hour, ""},
+		{"90d", 90 * 24 * time.Hour, ""},
 		{"365d", 365 * 24 * time.Hour, ""},
 		{"365d23h59m59.999999999s", MaxTimeOffset - time.Nanosecond, ""},
 		{"366d", MaxTimeOffset, ""},
@@ -275,5 +277,24 @@ func TestTimeOffsetBounds(t *testing.T) {
 		if err != nil && !errors.As(err, &toe) {
 			t.Errorf("ParseTimeOffset(%q) error %T, want a *TimeOffsetError", tt.in, err)
 		}
+	}
+}
+
+// TestUnitTextBound: sizes and durations are read only up to maxUnitText
+// bytes (32); one more is refused before any parsing.
+func TestUnitTextBound(t *testing.T) {
+	size := func(n int) string { return strings.Repeat("0", n-4) + "1KiB" }
+	dur := func(n int) string { return strings.Repeat("0", n-2) + "1s" }
+	if got, err := ParseSize(size(maxUnitText)); err != nil || got != 1024 {
+		t.Errorf("ParseSize(%d bytes) = %d, %v; want 1024", maxUnitText, got, err)
+	}
+	if _, err := ParseSize(size(maxUnitText + 1)); err == nil || err.Error() != fmt.Sprintf("size %.32q… is too long", size(maxUnitText+1)) {
+		t.Errorf("ParseSize(%d bytes) = %v, want it too long", maxUnitText+1, err)
+	}
+	if got, err := ParseDuration(dur(maxUnitText)); err != nil || got != Duration(time.Second) {
+		t.Errorf("ParseDuration(%d bytes) = %s, %v; want 1s", maxUnitText, got, err)
+	}
+	if _, err := ParseDuration(dur(maxUnitText + 1)); err == nil || err.Error() != fmt.Sprintf("duration %.32q… is too long", dur(maxUnitText+1)) {
+		t.Errorf("ParseDuration(%d bytes) = %v, want it too long", maxUnitText+1, err)
 	}
 }
