@@ -298,3 +298,25 @@ func TestUnitTextBound(t *testing.T) {
 		t.Errorf("ParseDuration(%d bytes) = %v, want it too long", maxUnitText+1, err)
 	}
 }
+
+// TestAliasBudgetGrowsWithTheCatalog: the alias budget is twice the
+// written nodes plus aliasSlack, so a large catalog without aliases, or
+// one that aliases a large value once, loads.
+func TestAliasBudgetGrowsWithTheCatalog(t *testing.T) {
+	var h strings.Builder
+	h.WriteString("{ ")
+	for i := range aliasSlack {
+		fmt.Fprintf(&h, "X-H%d: v, ", i)
+	}
+	h.WriteString("}")
+	headers := h.String()
+	for name, ups := range map[string]string{
+		"written": `{ svc: { base_url: "http://127.0.0.1:1", headers: ` + headers + ` } }`,
+		"aliased": `{ svc: { base_url: "http://127.0.0.1:1", headers: &h ` + headers + ` }, b: { base_url: "http://127.0.0.1:2", headers: *h } }`,
+	} {
+		c, problems := doc{"upstreams": ups}.load(t)
+		if problems != nil || len(c.Upstreams["svc"].Headers) != aliasSlack {
+			t.Errorf("%s: %d headers: %.200q", name, aliasSlack, problems)
+		}
+	}
+}
