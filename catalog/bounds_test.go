@@ -320,3 +320,19 @@ func TestAliasBudgetGrowsWithTheCatalog(t *testing.T) {
 		}
 	}
 }
+
+// TestNestingBound: a value may nest maxDepth (64) levels below the
+// document; a request body sits four below it (tools, the tool, request,
+// body), so 60 nested lists load and 61 do not.
+func TestNestingBound(t *testing.T) {
+	body := func(n int) doc {
+		return tool(w(`request: { upstream: svc, path: /w, body: ` + strings.Repeat("[", n) + "1" + strings.Repeat("]", n) + ` }`))
+	}
+	if _, problems := body(60).load(t); problems != nil {
+		t.Errorf("60 nested lists: %q, want them loaded", problems)
+	}
+	_, problems := body(61).load(t)
+	if len(problems) != 1 || !strings.HasPrefix(problems[0], "catalog nests too deeply or its aliases expand too far (limits: depth 64, ") {
+		t.Errorf("61 nested lists: %q, want the depth refused", problems)
+	}
+}

@@ -32,7 +32,7 @@ var validPaths = []string{
 	// operator is not its own.
 	`a.#(b=="x\"y")`, `{a\\}`, `!"a\\"`, `a.#(b==\))`, `@dig:a..b`, `a.#(b == ~true)`,
 	`a.#(b.#(c==1)==~true)`, `a.#(b=="x)")`, `a.#[b==1]`, `a.#(b==1)x`, `!0..x`, `!-1|..`,
-	`a\.`, `a\..b`,
+	`a\.`, `a\..b`, `@x:`, `a.@x:`,
 }
 
 // Paths that are certainly broken, with the offset checkPath reports.
