@@ -300,8 +300,8 @@ func TestUnitTextBound(t *testing.T) {
 }
 
 // TestAliasBudgetGrowsWithTheCatalog: the alias budget is twice the
-// written nodes plus aliasSlack, so a large catalog without aliases, or
-// one that aliases a large value once, loads.
+// written nodes plus aliasSlack, so a large catalog that aliases a large
+// value once loads.
 func TestAliasBudgetGrowsWithTheCatalog(t *testing.T) {
 	var h strings.Builder
 	h.WriteString("{ ")
@@ -310,14 +310,10 @@ func TestAliasBudgetGrowsWithTheCatalog(t *testing.T) {
 	}
 	h.WriteString("}")
 	headers := h.String()
-	for name, ups := range map[string]string{
-		"written": `{ svc: { base_url: "http://127.0.0.1:1", headers: ` + headers + ` } }`,
-		"aliased": `{ svc: { base_url: "http://127.0.0.1:1", headers: &h ` + headers + ` }, b: { base_url: "http://127.0.0.1:2", headers: *h } }`,
-	} {
-		c, problems := doc{"upstreams": ups}.load(t)
-		if problems != nil || len(c.Upstreams["svc"].Headers) != aliasSlack {
-			t.Errorf("%s: %d headers: %.200q", name, aliasSlack, problems)
-		}
+	ups := `{ svc: { base_url: "http://127.0.0.1:1", headers: &h ` + headers + ` }, b: { base_url: "http://127.0.0.1:2", headers: *h } }`
+	c, problems := doc{"upstreams": ups}.load(t)
+	if problems != nil || len(c.Upstreams["b"].Headers) != aliasSlack {
+		t.Errorf("%d headers written and aliased once: %.200q", aliasSlack, problems)
 	}
 }
 
@@ -334,5 +330,17 @@ func TestNestingBound(t *testing.T) {
 	_, problems := body(61).load(t)
 	if len(problems) != 1 || !strings.HasPrefix(problems[0], "catalog nests too deeply or its aliases expand too far (limits: depth 64, ") {
 		t.Errorf("61 nested lists: %q, want the depth refused", problems)
+	}
+	// not_found.result is one more level down (response, not_found, and
+	// the pointer to it, each count): 57 lists under its key "a" load, 58
+	// do not.
+	result := func(n int) doc {
+		return tool(`name: r, description: R., request: { upstream: svc, path: /r }, response: { not_found: { result: { a: ` + strings.Repeat("[", n) + "1" + strings.Repeat("]", n) + ` } } }`)
+	}
+	if _, problems := result(57).load(t); problems != nil {
+		t.Errorf("57 nested lists in not_found.result: %q, want them loaded", problems)
+	}
+	if _, problems := result(58).load(t); len(problems) != 1 || !strings.HasPrefix(problems[0], "catalog nests too deeply") {
+		t.Errorf("58 nested lists in not_found.result: %q, want the depth refused", problems)
 	}
 }
