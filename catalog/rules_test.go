@@ -173,6 +173,9 @@ func TestHeaderRules(t *testing.T) {
 			`upstream "svc": header "x-key" repeats "X-Key" (header names are case-insensitive)`,
 			`upstream "svc": header "X-KEY" repeats "X-Key" (header names are case-insensitive)`,
 		}},
+		// A key may be an alias of a key written before: it is that key.
+		{"up-alias-key", doc{"upstreams": `{ svc: { base_url: "http://127.0.0.1:1", headers: { &hk X-Key: a } }, b: { base_url: "http://127.0.0.1:2", headers: { *hk : b, x-key: c } } }`},
+			one(`upstream "b": header "x-key" repeats "X-Key" (header names are case-insensitive)`)},
 		{"up-space", up(`"X Key": a`), one(`upstream "svc": header name "X Key" is not a valid token`)},
 		{"up-colon", up(`"X:Key": a`), one(`upstream "svc": header name "X:Key" is not a valid token`)},
 		{"up-empty", up(`"": a`), one(`upstream "svc": header name "" is not a valid token`)},
