@@ -102,6 +102,9 @@ func TestReservedNames(t *testing.T) {
 		{"now+x", in("now+x"), one(timeReserved("now+x"))},
 		{"now-x", in("now-x"), one(timeReserved("now-x"))},
 		{"nowhere", in("nowhere"), nil},
+		// x-mcp-header is refused wherever it hides in the schema.
+		{"x-mcp-header-in-anyOf", tool(`name: r, description: R., input: { type: object, properties: { p: { anyOf: [{ type: integer }, { type: string, x-mcp-header: P }] } } }, request: { upstream: svc, path: /r }`),
+			one(`tool "r": input: x-mcp-header is not supported by this gateway (clients would send Mcp-Param-* headers it does not check); remove it`)},
 		{"Workspace", in("Workspace"), nil},
 		{"workspaces", in("workspaces"), nil},
 		{"multi_segment-actor", tool(`name: r, description: R., request: { upstream: svc, path: "/a/{actor}", multi_segment: [actor] }`),
