@@ -303,3 +303,23 @@ func TestGJSONPathsAreChecked(t *testing.T) {
 			one(`tool "r": response.optional "alert" is neither select, list nor one of response.fields (did you mean "alerts"?)`)},
 	})
 }
+
+// TestRequestPathRules: a path's literal text holds no query, fragment,
+// space or control character, so a placeholder stays inside its segment.
+func TestRequestPathRules(t *testing.T) {
+	path := func(p string) doc {
+		return tool(`name: r, description: R., request: { upstream: svc, path: "` + p + `" }`)
+	}
+	const spaces = `tool "r": request.path must not contain spaces or control characters`
+	runProblems(t, []problemCase{
+		{"plain", path(`/a!b~c/d:e@f`), nil},
+		{"space", path(`/a b`), one(spaces)},
+		{"tab", path(`/a\tb`), one(spaces)},
+		{"0x1f", path(`/a\x1fb`), one(spaces)},
+		{"del", path(`/a\x7fb`), one(spaces)},
+		{"query", path(`/a?b=1`), one(`tool "r": request.path must not hold a query or fragment (use request.query)`)},
+		{"fragment", path(`/a#b`), one(`tool "r": request.path must not hold a query or fragment (use request.query)`)},
+		{"relative", path(`a/b`), one(`tool "r": request.path "a/b" must start with /`)},
+		{"probe-space", doc{"prerequisites": `{ p: { probe: { upstream: svc, path: "/ws /x" } } }`}, one(`prerequisite "p": probe path must not contain spaces or control characters`)},
+	})
+}
