@@ -27,6 +27,12 @@ var validPaths = []string{
 	"#.{name:labels.alertname,state:status.state}", "data.alerts.#(labels.severity==\"critical\")#",
 	`a\|b`, `a\\`, `labels\`, "friends.#(nets.#(==\"fb\")).first", "x.#(y)", "friends.#(age >= 40 )#",
 	`friends.#( last == "a)b" ).first`,
+	// Escapes and strings inside groups and queries; a simple modifier
+	// argument runs to the next "|"; a query may hold another whose
+	// operator is not its own.
+	`a.#(b=="x\"y")`, `{a\\}`, `!"a\\"`, `a.#(b==\))`, `@dig:a..b`, `a.#(b == ~true)`,
+	`a.#(b.#(c==1)==~true)`, `a.#(b=="x)")`, `a.#[b==1]`, `a.#(b==1)x`, `!0..x`, `!-1|..`,
+	`a\.`, `a\..b`, `@x:`, `a.@x:`,
 }
 
 // Paths that are certainly broken, with the offset checkPath reports.
@@ -52,6 +58,28 @@ var brokenPaths = []struct {
 	{"a.#(b==~maybe)", 5, `compares with "~maybe"`},
 	{"a.#(b.#(c..d))#", 10, "empty component at character 11"},
 	{"a.#(.b==1)", 4, `starts with "."`},
+	// Offsets inside queries, groups and strings, and the whole message.
+	{`a.#(b=="x`, 7, "the string opened at character 8 is never closed"},
+	{`a.#(b.{c)`, 6, "the multipath opened at character 7 is never closed"},
+	{`a.#(b.@p:{"x":1)`, 9, "the modifier argument opened at character 10 is never closed"},
+	{`a.#(b.#(c=="x))`, 11, "the string opened at character 12 is never closed"},
+	{`{a\}`, 0, "the multipath opened at character 1 is never closed"},
+	{`!"a\"`, 1, "the string opened at character 2 is never closed"},
+	{`@dig:a|b..c`, 9, "it has an empty component at character 10 (two separators in a row)"},
+	{`a.#(b!=~x)`, 5, `the query at character 3 compares with "~x"; after ~ gjson takes only true, false, null or *`},
+	{`a.#(b.#(c==~x)==1)`, 9, `the query at character 7 compares with "~x"; after ~ gjson takes only true, false, null or *`},
+	{`x.#(  .b==1)`, 6, `it starts with "." (an empty first component)`},
+	{`x.#( a..b==1)`, 7, "it has an empty component at character 8 (two separators in a row)"},
+	{`a.{"b:c}`, 3, "the string opened at character 4 is never closed"},
+	{`a.#[b==1`, 2, "the query opened at character 3 is never closed"},
+	{`a.#(b==1)#.c..d`, 13, "it has an empty component at character 14 (two separators in a row)"},
+	{`a.@x:{`, 5, "the modifier argument opened at character 6 is never closed"},
+	{`@this:"x`, 6, "the string opened at character 7 is never closed"},
+	{`a|!"x`, 3, "the string opened at character 4 is never closed"},
+	{`a.!0..x`, 5, "it has an empty component at character 6 (two separators in a row)"},
+	{`..a..b`, 4, "it has an empty component at character 5 (two separators in a row)"},
+	{`#(a==1)..b`, 8, "it has an empty component at character 9 (two separators in a row)"},
+	{`a.#("x)`, 4, "the string opened at character 5 is never closed"},
 }
 
 func TestCheckPathAcceptsValidPaths(t *testing.T) {
@@ -78,9 +106,12 @@ func TestCheckPathRefusesBrokenPaths(t *testing.T) {
 			t.Errorf("checkPath(%q) = %+v, want %q at %d", tc.path, e, tc.msg, tc.at)
 		}
 	}
-	deep := strings.Repeat("#(a.", maxQueryNesting+2) + "b" + strings.Repeat(")", maxQueryNesting+2)
-	if e := checkPath(deep); e == nil || !strings.Contains(e.msg, "nests queries") {
-		t.Errorf("checkPath(%d nested queries) = %v, want the nesting refused", maxQueryNesting+2, e)
+	deep := func(n int) string { return strings.Repeat("#(a.", n) + "b" + strings.Repeat(")", n) }
+	if e := checkPath(deep(maxQueryNesting)); e != nil {
+		t.Errorf("checkPath(%d nested queries) = %+v, want it accepted", maxQueryNesting, e)
+	}
+	if e := checkPath(deep(maxQueryNesting + 1)); e == nil || e.msg != "it nests queries more than 16 deep" || e.at != 4*(maxQueryNesting+1)-2 {
+		t.Errorf("checkPath(%d nested queries) = %+v, want the nesting refused at %d", maxQueryNesting+1, e, 4*(maxQueryNesting+1)-2)
 	}
 }
 
