@@ -94,9 +94,6 @@ func (a *FileAudit) open() (*os.File, error) {
 	return os.OpenFile(a.path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 }
 
-// Path is the file records are appended to.
-func (a *FileAudit) Path() string { return a.path }
-
 // SetFsync turns syncing each record on or off (a reload may change it).
 func (a *FileAudit) SetFsync(on bool) {
 	a.mu.Lock()
@@ -220,9 +217,6 @@ func NewAuditTrail(sink AuditSink, logger *slog.Logger, obs AuditObserver) *Audi
 	}
 	return t
 }
-
-// Sink returns the wrapped sink.
-func (t *AuditTrail) Sink() AuditSink { return t.sink }
 
 // Healthy reports whether the last record was written.
 func (t *AuditTrail) Healthy() bool {
