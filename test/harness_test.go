@@ -5,13 +5,11 @@ package test
 import (
 	"bufio"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,6 +18,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/mcpgw/gateway/demo"
+	"github.com/mcpgw/gateway/test/gatewaybin"
 )
 
 const (
@@ -31,23 +30,7 @@ const (
 
 var gatewayBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "gateway-e2e")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	gatewayBin = filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", gatewayBin, "../cmd/gateway")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the gateway:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gatewaybin.Main(m, "../cmd/gateway", &gatewayBin) }
 
 // seenRequest is a request as the upstream received it.
 type seenRequest struct {

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/gateway/test/gatewaybin"
 )
 
 // This file runs the pieces the example needs as real processes: Debian's
@@ -31,23 +33,7 @@ const exampleSecret = "q0mV3d1mK8yL0t5c9XvJ2hS7wZ4rN6bP1aE8uG3fT0k="
 
 var gatewayBin string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "example-pa")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	gatewayBin = filepath.Join(dir, "gateway")
-	build := exec.Command("go", "build", "-o", gatewayBin, "../../cmd/gateway")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the gateway:", err)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { gatewaybin.Main(m, "../../cmd/gateway", &gatewayBin) }
 
 // lookBinary finds one of names on PATH. Missing, it fails the test under
 // CI (which must run it) and skips it elsewhere, saying how to install.
