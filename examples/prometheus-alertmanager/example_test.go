@@ -439,10 +439,23 @@ func firing(t *testing.T, cs *mcp.ClientSession, args map[string]any) map[string
 	return nil
 }
 
+// hasAudit reports whether the gateway's stderr holds a completed record for
+// tool with this outcome and status. The gateway writes the record before it
+// answers, but its stderr reaches the test through a pipe that os/exec copies
+// on another goroutine, so the line can arrive a moment after the answer: wait
+// for it, up to a generous bound.
 func hasAudit(g *gateway, tool, outcome string, status int) bool {
-	return slices.ContainsFunc(g.audits(), func(r auditRecord) bool {
+	match := func(r auditRecord) bool {
 		return r.Tool == tool && r.Stage == "completed" && r.Outcome == outcome && r.UpstreamStatus == status && r.Actor == "alice@example.com"
-	})
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if slices.ContainsFunc(g.audits(), match) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+	}
 }
 
 func jsonEqual(a, b any) bool {
