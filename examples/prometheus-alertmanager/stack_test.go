@@ -196,7 +196,11 @@ func startStack(t *testing.T) *stack {
 				Result []struct{ Value []any }
 			}
 		}
-		if err := getJSON(promURL+"/api/v1/query?query=up", &r); err != nil {
+		// Two seconds back: the gateway's {now} has whole seconds, so a
+		// range query it sends ends up to a second before Prometheus's now,
+		// and a target scraped only in that second would be missing there.
+		at := time.Now().Add(-2 * time.Second).Unix()
+		if err := getJSON(fmt.Sprintf("%s/api/v1/query?query=up&time=%d", promURL, at), &r); err != nil {
 			return err
 		}
 		if len(r.Data.Result) != 2 {
