@@ -116,3 +116,67 @@ func FuzzErrorMessage(f *testing.F) {
 		}
 	})
 }
+
+// TestErrorReasonScanBounds pins each bound of the reason scan at limit−1,
+// limit and limit+1: a text body is read up to maxReasonScan bytes, and a
+// body longer than that is a prefix whose last word is dropped; the cleaned
+// text keeps at most maxReasonWindow bytes, and a text longer than that loses
+// its last word too (it may be half a credential).
+func TestErrorReasonScanBounds(t *testing.T) {
+	// White space costs nothing in the window, so the scan bound can be
+	// reached with a short reason at the end of a long body.
+	padded := func(n int, tail string) []byte {
+		return []byte(strings.Repeat(" ", n-len(tail)) + tail)
+	}
+	for _, tc := range []struct {
+		name string
+		body []byte
+		want string
+	}{
+		{"scan-1", padded(maxReasonScan-1, "disk is full"), "disk is full"},
+		{"scan", padded(maxReasonScan, "disk is full"), "disk is full"},
+		{"scan+1", padded(maxReasonScan+1, "disk is full"), "disk is"},
+	} {
+		if got := errorMessage(tc.body, "text/plain", ""); got != tc.want {
+			t.Errorf("%s: errorMessage(%d bytes of text) = %q, want %q", tc.name, len(tc.body), got, tc.want)
+		}
+	}
+
+	// The window: a first word, then x's up to n bytes in all.
+	windowed := func(n int) string { return "first " + strings.Repeat("x", n-len("first ")) }
+	long := strings.Repeat("x", maxErrorMessage-len("first ")) // the part that survives the 300-byte cut
+	for _, tc := range []struct {
+		name string
+		in   string
+		want string
+	}{
+		{"window-1", windowed(maxReasonWindow - 1), "first " + long + "…"},
+		{"window", windowed(maxReasonWindow), "first " + long + "…"},
+		{"window+1", windowed(maxReasonWindow + 1), "first"},
+	} {
+		if got := cleanReason(tc.in, false); got != tc.want {
+			t.Errorf("%s: cleanReason(%d bytes) = %.40q…, want %.40q…", tc.name, len(tc.in), got, tc.want)
+		}
+	}
+}
+
+// TestErrorReasonShapes pins which parts of an error body become the
+// reason: at most two distinct JSON messages, and an HTML page's title
+// wherever it starts.
+func TestErrorReasonShapes(t *testing.T) {
+	for _, tc := range []struct {
+		body, mediaType, want string
+	}{
+		{`{"detail":"a","title":"b","message":"c"}`, "application/json", "a: b"},
+		{`{"detail":"a","title":"a","message":"c"}`, "application/json", "a: c"},
+		{`<title>Bad Gateway</title>`, "text/html", "Bad Gateway"},
+		{`<html><TITLE lang="en">Bad &amp; Gateway</title>`, "text/html", "Bad & Gateway"},
+		{`<title>no end`, "text/html", ""},
+		{`<title no close`, "text/html", ""},
+		{`<html>no title</html>`, "text/html", ""},
+	} {
+		if got := errorMessage([]byte(tc.body), tc.mediaType, ""); got != tc.want {
+			t.Errorf("errorMessage(%q, %s) = %q, want %q", tc.body, tc.mediaType, got, tc.want)
+		}
+	}
+}
