@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/mcpgw/gateway/authz"
@@ -65,4 +66,39 @@ func ExampleCheckHMACSecret() {
 	// Output:
 	// the secret is low-entropy (estimated 0 bits, want at least 128): it repeats itself or follows a pattern; generate one with `openssl rand -base64 32`
 	// <nil>
+}
+
+// TestHMACSecretEntropyBoundary: the rule is "at least MinHMACSecretBits",
+// so a secret estimated at exactly 128 bits passes and one just under is
+// refused. The first secret is 16 letters twice each, with no repeated
+// four-byte run and varied steps between neighbours: 32 × log2(16) = 128.
+func TestHMACSecretEntropyBoundary(t *testing.T) {
+	at := []byte("APGLKQJFAEJNHKRQLFHEBMGCDBCMNRPD")
+	if got := authz.EstimateSecretBits(at); got != authz.MinHMACSecretBits {
+		t.Fatalf("EstimateSecretBits(%q) = %v, want exactly %d", at, got, authz.MinHMACSecretBits)
+	}
+	if err := authz.CheckHMACSecret(at); err != nil {
+		t.Errorf("CheckHMACSecret at exactly %d bits = %v, want nil", authz.MinHMACSecretBits, err)
+	}
+	under := []byte("APGLKQJFAEJNHKRQLFHEBMGCDBCMNRPP") // one letter three times
+	if got := authz.EstimateSecretBits(under); got >= authz.MinHMACSecretBits {
+		t.Fatalf("EstimateSecretBits(%q) = %v, want under %d", under, got, authz.MinHMACSecretBits)
+	}
+	if err := authz.CheckHMACSecret(under); err == nil {
+		t.Errorf("CheckHMACSecret under %d bits = nil, want refused", authz.MinHMACSecretBits)
+	}
+}
+
+// TestEstimateSecretBitsByHand: a value worked out from the rule's
+// definition. "abca": no four-byte run repeats, so all 4 bytes count; the
+// bytes' entropy is 1.5 bits (a twice, b, c), the steps' (+1, +1, −2)
+// H(2/3, 1/3) ≈ 0.918; the estimate is 4 × the smaller.
+func TestEstimateSecretBitsByHand(t *testing.T) {
+	want := -4 * (2.0/3*math.Log2(2.0/3) + 1.0/3*math.Log2(1.0/3))
+	if got := authz.EstimateSecretBits([]byte("abca")); math.Abs(got-want) > 1e-9 {
+		t.Errorf("EstimateSecretBits(abca) = %v, want %v", got, want)
+	}
+	if got := authz.EstimateSecretBits([]byte("z")); got != 0 {
+		t.Errorf("EstimateSecretBits(z) = %v, want 0 (one symbol carries no information)", got)
+	}
 }

@@ -103,6 +103,12 @@ func TestNumericBounds(t *testing.T) {
 		return doc{"upstreams": `{ svc: { base_url: "http://127.0.0.1:1", ` + extra + ` } }`}
 	}
 	lim := func(l string) doc { return doc{"limits": "{ " + l + " }"} }
+	probe := func(extra string) doc {
+		return doc{
+			"upstreams":     `{ svc: { base_url: "http://127.0.0.1:1" } }`,
+			"prerequisites": `{ kb: { probe: { upstream: svc, method: GET, path: /status, true_when: enabled, ` + extra + ` } } }`,
+		}
+	}
 	runProblems(t, []problemCase{
 		// auth.jwt.leeway: at most DefaultMaxLeeway (60s).
 		{"leeway-59.999999999s", jwt("leeway: 59999999999ns"), nil},
@@ -119,6 +125,12 @@ func TestNumericBounds(t *testing.T) {
 		{"max_token_lifetime-0", doc{"auth": `{ max_token_lifetime: 0s, jwt: { jwks_url: "https://idp.example.com/jwks", algorithms: [RS256], issuer: i, audience: a } }`}, nil},
 		{"max_token_lifetime-negative", doc{"auth": `{ max_token_lifetime: -1ns, jwt: { jwks_url: "https://idp.example.com/jwks", algorithms: [RS256], issuer: i, audience: a } }`},
 			one(`auth.max_token_lifetime: duration "-1ns" is negative`)},
+
+		// prerequisites: a probe's cache greater than 0 (0 used to mean
+		// the default in one place and "no cache" in none).
+		{"probe-cache-0", probe("cache: 0s"), one(`prerequisite "kb": probe cache must be greater than 0 (omit it for the default 1m0s)`)},
+		{"probe-cache-1ns", probe("cache: 1ns"), nil},
+		{"probe-cache-absent", probe(""), nil},
 
 		// upstreams: timeout and max_response_bytes greater than 0.
 		{"timeout-0", up("timeout: 0s"), one(`upstream "svc": timeout must be greater than 0`)},

@@ -527,6 +527,9 @@ func (v *checker) prerequisites() {
 		if !slices.Contains(httpMethods, pr.Method) {
 			v.add(pr.At("method"), subj, "probe method %q must be one of %s", pr.Method, strings.Join(httpMethods, " "))
 		}
+		if pr.Cache <= 0 {
+			v.add(pr.At("cache"), subj, "probe cache must be greater than 0 (omit it for the default %s)", DefaultProbeCache.D())
+		}
 		pathAt := pr.At("path")
 		if !strings.HasPrefix(pr.Path, "/") {
 			v.add(pathAt, subj, "probe path %q must start with /", pr.Path)
