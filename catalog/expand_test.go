@@ -38,6 +38,14 @@ func TestExpand(t *testing.T) {
 		{name: "bad-name", in: "${1ABC}", err: "malformed"},
 		{name: "bad-operator", in: "${HOST:=x}", err: "malformed"},
 		{name: "spaces-in-name", in: "${ HOST }", err: "malformed"},
+		// Each end of each character class a name may use.
+		{name: "name-edges", in: "${A}${Z}${a}${z}${_}${A0}${A9}", want: "", unset: []string{"A", "Z", "a", "z", "_", "A0", "A9"}},
+		{name: "name-past-edges", in: "${A@}", err: `malformed "${A@}"`},
+		{name: "name-past-Z", in: "${[}", err: `malformed "${[}"`},
+		{name: "name-past-z", in: "${{}", err: `malformed "${{}"`},
+		{name: "name-before-a", in: "${`}", err: "malformed \"${`}\""},
+		{name: "name-past-digits", in: "${A/}${A:}", err: `malformed "${A/}"`},
+		{name: "malformed-quotes-the-reference", in: "x ${A-B} y", err: `malformed "${A-B}": want ${NAME}`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, unset, err := expand(tt.in, lookup)

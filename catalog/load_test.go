@@ -506,3 +506,19 @@ func TestUnknownFieldNamesTheTool(t *testing.T) {
 		t.Errorf("Parse = %v, want a line %q", err, want)
 	}
 }
+
+// TestAliasOfNullIsAbsent: a key whose value is an alias of a null node is
+// as if it were not written, like a plain null: the default applies.
+func TestAliasOfNullIsAbsent(t *testing.T) {
+	src := `version: 1
+server: { name: t, public_url: &none ~ }
+auth: { api_keys_file: keys.yaml }
+upstreams: { svc: { base_url: "http://127.0.0.1:1", timeout: *none, max_response_bytes: ~ } }
+tools:
+  - { name: a, description: A., request: { upstream: svc, path: /a } }
+`
+	u := mustParse(t, src, nil).Upstreams["svc"]
+	if u.Timeout != DefaultTimeout || u.Has("timeout") {
+		t.Errorf("timeout: *none = %v (written: %v), want the default %v, as if absent", u.Timeout.D(), u.Has("timeout"), DefaultTimeout.D())
+	}
+}

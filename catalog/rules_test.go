@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -121,6 +122,11 @@ func TestGateReferences(t *testing.T) {
 		{"read-declared", tool("name: r, description: R., gate: operate, request: { upstream: svc, path: /r }"), nil},
 		{"read-undeclared", tool("name: r, description: R., gate: operat, request: { upstream: svc, path: /r }"),
 			one(`tool "r": gate "operat" is not declared under gates (did you mean "operate"?)`)},
+		// Suggestions are worked out for names up to 64 bytes, no longer
+		// (the edit distance is quadratic in them).
+		{"suggest-63", longGate(63), one(`tool "r": gate "` + strings.Repeat("g", 62) + `x" is not declared under gates (did you mean "` + strings.Repeat("g", 63) + `"?)`)},
+		{"suggest-64", longGate(64), one(`tool "r": gate "` + strings.Repeat("g", 63) + `x" is not declared under gates (did you mean "` + strings.Repeat("g", 64) + `"?)`)},
+		{"suggest-65", longGate(65), one(`tool "r": gate "` + strings.Repeat("g", 64) + `x" is not declared under gates`)},
 		{"read-undeclared-far", tool("name: r, description: R., gate: admin, request: { upstream: svc, path: /r }"),
 			one(`tool "r": gate "admin" is not declared under gates`)},
 		{"write-default-gate", tool("name: w, description: W., kind: write, request: { upstream: svc, path: /w }"),
@@ -322,4 +328,12 @@ func TestRequestPathRules(t *testing.T) {
 		{"relative", path(`a/b`), one(`tool "r": request.path "a/b" must start with /`)},
 		{"probe-space", doc{"prerequisites": `{ p: { probe: { upstream: svc, path: "/ws /x" } } }`}, one(`prerequisite "p": probe path must not contain spaces or control characters`)},
 	})
+}
+
+// longGate declares a gate named n g's and has a tool name it with its
+// last letter mistyped.
+func longGate(n int) doc {
+	name := strings.Repeat("g", n)
+	return tool("name: r, description: R., gate: "+name[:n-1]+"x, request: { upstream: svc, path: /r }",
+		"gates", "{ "+name+": { scopes: [op] } }")
 }
