@@ -46,6 +46,9 @@ func TestExpand(t *testing.T) {
 		{name: "name-before-a", in: "${`}", err: "malformed \"${`}\""},
 		{name: "name-past-digits", in: "${A/}${A:}", err: `malformed "${A/}"`},
 		{name: "malformed-quotes-the-reference", in: "x ${A-B} y", err: `malformed "${A-B}": want ${NAME}`},
+		// A reference is quoted whole up to 40 bytes, then clipped.
+		{name: "quote-40", in: "${A-" + strings.Repeat("b", 35) + "}", err: `malformed "${A-` + strings.Repeat("b", 35) + `}"`},
+		{name: "quote-41", in: "${A-" + strings.Repeat("b", 36) + "}", err: `malformed "${A-` + strings.Repeat("b", 36) + `…"`},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, unset, err := expand(tt.in, lookup)
