@@ -66,6 +66,9 @@ var brokenPaths = []struct {
 	{`{a\}`, 0, "the multipath opened at character 1 is never closed"},
 	{`!"a\"`, 1, "the string opened at character 2 is never closed"},
 	{`@dig:a|b..c`, 9, "it has an empty component at character 10 (two separators in a row)"},
+	// A simple argument longer than the modifier's name: the scan resumes
+	// at the "|" after it, not before the modifier.
+	{`@d:a-long-argument|b..c`, 21, "it has an empty component at character 22 (two separators in a row)"},
 	{`a.#(b!=~x)`, 5, `the query at character 3 compares with "~x"; after ~ gjson takes only true, false, null or *`},
 	{`a.#(b.#(c==~x)==1)`, 9, `the query at character 7 compares with "~x"; after ~ gjson takes only true, false, null or *`},
 	{`x.#(  .b==1)`, 6, `it starts with "." (an empty first component)`},
