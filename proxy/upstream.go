@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/rendering"
 )
 
 // sharedTransport pools upstream connections for every Core, so a reload
@@ -711,7 +712,7 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 	if keep <= 0 || keep > u.max {
 		keep = u.max
 	}
-	body, err := readUpTo(resp.Body, keep+1, resp.ContentLength)
+	body, err := rendering.ReadUpTo(resp.Body, keep+1, resp.ContentLength)
 	if err != nil {
 		return nil, u.readError(ctx, err)
 	}
@@ -826,29 +827,5 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 			return true, nil
 		}
 		return gjson.ValidBytes(resp.body) && authz.TruthyAt(resp.body, pr.Probe.TrueWhen), nil
-	}
-}
-
-// readUpTo reads at most limit bytes of r. A known length sizes the buffer
-// once instead of letting it double its way up.
-func readUpTo(r io.Reader, limit, length int64) ([]byte, error) {
-	size := int64(512)
-	if length >= 0 {
-		size = min(length+1, limit)
-	}
-	buf := make([]byte, 0, size)
-	lr := io.LimitReader(r, limit)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // grow
-		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
 	}
 }
