@@ -179,6 +179,7 @@ type tool struct {
 	pageArg              string
 	pageDefault, pageMax int
 	inline               int   // limits.inline_bytes
+	auditMax             int   // audit.max_argument_bytes
 	keep                 int64 // bytes of a payload answer worth reading; 0: max_response_bytes
 }
 
@@ -242,6 +243,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		t.shape = shapeOptions(def)
 		t.pageArg, t.pageDefault, t.pageMax = pageBounds(def, &cat.Limits)
 		t.inline = int(cat.Limits.InlineBytes)
+		t.auditMax = int(cat.Audit.MaxArgumentBytes) // 0: auditArgs' default
 		if def.Response.Render == catalog.RenderPayload {
 			t.keep = int64(t.inline) + utf8.UTFMax // enough to judge the cut's encoding
 		}
