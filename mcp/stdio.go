@@ -17,7 +17,7 @@ import (
 
 // The stdio surface serves local agent harnesses that start the gateway
 // as a subprocess: newline-delimited JSON-RPC on stdin and stdout (the MCP
-// stdio transport), both protocol eras, through the same Dispatch as HTTP,
+// stdio transport), both protocol eras, through the same pipeline as HTTP,
 // so gates, the sensitive-data lock, fences and bounds apply unchanged.
 //
 // There are no HTTP headers: the header checks of the modern era are

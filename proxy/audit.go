@@ -219,13 +219,6 @@ func NewAuditTrail(sink AuditSink, logger *slog.Logger, obs AuditObserver) *Audi
 	return t
 }
 
-// Healthy reports whether the last record was written.
-func (t *AuditTrail) Healthy() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return !t.failing
-}
-
 func (t *AuditTrail) Write(ctx context.Context, rec *AuditRecord) error {
 	err := t.sink.Write(ctx, rec)
 	label := rec.Outcome
