@@ -43,9 +43,9 @@ var layout = map[string]allowed{
 	"rendering": {mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
 	"authz":     {pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
 	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
-		testMods: []string{"go.opentelemetry.io/otel/sdk"}},
+		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
 	"mcp": {pkgs: []string{"proxy", "authz", "rendering", "approval"}, mods: append([]string{"golang.org/x/time"}, otel...),
-		testPkgs: []string{"catalog"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5"}, sdkTest...)},
+		testPkgs: []string{"catalog", "test/memnet"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5"}, sdkTest...)},
 	"demo": {},
 	// Planned (issue: gateway import openapi / gateway check).
 	"openapi": {pkgs: []string{"catalog"}, mods: []string{"github.com/pb33f/libopenapi", "github.com/getkin/kin-openapi"}},
@@ -65,6 +65,7 @@ var layout = map[string]allowed{
 	"test/bench":                       {mods: []string{"github.com/golang-jwt/jwt/v5"}},
 	"test/gatewaybin":                  {},
 	"test/goclient":                    {mods: sdkTest},
+	"test/memnet":                      {},
 }
 
 // Only cmd/gateway (and tests) may import openapi; only proxy, mcp and

@@ -19,6 +19,7 @@ import (
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/mcp"
 	"github.com/mcpgw/gateway/proxy"
+	"github.com/mcpgw/gateway/test/memnet"
 )
 
 const (
@@ -79,11 +80,13 @@ tools:
 // env is a gateway handler over a real catalog, a real upstream and the
 // real HS256 verifier, served on a loopback listener.
 type env struct {
-	t     testing.TB
-	srv   *httptest.Server
-	state atomic.Pointer[state]
-	up    *httptest.Server
-	audit proxy.AuditSink
+	t      testing.TB
+	srv    *httptest.Server
+	client *http.Client // reaches srv
+	state  atomic.Pointer[state]
+	up     *httptest.Server
+	upRT   http.RoundTripper // reaches up; nil: the core's default
+	audit  proxy.AuditSink
 }
 
 // envConfig changes what newEnvWith builds. The zero value is newEnv's.
@@ -91,6 +94,9 @@ type envConfig struct {
 	upstream http.Handler    // nil: the items upstream below
 	opts     mcp.Options     // State is set by the env
 	audit    proxy.AuditSink // nil: the core's default
+	// memnet serves the upstream and the handler on an in-memory network
+	// (package memnet), for tests in a testing/synctest bubble.
+	memnet bool
 }
 
 type state struct {
@@ -109,13 +115,23 @@ func newEnvWith(t testing.TB, yaml string, cfg envConfig) *env {
 	if cfg.upstream == nil {
 		cfg.upstream = itemsUpstream()
 	}
+	opts := cfg.opts
+	opts.State = e.current
+	if cfg.memnet {
+		var upTr, tr *http.Transport
+		e.up, upTr = memnet.Server(t, "upstream.test", cfg.upstream)
+		e.upRT = upTr
+		e.load(yaml)
+		e.srv, tr = memnet.Server(t, "gateway.test", mcp.NewHandler(&opts))
+		e.client = &http.Client{Transport: tr}
+		return e
+	}
 	e.up = httptest.NewServer(cfg.upstream)
 	t.Cleanup(e.up.Close)
 	e.load(yaml)
-	opts := cfg.opts
-	opts.State = e.current
 	e.srv = httptest.NewServer(mcp.NewHandler(&opts))
 	t.Cleanup(e.srv.Close)
+	e.client = e.srv.Client()
 	return e
 }
 
@@ -158,7 +174,7 @@ func (e *env) load(yaml string) {
 	if err != nil {
 		e.t.Fatalf("catalog.Parse: %v", err)
 	}
-	core, err := proxy.New(cat, &proxy.Options{Audit: e.audit})
+	core, err := proxy.New(cat, &proxy.Options{Audit: e.audit, Transport: e.upRT})
 	if err != nil {
 		e.t.Fatalf("proxy.New: %v", err)
 	}
@@ -251,7 +267,7 @@ func (e *env) do(r req) response {
 	if r.host != "" {
 		hr.Host = r.host
 	}
-	resp, err := e.srv.Client().Do(hr)
+	resp, err := e.client.Do(hr)
 	if err != nil {
 		e.t.Fatal(err)
 	}
