@@ -380,14 +380,13 @@ func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args [
 }
 
 func outcomeOf(res *Result, err error) string {
-	var ce *ChallengeError
 	switch {
-	case errors.As(err, &ce):
+	case err == nil:
+		return res.Outcome
+	case errors.As(err, new(*ChallengeError)):
 		return OutcomeDenied
-	case err != nil:
-		return OutcomeRefused
 	}
-	return res.Outcome
+	return OutcomeRefused
 }
 
 // call decides, validates, builds and sends. ae is the audit entry of a
