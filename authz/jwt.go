@@ -86,11 +86,10 @@ var (
 // a JWT verifier (JWKS URL, PEM public key file or HMAC secret) when
 // auth.jwt is set, else an API key verifier over auth.api_keys_file.
 //
-// The result always implements [ClosableVerifier]. With a JWKS URL it
-// fetches the key set before returning (failing if it cannot, unless
+// With a JWKS URL it fetches the key set before returning (failing if it cannot, unless
 // opts.StartWithoutJWKS) and owns a goroutine that refreshes the set until
 // Close; the other kinds hold no goroutine and their Close does nothing.
-func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (Verifier, error) {
+func NewVerifier(auth catalog.Auth, opts *VerifierOptions) (ClosableVerifier, error) {
 	if opts == nil {
 		opts = &VerifierOptions{}
 	}

@@ -70,19 +70,6 @@ type Verifier interface {
 	Verify(ctx context.Context, token string) (*Principal, error)
 }
 
-type ctxKey struct{}
-
-// WithPrincipal returns ctx carrying p.
-func WithPrincipal(ctx context.Context, p *Principal) context.Context {
-	return context.WithValue(ctx, ctxKey{}, p)
-}
-
-// PrincipalFrom returns the principal in ctx, or nil.
-func PrincipalFrom(ctx context.Context) *Principal {
-	p, _ := ctx.Value(ctxKey{}).(*Principal)
-	return p
-}
-
 // ClosableVerifier is a [Verifier] that owns resources, such as the
 // goroutine refreshing a JWKS. Every verifier [NewVerifier] returns
 // implements it: whoever builds one closes it when replacing it (on

@@ -6,8 +6,12 @@
 // verification is [authz.Verifier]'s.
 //
 // [NewHandler] serves HTTP. [ServeStdio] serves the MCP stdio transport
-// (newline-delimited JSON-RPC) for local agent harnesses. [Dispatch] is the
-// transport-independent part (one message in, one reply out) both use.
+// (newline-delimited JSON-RPC) for local agent harnesses. Every surface
+// runs one pipeline (pipeline.go): verify the caller, rate limit,
+// in-flight slot, request id, [proxy.Core.Call], one outcome; a surface
+// only frames its input and renders the outcome. What the wire reads of
+// the catalog comes resolved, once per core, as [proxy.Config]; every
+// answer is a typed value written by one encoder (encode.go).
 //
 // The server is stateless and tools-only. A request is modern (2026-07-28)
 // when params._meta carries io.modelcontextprotocol/protocolVersion, legacy

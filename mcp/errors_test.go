@@ -34,11 +34,18 @@ func TestCallErrorMapping(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs bytes.Buffer
-			d := &dispatcher{ctx: context.Background(), req: &Request{RequestID: "rid-1"}, log: slog.New(slog.NewTextHandler(&logs, nil))}
-			e, chal := d.callError("asked", tc.err)
-			if e.status != tc.status || e.code != tc.code || e.msg != tc.msg || string(e.data) != tc.data || (chal != nil) != tc.challenge {
-				t.Fatalf("callError(%v) = %d %d %q %s challenge=%v, want %d %d %q %s challenge=%v",
-					tc.err, e.status, e.code, e.msg, e.data, chal != nil, tc.status, tc.code, tc.msg, tc.data, tc.challenge)
+			x := &exchange{ctx: context.Background(), rid: "rid-1", log: slog.New(slog.NewTextHandler(&logs, nil))}
+			f := x.classify("asked", tc.err)
+			status, v := rpcError(nil, f)
+			e := v.(*response).err
+			var data []byte
+			if e.data != nil {
+				data = encode(nil, e.data)
+			}
+			chal := f.kind == failInsufficientScope
+			if status != tc.status || e.code != tc.code || e.msg != tc.msg || string(data) != tc.data || chal != tc.challenge {
+				t.Fatalf("classify(%v) = %d %d %q %s challenge=%v, want %d %d %q %s challenge=%v",
+					tc.err, status, e.code, e.msg, data, chal, tc.status, tc.code, tc.msg, tc.data, tc.challenge)
 			}
 			if tc.status == 500 && !strings.Contains(logs.String(), "secret detail") {
 				t.Errorf("internal error cause not logged: %s", logs.String())

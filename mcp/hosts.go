@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
 )
 
 // hostPolicy is the DNS-rebinding guard (HTTP §Security): which Origin
 // and Host headers a request to the MCP and REST routes may carry. It is
-// built once per catalog from its server section and read-only after.
+// built once per core from its resolved server settings and read-only after.
 //
 // The gateway's own origin is server.public_url's when set. Without it,
 // the request's scheme and Host stand in, which proves nothing on a
@@ -20,8 +20,6 @@ import (
 // server.allowed_hosts and public_url also turn on a Host check on every
 // listener.
 type hostPolicy struct {
-	cat *catalog.Catalog // the catalog it was built from
-
 	// ownOrigin is public_url's origin, normalized; "": the request's.
 	ownOrigin string
 	// origins are server.allowed_origins, normalized.
@@ -32,7 +30,7 @@ type hostPolicy struct {
 	hosts map[string]bool
 }
 
-func newHostPolicy(srv *catalog.Server) *hostPolicy {
+func newHostPolicy(srv *proxy.Config) *hostPolicy {
 	p := &hostPolicy{}
 	for _, a := range srv.AllowedOrigins {
 		if n, ok := normalizeOrigin(a); ok {

@@ -2,21 +2,19 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
+	"github.com/mcpgw/gateway/rendering"
 )
 
 // Options configures the handler from [NewHandler].
@@ -39,8 +37,8 @@ type Options struct {
 }
 
 // NewHandler returns the gateway's HTTP surface. Paths come from the
-// current catalog's server section on every request, so they follow a
-// reload:
+// current core's resolved configuration on every request, so they follow
+// a reload:
 //
 //   - POST {mcp_path}: Streamable HTTP for both protocol eras, stateless,
 //     JSON responses only; no Mcp-Session-Id is ever issued, and one
@@ -56,114 +54,105 @@ type Options struct {
 // limits (limits.go) are shared by the MCP and REST routes. The handler is
 // safe for concurrent use.
 func NewHandler(opts *Options) http.Handler {
-	h := &handler{}
-	var wait time.Duration
-	if opts != nil {
-		h.state = opts.State
-		h.log = opts.Logger
-		h.metrics = opts.Metrics
-		wait = opts.InFlightWait
+	if opts == nil {
+		opts = &Options{}
 	}
-	h.log = logger(h.log)
-	h.metrics = metricsOrNop(h.metrics)
-	h.limits = newLimits(wait, h.metrics)
-	return h
+	return &handler{newPipeline(opts.State, opts.Logger, opts.Metrics, opts.InFlightWait)}
 }
 
-type handler struct {
-	state   func() (*proxy.Core, authz.Verifier)
-	log     *slog.Logger
-	metrics Metrics
-	limits  *limits
-	// hosts is the Origin and Host policy of the catalog it was built
-	// from, rebuilt when a request sees another catalog.
-	hosts atomic.Pointer[hostPolicy]
-}
-
-// hostPolicy returns the Origin and Host policy for cat, built once per
-// catalog.
-func (h *handler) hostPolicy(cat *catalog.Catalog) *hostPolicy {
-	if p := h.hosts.Load(); p != nil && p.cat == cat {
-		return p
-	}
-	p := newHostPolicy(&cat.Server)
-	p.cat = cat
-	h.hosts.Store(p)
-	return p
-}
+type handler struct{ pl *pipeline }
 
 const wellKnownPRM = "/.well-known/oauth-protected-resource"
 
 func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
-	rid := newRequestID()
-	rw.Header().Set("X-Request-Id", rid)
+	x := h.pl.begin(r.Context(), SurfaceNone, r.Method)
+	rw.Header().Set("X-Request-Id", x.rid)
 	w := &statusWriter{ResponseWriter: rw}
-	acc := &access{rid: rid, surface: SurfaceNone, method: r.Method, start: time.Now()}
 	defer func() {
-		acc.status = w.status
-		acc.finish(r.Context(), h.log, h.metrics)
+		x.status = w.status
+		h.pl.finish(x)
 	}()
-
-	var (
-		core *proxy.Core
-		ver  authz.Verifier
-	)
-	if h.state != nil {
-		core, ver = h.state()
-	}
-	if core == nil || core.Catalog() == nil || ver == nil {
-		writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
+	if x.st == nil {
+		writeFailure(w, &failure{kind: failNotInitialised})
 		return
 	}
-	cat := core.Catalog()
-	srv := &cat.Server
-	mcpPath := srv.MCPPath
-	if mcpPath == "" {
-		mcpPath = catalog.DefaultMCPPath
-	}
-	s := &serving{core: core, cat: cat, ver: ver, mcpPath: mcpPath, rid: rid, log: withRequestID(h.log, rid), h: h, acc: acc, hosts: h.hostPolicy(cat)}
-
+	cfg := x.st.cfg
 	p := r.URL.Path
 	switch {
-	case p == mcpPath:
-		acc.surface = SurfaceMCP
-		if !srv.Enabled {
-			writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
+	case p == cfg.MCPPath:
+		x.surface = SurfaceMCP
+		if !cfg.Enabled {
+			writeFailure(w, &failure{kind: failNotInitialised})
 			return
 		}
-		s.serveMCP(w, r)
-	case srv.AdminPath != "" && (p == srv.AdminPath+"/tools" || p == srv.AdminPath+"/call"):
-		acc.surface = SurfaceREST
-		acc.method = r.Method + " " + strings.TrimPrefix(p, srv.AdminPath)
-		if !srv.Enabled {
-			writeHTTPError(w, http.StatusServiceUnavailable, "mcp server not initialised", "")
+		h.serveMCP(w, r, x)
+	case cfg.AdminPath != "" && (p == cfg.AdminPath+"/tools" || p == cfg.AdminPath+"/call"):
+		x.surface = SurfaceREST
+		x.method = r.Method + " " + strings.TrimPrefix(p, cfg.AdminPath)
+		if !cfg.Enabled {
+			writeFailure(w, &failure{kind: failNotInitialised})
 			return
 		}
 		if strings.HasSuffix(p, "/tools") {
-			s.serveRESTTools(w, r)
+			h.serveRESTTools(w, r, x)
 		} else {
-			s.serveRESTCall(w, r)
+			h.serveRESTCall(w, r, x)
 		}
-	case cat.Auth.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+mcpPath):
-		acc.surface = SurfaceMetadata
-		acc.method = r.Method + " " + wellKnownPRM
-		s.serveMetadata(w, r)
+	case cfg.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+cfg.MCPPath):
+		x.surface = SurfaceMetadata
+		x.method = r.Method + " " + wellKnownPRM
+		serveMetadata(w, r, x)
 	default:
-		writeHTTPError(w, http.StatusNotFound, "not_found", "no such endpoint")
+		writeFailure(w, fail(failNotFound, "no such endpoint"))
 	}
 }
 
-// serving is one request's view of the current state.
-type serving struct {
-	core    *proxy.Core
-	cat     *catalog.Catalog
-	ver     authz.Verifier
-	mcpPath string
-	rid     string
-	log     *slog.Logger
-	h       *handler
-	acc     *access
-	hosts   *hostPolicy
+// serveMCP is the Streamable HTTP endpoint: the HTTP steps, then the
+// JSON-RPC message through the pipeline, rendered as JSON-RPC.
+func (h *handler) serveMCP(w http.ResponseWriter, r *http.Request, x *exchange) {
+	body, ok := h.admitPost(w, r, x, true)
+	if !ok {
+		return
+	}
+	x.hdr = &Headers{
+		ProtocolVersion: r.Header.Get("Mcp-Protocol-Version"),
+		Method:          r.Header.Get("Mcp-Method"),
+		Name:            r.Header.Get("Mcp-Name"),
+	}
+	status, v, f := h.pl.decodeAndServe(x, body)
+	if v == nil {
+		w.WriteHeader(status)
+		return
+	}
+	failureHeaders(w, r, x, f)
+	buf := pageBufs.Get().(*[]byte)
+	b := encode(grow(*buf, v), v)
+	writeJSON(w, status, b)
+	*buf = b[:0]
+	pageBufs.Put(buf)
+}
+
+// pageBufs recycles response buffers of the JSON-RPC surfaces: a page of
+// a large catalog is hundreds of KiB, and allocating one per request made
+// garbage collection the largest cost of listing.
+var pageBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// failureHeaders sets what a failure adds to an HTTP answer: the
+// insufficient_scope challenge, or Retry-After.
+func failureHeaders(w http.ResponseWriter, r *http.Request, x *exchange, f *failure) {
+	switch {
+	case f == nil:
+	case f.kind == failInsufficientScope:
+		w.Header().Set("WWW-Authenticate", x.challenge(r, `error="insufficient_scope", scope=`+quoteParam(strings.Join(f.scopes, " "))))
+	case f.kind == failRateLimited:
+		w.Header().Set("Retry-After", strconv.FormatInt(f.rate.retryAfterSeconds(), 10))
+	}
+}
+
+// writeFailure writes f as a plain HTTP JSON answer.
+func writeFailure(w http.ResponseWriter, f *failure) {
+	status, v := httpError(f)
+	writeJSON(w, status, encode(nil, v))
 }
 
 // admitPost runs what every POST route checks before its own work, in
@@ -173,109 +162,55 @@ type serving struct {
 // is authenticated (issue 9: 300 unauthenticated connections declaring
 // 1 MiB each grew the heap by ~300 MB when the body came first). ok is
 // false when an answer has already been written.
-func (s *serving) admitPost(w http.ResponseWriter, r *http.Request, checkAccept bool) (body []byte, p *authz.Principal, ok bool) {
-	if !s.guard(w, r, http.MethodPost, true) {
-		return nil, nil, false
+func (h *handler) admitPost(w http.ResponseWriter, r *http.Request, x *exchange, checkAccept bool) (body []byte, ok bool) {
+	if !guard(w, r, x, http.MethodPost, true) {
+		return nil, false
 	}
 	if checkAccept && !acceptsJSON(r.Header.Values("Accept")) {
-		writeHTTPError(w, http.StatusNotAcceptable, "not_acceptable", "this endpoint answers application/json")
-		return nil, nil, false
+		writeFailure(w, fail(failNotAcceptable, "this endpoint answers application/json"))
+		return nil, false
 	}
-	limit := s.requestLimit()
+	limit := x.st.cfg.RequestBytes
 	if r.ContentLength > limit {
-		s.tooLarge(w, limit)
-		return nil, nil, false
+		writeFailure(w, tooLarge(limit))
+		return nil, false
 	}
-	if p, ok = s.authenticate(w, r); !ok {
-		return nil, nil, false
+	if !h.authenticate(w, r, x) {
+		return nil, false
 	}
-	if body, ok = s.readBody(w, r, limit); !ok {
-		return nil, nil, false
-	}
-	return body, p, true
-}
-
-// serveMCP is the Streamable HTTP endpoint.
-func (s *serving) serveMCP(w http.ResponseWriter, r *http.Request) {
-	body, p, ok := s.admitPost(w, r, true)
-	if !ok {
-		return
-	}
-	req := &Request{
-		Body:      body,
-		Principal: p,
-		Headers: &Headers{
-			ProtocolVersion: r.Header.Get("Mcp-Protocol-Version"),
-			Method:          r.Header.Get("Mcp-Method"),
-			Name:            r.Header.Get("Mcp-Name"),
-		},
-		RequestID: s.rid,
-		Logger:    s.log,
-	}
-	msg, derr := decode(body)
-	var reply Reply
-	if derr != nil {
-		s.acc.method = MethodInvalid
-		reply = decodeErrorReply(s.log, derr)
-	} else {
-		s.acc.method = msg.method
-		reply = s.h.limits.serve(r.Context(), s.core, req, msg, s.acc, s.log)
-	}
-	s.acc.rpcCode = reply.code
-	if reply.Challenge != nil {
-		w.Header().Set("WWW-Authenticate", s.challenge(r, `error="insufficient_scope", scope=`+quoteParam(strings.Join(reply.Challenge.Scopes, " "))))
-	}
-	if reply.retryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(reply.retryAfter, 10))
-	}
-	if reply.Body == nil {
-		w.WriteHeader(reply.Status)
-		return
-	}
-	writeJSON(w, reply.Status, reply.Body)
-	reply.release()
+	return readBody(w, r, x, limit)
 }
 
 // guard runs the checks shared by both MCP routes, in order: method (405),
 // Origin (403), Host (403) and, for a request with a body, Content-Type
 // (415). None of them reads the body. It writes the answer and returns
 // false when one fails.
-func (s *serving) guard(w http.ResponseWriter, r *http.Request, method string, hasBody bool) bool {
-	if r.Method != method {
+func guard(w http.ResponseWriter, r *http.Request, x *exchange, method string, hasBody bool) bool {
+	var f *failure
+	switch {
+	case r.Method != method:
 		w.Header().Set("Allow", method)
-		writeHTTPError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use "+method)
-		return false
-	}
-	if !s.hosts.originAllowed(r) {
-		s.log.Debug("refused origin", "origin", truncate(r.Header.Get("Origin"), 128))
-		writeHTTPError(w, http.StatusForbidden, "forbidden", "origin not allowed")
-		return false
-	}
-	if !s.hosts.hostAllowed(r) {
-		s.log.Debug("refused host", "host", truncate(r.Host, 128))
-		writeHTTPError(w, http.StatusForbidden, "forbidden", "host not allowed")
-		return false
-	}
-	if hasBody {
-		mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-		if err != nil || mt != "application/json" {
-			writeHTTPError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "Content-Type must be application/json")
-			return false
+		f = fail(failMethod, "use "+method)
+	case !x.st.hosts.originAllowed(r):
+		x.log.Debug("refused origin", "origin", truncate(r.Header.Get("Origin"), 128))
+		f = fail(failForbidden, "origin not allowed")
+	case !x.st.hosts.hostAllowed(r):
+		x.log.Debug("refused host", "host", truncate(r.Host, 128))
+		f = fail(failForbidden, "host not allowed")
+	case hasBody:
+		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+			f = fail(failMediaType, "Content-Type must be application/json")
 		}
+	}
+	if f != nil {
+		writeFailure(w, f)
+		return false
 	}
 	return true
 }
 
-// requestLimit is limits.request_bytes.
-func (s *serving) requestLimit() int64 {
-	if limit := int64(s.cat.Limits.RequestBytes); limit > 0 {
-		return limit
-	}
-	return int64(catalog.DefaultRequestBytes)
-}
-
-func (s *serving) tooLarge(w http.ResponseWriter, limit int64) {
-	writeHTTPError(w, http.StatusRequestEntityTooLarge, "request_too_large", "request body over "+strconv.FormatInt(limit, 10)+" bytes")
+func tooLarge(limit int64) *failure {
+	return fail(failBodyTooLarge, "request body over "+strconv.FormatInt(limit, 10)+" bytes")
 }
 
 // initialBodyBuffer is the most a body buffer starts with, whatever the
@@ -283,110 +218,62 @@ func (s *serving) tooLarge(w http.ResponseWriter, limit int64) {
 // bytes costs ten bytes, plus this.
 const initialBodyBuffer = 16 << 10
 
-// readBody reads the request body up to limit (413 above). The buffer
+// readBody reads the request body up to limit (413 above) with
+// rendering.ReadUpTo, the module's one bounded read loop. The buffer
 // starts small and grows as bytes arrive; Content-Length only shrinks the
 // first allocation.
-func (s *serving) readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
-	capHint := int64(512)
-	if r.ContentLength >= 0 {
-		capHint = min(r.ContentLength, initialBodyBuffer)
+func readBody(w http.ResponseWriter, r *http.Request, x *exchange, limit int64) ([]byte, bool) {
+	length := r.ContentLength
+	if length > initialBodyBuffer {
+		length = initialBodyBuffer
 	}
-	buf := make([]byte, 0, capHint+1)
-	body := http.MaxBytesReader(w, r.Body, limit)
-	for {
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, true
-		}
-		if err != nil {
-			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-				s.tooLarge(w, limit)
-			} else {
-				s.log.Debug("reading body failed", "error", err)
-				writeHTTPError(w, http.StatusBadRequest, "bad_request", "could not read the request body")
-			}
-			return nil, false
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
+	buf, err := rendering.ReadUpTo(http.MaxBytesReader(w, r.Body, limit), limit+1, length)
+	if err == nil {
+		return buf, true
 	}
-}
-
-// authenticate verifies the bearer token. A token is read only from the
-// Authorization header, never from the query string (AUTH §Token
-// Handling). Failures get 401 with WWW-Authenticate and a public message;
-// the verifier's detail goes to the log only.
-//
-// More than one Authorization header, or more than one credential in one
-// (a comma, which no bearer token68 holds), is 400: a proxy in front may
-// read another one than the gateway does, so neither is guessed at.
-func (s *serving) authenticate(w http.ResponseWriter, r *http.Request) (*authz.Principal, bool) {
-	vals := r.Header.Values("Authorization")
-	if len(vals) > 1 || (len(vals) == 1 && strings.Contains(vals[0], ",")) {
-		s.h.metrics.AuthFailure(authz.ReasonMalformed)
-		s.log.Debug("more than one credential", "authorization_headers", len(vals))
-		writeHTTPError(w, http.StatusBadRequest, "bad_request", "send exactly one Authorization header with one Bearer credential")
-		return nil, false
-	}
-	token, hasToken := bearerToken(r.Header.Get("Authorization"))
-	var (
-		p   *authz.Principal
-		err = authz.ErrNoToken
-	)
-	if hasToken {
-		p, err = s.ver.Verify(r.Context(), token)
-		if err == nil && p == nil {
-			s.log.Error("verifier returned no principal and no error")
-			err = authz.ErrInvalidToken
-		}
-	}
-	switch {
-	case err == nil:
-		s.acc.principal = p
-		return p, true
-	case errors.Is(err, authz.ErrNoToken):
-		s.h.metrics.AuthFailure(authz.Reason(err))
-		w.Header().Set("WWW-Authenticate", s.challenge(r, s.viewScope()))
-		writeHTTPError(w, http.StatusUnauthorized, "unauthorized", "a bearer token is required")
-	case errors.Is(err, authz.ErrInvalidToken):
-		s.h.metrics.AuthFailure(authz.Reason(err))
-		s.log.Debug("token refused", "error", err, "reason", authz.Reason(err))
-		// The reason class, never the token or what was expected of it
-		// (RFC 6750 §3; issue 10): authz.Description keeps the text inside
-		// error_description's characters.
-		desc := authz.Description(err)
-		params := `error="invalid_token", error_description=` + quoteParam(desc)
-		if sc := s.viewScope(); sc != "" {
-			params += ", " + sc
-		}
-		w.Header().Set("WWW-Authenticate", s.challenge(r, params))
-		b := []byte(`{"error":"unauthorized","message":"the bearer token is invalid or expired","error_description":`)
-		b = appendString(b, desc)
-		writeJSON(w, http.StatusUnauthorized, append(b, '}'))
-	case r.Context().Err() != nil:
-		s.log.Debug("token verification abandoned", "error", err)
-		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "request cancelled")
-	default:
-		// Not the caller's fault (a key set that cannot be fetched, say):
-		// no 401, which would send the client to re-authorize for nothing.
-		s.log.Error("token verification failed", "error", err)
-		writeHTTPError(w, http.StatusServiceUnavailable, "unavailable", "token verification is unavailable; request "+s.rid)
+	if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+		writeFailure(w, tooLarge(limit))
+	} else {
+		x.log.Debug("reading body failed", "error", err)
+		writeFailure(w, fail(failBadRequest, "could not read the request body"))
 	}
 	return nil, false
 }
 
-// viewScope is the scope auth-param of a 401 challenge: the view gate's
-// scopes, which every use of the surface needs (AUTH §Scope Selection
-// Strategy, a SHOULD), or "" when no view gate (or an empty one) is
-// declared.
-func (s *serving) viewScope() string {
-	g := s.cat.Gates[catalog.ViewGate]
-	if g == nil || len(g.Scopes) == 0 {
-		return ""
+// authenticate is the pipeline's first step over HTTP. A token is read
+// only from the Authorization header, never from the query string (AUTH
+// §Token Handling). Failures get 401 with WWW-Authenticate and a public
+// message; the verifier's detail goes to the log only.
+//
+// More than one Authorization header, or more than one credential in one
+// (a comma, which no bearer token68 holds), is 400: a proxy in front may
+// read another one than the gateway does, so neither is guessed at.
+func (h *handler) authenticate(w http.ResponseWriter, r *http.Request, x *exchange) bool {
+	vals := r.Header.Values("Authorization")
+	if len(vals) > 1 || (len(vals) == 1 && strings.Contains(vals[0], ",")) {
+		h.pl.metrics.AuthFailure(authz.ReasonMalformed)
+		x.log.Debug("more than one credential", "authorization_headers", len(vals))
+		writeFailure(w, fail(failBadRequest, "send exactly one Authorization header with one Bearer credential"))
+		return false
 	}
-	return "scope=" + quoteParam(strings.Join(g.Scopes, " "))
+	token, present := bearerToken(r.Header.Get("Authorization"))
+	f := h.pl.verify(x, token, present)
+	switch {
+	case f == nil:
+		return true
+	case f.kind == failNoToken:
+		w.Header().Set("WWW-Authenticate", x.challenge(r, x.st.viewScope))
+	case f.kind == failInvalidToken:
+		// authz.Description keeps the text inside error_description's
+		// characters.
+		params := `error="invalid_token", error_description=` + quoteParam(f.text)
+		if sc := x.st.viewScope; sc != "" {
+			params += ", " + sc
+		}
+		w.Header().Set("WWW-Authenticate", x.challenge(r, params))
+	}
+	writeFailure(w, f)
+	return false
 }
 
 // bearerToken extracts the token from an Authorization header value. The
@@ -402,12 +289,12 @@ func bearerToken(h string) (string, bool) {
 
 // challenge builds a WWW-Authenticate value: Bearer, then params, then
 // resource_metadata when the catalog configures it.
-func (s *serving) challenge(r *http.Request, params string) string {
+func (x *exchange) challenge(r *http.Request, params string) string {
 	v := "Bearer"
 	if params != "" {
 		v += " " + params
 	}
-	if u := s.metadataURL(r); u != "" {
+	if u := x.metadataURL(r); u != "" {
 		if params != "" {
 			v += ","
 		}
@@ -420,8 +307,8 @@ func (s *serving) challenge(r *http.Request, params string) string {
 // <mcp_path>, or "" without auth.resource_metadata. The origin is the
 // configured resource's; the request's own origin stands in when the
 // resource is not an absolute URL.
-func (s *serving) metadataURL(r *http.Request) string {
-	rm := s.cat.Auth.ResourceMetadata
+func (x *exchange) metadataURL(r *http.Request) string {
+	rm := x.st.cfg.ResourceMetadata
 	if rm == nil {
 		return ""
 	}
@@ -431,7 +318,7 @@ func (s *serving) metadataURL(r *http.Request) string {
 	} else {
 		origin = requestScheme(r) + "://" + r.Host
 	}
-	return origin + wellKnownPRM + s.mcpPath
+	return origin + wellKnownPRM + x.st.cfg.MCPPath
 }
 
 // quoteParam quotes an auth-param value (RFC 9110 §5.6.4).
@@ -514,56 +401,28 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-// writeHTTPError writes {"error": kind, "message": msg} (message omitted
-// when empty).
-func writeHTTPError(w http.ResponseWriter, status int, kind, msg string) {
-	b := append([]byte(`{"error":`), appendString(nil, kind)...)
-	if msg != "" {
-		b = append(b, `,"message":`...)
-		b = appendString(b, msg)
-	}
-	writeJSON(w, status, append(b, '}'))
-}
-
 // serveMetadata serves RFC 9728 protected resource metadata. It is public:
 // no token, no Origin check (a client must be able to read it before it
 // has a token).
-func (s *serving) serveMetadata(w http.ResponseWriter, r *http.Request) {
+func serveMetadata(w http.ResponseWriter, r *http.Request, x *exchange) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		writeHTTPError(w, http.StatusMethodNotAllowed, "method_not_allowed", "use GET")
+		writeFailure(w, fail(failMethod, "use GET"))
 		return
 	}
-	rm := s.cat.Auth.ResourceMetadata
-	doc := struct {
-		Resource               string   `json:"resource"`
-		AuthorizationServers   []string `json:"authorization_servers"`
-		ScopesSupported        []string `json:"scopes_supported,omitempty"`
-		BearerMethodsSupported []string `json:"bearer_methods_supported"`
-		ResourceName           string   `json:"resource_name,omitempty"`
-	}{
-		Resource:               rm.Resource,
-		AuthorizationServers:   rm.AuthorizationServers,
-		ScopesSupported:        rm.ScopesSupported,
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           s.cat.Server.Title,
+	rm := x.st.cfg.ResourceMetadata
+	o := object{
+		{"resource", str(rm.Resource)},
+		{"authorization_servers", strs(rm.AuthorizationServers)},
 	}
-	if doc.AuthorizationServers == nil {
-		doc.AuthorizationServers = []string{}
+	if len(rm.ScopesSupported) > 0 {
+		o = append(o, member{"scopes_supported", strs(rm.ScopesSupported)})
 	}
-	b, err := json.Marshal(doc)
-	if err != nil {
-		s.log.Error("encoding resource metadata", "error", err)
-		writeHTTPError(w, http.StatusInternalServerError, "internal_error", "internal error; request "+s.rid)
-		return
+	o = append(o, member{"bearer_methods_supported", strs{"header"}})
+	if t := x.st.cfg.Server.Title; t != "" {
+		o = append(o, member{"resource_name", str(t)})
 	}
-	writeJSON(w, http.StatusOK, b)
-}
-
-// principalContext is the context calls run in: the request's, so a client
-// that goes away cancels upstream work, carrying the principal.
-func principalContext(r *http.Request, p *authz.Principal) context.Context {
-	return authz.WithPrincipal(r.Context(), p)
+	writeJSON(w, http.StatusOK, encode(nil, o))
 }
 
 // withRequestID returns a logger that adds request_id to each record it

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"unicode/utf8"
+
+	"github.com/mcpgw/gateway/rendering"
 )
 
 // This file decodes one JSON-RPC 2.0 message strictly and without
@@ -309,7 +311,7 @@ func quoteForMsg(b []byte) string {
 	if len(b) > max {
 		b = append(b[:max:max], "…"...)
 	}
-	return string(appendString(nil, string(b)))
+	return string(rendering.AppendString(nil, string(b)))
 }
 
 // isInteger reports whether raw (a valid JSON number) has no fraction and no

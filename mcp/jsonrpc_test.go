@@ -124,18 +124,18 @@ func TestManyParamsMembersStayLinear(t *testing.T) {
 	}
 }
 
-func TestAppendStringMatchesEncodingJSON(t *testing.T) {
+func TestEncodeStringMatchesEncodingJSON(t *testing.T) {
 	for _, s := range []string{"", "plain", "quote\" back\\slash", "ctl\x00\x01\x1f\n\r\t", "caf\u00e9 \u2028\u2029 😀", "bad\xffutf8\xc3", "<html>&"} {
-		got := appendString(nil, s)
+		got := encode(nil, str(s))
 		var back string
 		if err := json.Unmarshal(got, &back); err != nil {
-			t.Fatalf("appendString(%q) = %s: not JSON: %v", s, got, err)
+			t.Fatalf("encode(str(%q)) = %s: not JSON: %v", s, got, err)
 		}
 		want, _ := json.Marshal(s)
 		var wantBack string
 		_ = json.Unmarshal(want, &wantBack)
 		if back != wantBack {
-			t.Errorf("appendString(%q) decodes to %q, encoding/json gives %q", s, back, wantBack)
+			t.Errorf("encode(str(%q)) decodes to %q, encoding/json gives %q", s, back, wantBack)
 		}
 	}
 }
@@ -161,7 +161,7 @@ func FuzzDecode(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, e := decode(b)
 		if e != nil {
-			out := appendError(nil, e.id, e.code, e.msg, nil)
+			out := encode(nil, &response{id: e.id, err: &errorObj{code: e.code, msg: e.msg}})
 			if !json.Valid(out) {
 				t.Fatalf("error reply for %q is not JSON: %s", b, out)
 			}
@@ -181,8 +181,8 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		for _, out := range [][]byte{
-			append(appendResultStart(nil, m.id), "}}"...),
-			appendError(nil, m.id, codeInvalidParams, "x", nil),
+			encode(nil, &response{id: m.id, result: object{}}),
+			encode(nil, &response{id: m.id, err: &errorObj{code: codeInvalidParams, msg: "x"}}),
 		} {
 			var reply map[string]json.RawMessage
 			if err := json.Unmarshal(out, &reply); err != nil {

@@ -5,15 +5,12 @@ import (
 	"context"
 	"log/slog"
 	"math"
-	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -103,15 +100,11 @@ func (f *inFlight) chanFor(size int) chan struct{} {
 	return f.sem
 }
 
-// acquire takes an in-flight slot for a request under cat's cap. It
+// acquire takes an in-flight slot for a request under a cap of size. It
 // returns the function that gives the slot back, and false when ctx ended
 // first (the caller answers nothing useful: its client is gone). After
 // l.wait it gives up waiting and admits the request over the cap.
-func (l *limits) acquire(ctx context.Context, cat *catalog.Catalog, log *slog.Logger) (release func(), ok bool) {
-	size := cat.Limits.MaxInFlight
-	if size <= 0 {
-		size = catalog.DefaultMaxInFlight
-	}
+func (l *limits) acquire(ctx context.Context, size int, log *slog.Logger) (release func(), ok bool) {
 	sem := l.flight.chanFor(size)
 	held := false
 	select {
@@ -155,11 +148,10 @@ func (r *rateLimited) retryAfterSeconds() int64 {
 	return max(s, 1)
 }
 
-// checkRate takes a token from each bucket that applies to p calling tool
-// under cat's limits.rate, or returns why not. nil limits.rate: no limit.
-func (l *limits) checkRate(cat *catalog.Catalog, p *authz.Principal, tool string) *rateLimited {
-	cfg := cat.Limits.Rate
-	if cfg == nil || p == nil {
+// checkRate takes a token from each bucket of cfg that applies to p
+// calling tool, or returns why not. No bucket: no limit.
+func (l *limits) checkRate(cfg *proxy.RateLimits, p *authz.Principal, tool string) *rateLimited {
+	if p == nil {
 		return nil
 	}
 	var want [2]wantToken
@@ -188,7 +180,7 @@ type bucketKey struct{ subject, workspace, tool string }
 
 type wantToken struct {
 	key  bucketKey
-	cfg  *catalog.Bucket
+	cfg  *proxy.Bucket
 	kind string
 }
 
@@ -247,7 +239,7 @@ func (rl *rateLimiter) take(want []wantToken) *rateLimited {
 
 // bucket returns the bucket for key, made (full) or adjusted to cfg, and
 // marks it most recently used.
-func (rl *rateLimiter) bucket(key bucketKey, cfg *catalog.Bucket, now time.Time) *rate.Limiter {
+func (rl *rateLimiter) bucket(key bucketKey, cfg *proxy.Bucket, now time.Time) *rate.Limiter {
 	if el, ok := rl.byKey[key]; ok {
 		rl.lru.MoveToFront(el)
 		lim := el.Value.(*bucketEntry).lim
@@ -288,45 +280,6 @@ func (rl *rateLimiter) len() int {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	return len(rl.byKey)
-}
-
-// serve answers one decoded message for an authenticated principal under
-// the limits: a tools/call is rate limited, then every request waits for
-// an in-flight slot and is dispatched. Notifications and responses pass
-// straight through (they do no work). acc learns the tool.
-func (l *limits) serve(ctx context.Context, core *proxy.Core, req *Request, msg *message, acc *access, log *slog.Logger) Reply {
-	if msg.kind != kindRequest || core == nil {
-		return dispatch(ctx, core, req, msg)
-	}
-	cat := core.Catalog()
-	if msg.method == "tools/call" {
-		if name, ok := stringValue(msg.name); ok {
-			acc.tool = name
-			if rl := l.checkRate(cat, req.Principal, name); rl != nil {
-				log.Debug("rate limited", "tool", truncate(name, 128), "limit", rl.kind, "retry_after", rl.retry)
-				return rateLimitedReply(msg.id, rl)
-			}
-		}
-	}
-	release, ok := l.acquire(ctx, cat, log)
-	defer release()
-	if !ok {
-		return errorReply(msg.id, rpcError{status: http.StatusServiceUnavailable, code: codeInternal, msg: "request cancelled"})
-	}
-	return dispatch(ctx, core, req, msg)
-}
-
-// rateLimitedReply is HTTP 429 with JSON-RPC -31429 and data {error,
-// limit, retryAfterMs}; the HTTP surface adds Retry-After.
-func rateLimitedReply(id []byte, rl *rateLimited) Reply {
-	data := []byte(`{"error":"rate_limited","limit":`)
-	data = appendString(data, rl.kind)
-	data = append(data, `,"retryAfterMs":`...)
-	data = strconv.AppendInt(data, retryAfterMillis(rl.retry), 10)
-	data = append(data, '}')
-	r := errorReply(id, rpcError{status: http.StatusTooManyRequests, code: codeRateLimited, msg: "rate limited", data: data})
-	r.retryAfter = rl.retryAfterSeconds()
-	return r
 }
 
 // retryAfterMillis rounds up, so a client that waits that long finds a

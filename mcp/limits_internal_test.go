@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
 )
 
 // clock is a settable time source.
@@ -16,14 +16,14 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time          { return c.t }
 func (c *clock) advance(d time.Duration) { c.t = c.t.Add(d) }
 func newClock() *clock                   { return &clock{t: time.Unix(1_700_000_000, 0)} }
-func principalWant(sub string, b *catalog.Bucket) []wantToken {
+func principalWant(sub string, b *proxy.Bucket) []wantToken {
 	return []wantToken{{bucketKey{sub, "acme", ""}, b, RateLimitPrincipal}}
 }
 
 func TestRateLimiterRefillsAndRetryAfter(t *testing.T) {
 	c := newClock()
 	rl := newRateLimiter(c.now, 100)
-	b := &catalog.Bucket{RPS: 2, Burst: 2}
+	b := &proxy.Bucket{RPS: 2, Burst: 2}
 	for i := range 2 {
 		if r := rl.take(principalWant("a", b)); r != nil {
 			t.Fatalf("take %d refused: %+v", i, r)
@@ -42,7 +42,7 @@ func TestRateLimiterRefillsAndRetryAfter(t *testing.T) {
 func TestRateLimiterForgetsOnlyFullBuckets(t *testing.T) {
 	c := newClock()
 	rl := newRateLimiter(c.now, 100)
-	b := &catalog.Bucket{RPS: 1, Burst: 2}
+	b := &proxy.Bucket{RPS: 1, Burst: 2}
 	for i := range 10 {
 		rl.take(principalWant(fmt.Sprint("idle", i), b))
 	}
@@ -71,7 +71,7 @@ func TestRateLimiterForgetsOnlyFullBuckets(t *testing.T) {
 func TestRateLimiterIsBounded(t *testing.T) {
 	c := newClock()
 	rl := newRateLimiter(c.now, 5)
-	b := &catalog.Bucket{RPS: 0.001, Burst: 1}
+	b := &proxy.Bucket{RPS: 0.001, Burst: 1}
 	for i := range 50 {
 		rl.take(principalWant(fmt.Sprint("p", i), b))
 		if n := rl.len(); n > 5 {
@@ -83,12 +83,12 @@ func TestRateLimiterIsBounded(t *testing.T) {
 func TestRateLimiterFollowsConfigChanges(t *testing.T) {
 	c := newClock()
 	rl := newRateLimiter(c.now, 100)
-	rl.take(principalWant("a", &catalog.Bucket{RPS: 0.001, Burst: 1}))
-	if r := rl.take(principalWant("a", &catalog.Bucket{RPS: 0.001, Burst: 1})); r == nil {
+	rl.take(principalWant("a", &proxy.Bucket{RPS: 0.001, Burst: 1}))
+	if r := rl.take(principalWant("a", &proxy.Bucket{RPS: 0.001, Burst: 1})); r == nil {
 		t.Fatal("second take passed with burst 1")
 	}
 	// A reload raises the rate: the same bucket refills at the new rate.
-	faster := &catalog.Bucket{RPS: 10, Burst: 1}
+	faster := &proxy.Bucket{RPS: 10, Burst: 1}
 	rl.take(principalWant("a", faster)) // adjusts; may still be empty
 	c.advance(200 * time.Millisecond)
 	if r := rl.take(principalWant("a", faster)); r != nil {
@@ -99,10 +99,10 @@ func TestRateLimiterFollowsConfigChanges(t *testing.T) {
 func TestCheckRateTakesAllOrNothing(t *testing.T) {
 	c := newClock()
 	l := &limits{metrics: nopMetrics{}, rate: newRateLimiter(c.now, 100)}
-	cat := &catalog.Catalog{Limits: catalog.Limits{Rate: &catalog.Rate{
-		PerPrincipal: &catalog.Bucket{RPS: 0.001, Burst: 2},
-		PerTool:      map[string]*catalog.Bucket{"t": {RPS: 0.001, Burst: 1}},
-	}}}
+	cat := &proxy.RateLimits{
+		PerPrincipal: &proxy.Bucket{RPS: 0.001, Burst: 2},
+		PerTool:      map[string]*proxy.Bucket{"t": {RPS: 0.001, Burst: 1}},
+	}
 	p := authz.NewPrincipal("s", "w", "", nil, nil)
 	if r := l.checkRate(cat, p, "t"); r != nil {
 		t.Fatal(r)
@@ -122,7 +122,7 @@ func TestCheckRateTakesAllOrNothing(t *testing.T) {
 
 func TestInFlightCancelledWaiterTakesNoSlot(t *testing.T) {
 	l := newLimits(time.Hour, nil)
-	cat := &catalog.Catalog{Limits: catalog.Limits{MaxInFlight: 1}}
+	const cat = 1 // max_in_flight
 	release, ok := l.acquire(context.Background(), cat, logger(nil))
 	if !ok {
 		t.Fatal("first acquire failed")

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -67,18 +68,6 @@ func (u *slowUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	io.WriteString(w, `{"ok":true}`)
 }
 
-// waitFor polls cond for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // recMetrics records what the handler reports.
 type recMetrics struct {
 	mu           sync.Mutex
@@ -124,10 +113,14 @@ func (m *recMetrics) snapshot() recMetrics {
 }
 
 func TestMaxInFlightWaitsAndNeverRejects(t *testing.T) {
+	synctest.Test(t, testMaxInFlightWaitsAndNeverRejects)
+}
+
+func testMaxInFlightWaitsAndNeverRejects(t *testing.T) {
 	const limit = 3
 	up := newSlowUpstream()
 	m := &recMetrics{}
-	e := newEnvWith(t, withLimits(fmt.Sprintf("  max_in_flight: %d\n", limit)), envConfig{upstream: up, opts: mcp.Options{Metrics: m}})
+	e := newEnvWith(t, withLimits(fmt.Sprintf("  max_in_flight: %d\n", limit)), envConfig{upstream: up, opts: mcp.Options{Metrics: m}, memnet: true})
 
 	const calls = limit + 5
 	type answer struct {
@@ -146,9 +139,9 @@ func TestMaxInFlightWaitsAndNeverRejects(t *testing.T) {
 			answers <- answer{r.status, string(r.body)}
 		}()
 	}
-	waitFor(t, "the cap to fill", func() bool { return up.cur.Load() == limit })
-	// The others are waiting in the gateway, not failing and not upstream.
-	time.Sleep(100 * time.Millisecond)
+	// Every call is now at the upstream or waiting in the gateway: the
+	// others are waiting, not failing and not upstream.
+	synctest.Wait()
 	if got := up.cur.Load(); got != limit {
 		t.Fatalf("%d requests at the upstream, want %d", got, limit)
 	}
@@ -176,28 +169,44 @@ func TestMaxInFlightWaitsAndNeverRejects(t *testing.T) {
 }
 
 func TestMaxInFlightServesOverTheCapAfterTheWait(t *testing.T) {
-	up := newSlowUpstream()
-	e := newEnvWith(t, withLimits("  max_in_flight: 1\n"), envConfig{upstream: up, opts: mcp.Options{InFlightWait: 50 * time.Millisecond}})
-	done := make(chan response, 2)
-	for i := range 2 {
-		go func() {
-			done <- e.do(req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_item","arguments":{"id":"a"}}}`, i), header: auth(t, "read")})
-		}()
-	}
-	// The second is let through once it has waited 50ms, while the first
-	// still holds the only slot.
-	waitFor(t, "both calls at the upstream", func() bool { return up.cur.Load() == 2 })
-	close(up.release)
-	for range 2 {
-		if r := <-done; r.status != 200 {
-			t.Fatalf("= %d %s", r.status, r.body)
+	synctest.Test(t, func(t *testing.T) {
+		const wait = 50 * time.Millisecond
+		up := newSlowUpstream()
+		e := newEnvWith(t, withLimits("  max_in_flight: 1\n"), envConfig{upstream: up, opts: mcp.Options{InFlightWait: wait}, memnet: true})
+		done := make(chan response, 2)
+		tok := auth(t, "read")
+		for i := range 2 {
+			go func() {
+				done <- e.do(req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_item","arguments":{"id":"a"}}}`, i), header: tok})
+			}()
 		}
-	}
+		synctest.Wait()
+		if n := up.cur.Load(); n != 1 {
+			t.Fatalf("%d calls at the upstream under max_in_flight 1 before the wait ran out, want 1", n)
+		}
+		// The second is let through once it has waited, while the first
+		// still holds the only slot.
+		time.Sleep(wait)
+		synctest.Wait()
+		if n := up.cur.Load(); n != 2 {
+			t.Fatalf("%d calls at the upstream after the wait, want 2", n)
+		}
+		close(up.release)
+		for range 2 {
+			if r := <-done; r.status != 200 {
+				t.Fatalf("= %d %s", r.status, r.body)
+			}
+		}
+	})
 }
 
 func TestMaxInFlightFollowsReload(t *testing.T) {
+	synctest.Test(t, testMaxInFlightFollowsReload)
+}
+
+func testMaxInFlightFollowsReload(t *testing.T) {
 	up := newSlowUpstream()
-	e := newEnvWith(t, withLimits("  max_in_flight: 1\n"), envConfig{upstream: up})
+	e := newEnvWith(t, withLimits("  max_in_flight: 1\n"), envConfig{upstream: up, memnet: true})
 	if r := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header: auth(t, "read")}); r.status != 200 {
 		t.Fatalf("ping = %d %s", r.status, r.body)
 	}
@@ -208,7 +217,10 @@ func TestMaxInFlightFollowsReload(t *testing.T) {
 			done <- e.do(req{path: "/admin/mcp/call", body: fmt.Sprintf(`{"name":"get_item","arguments":{"id":"r%d"}}`, i), header: auth(t, "read")})
 		}()
 	}
-	waitFor(t, "two calls at the upstream under the reloaded cap", func() bool { return up.cur.Load() == 2 })
+	synctest.Wait()
+	if n := up.cur.Load(); n != 2 {
+		t.Fatalf("%d calls at the upstream under the reloaded cap of 2, want 2", n)
+	}
 	close(up.release)
 	for range 2 {
 		if r := <-done; r.status != 200 {

@@ -1,12 +1,8 @@
 package mcp
 
 import (
-	"context"
-	"log/slog"
 	"net/http"
 	"time"
-
-	"github.com/mcpgw/gateway/authz"
 )
 
 // Metrics receives what the surfaces observe. Every label it is given
@@ -83,53 +79,6 @@ func metricsOrNop(m Metrics) Metrics {
 		return nopMetrics{}
 	}
 	return m
-}
-
-// access is what the access log line and the request metric say about
-// one request; surfaces fill it in as they learn more.
-type access struct {
-	rid       string
-	surface   string
-	method    string // JSON-RPC method or "VERB /route"; caller input, truncated
-	tool      string // tools/call only
-	status    int
-	rpcCode   int // JSON-RPC error code, 0 when none
-	principal *authz.Principal
-	start     time.Time
-}
-
-// finish writes the access log line, one per request at Info with the
-// constant message "request", and records the request metric. It never
-// logs tokens, credentials or bodies: only the principal's subject and
-// workspace.
-func (a *access) finish(ctx context.Context, log *slog.Logger, m Metrics) {
-	d := time.Since(a.start)
-	if a.status == 0 {
-		a.status = http.StatusOK
-	}
-	attrs := make([]slog.Attr, 0, 9)
-	attrs = append(attrs,
-		slog.String("request_id", a.rid),
-		slog.String("surface", a.surface),
-		slog.String("method", truncate(a.method, 64)),
-	)
-	if a.tool != "" {
-		attrs = append(attrs, slog.String("tool", truncate(a.tool, 128)))
-	}
-	attrs = append(attrs, slog.Int("status", a.status))
-	if a.rpcCode != 0 {
-		attrs = append(attrs, slog.Int("rpc_code", a.rpcCode))
-	}
-	attrs = append(attrs, slog.Duration("duration", d))
-	if p := a.principal; p != nil {
-		attrs = append(attrs, slog.String("subject", p.Subject), slog.String("workspace", p.Workspace))
-	}
-	log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
-	label := a.method
-	if a.surface == SurfaceNone {
-		label = MethodOther
-	}
-	m.Request(a.surface, MethodLabel(label), a.status, d)
 }
 
 // statusWriter remembers the status a handler answered with.

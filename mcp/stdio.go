@@ -10,16 +10,14 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
 )
 
 // The stdio surface serves local agent harnesses that start the gateway
 // as a subprocess: newline-delimited JSON-RPC on stdin and stdout (the MCP
-// stdio transport), both protocol eras, through the same Dispatch as HTTP,
+// stdio transport), both protocol eras, through the same pipeline as HTTP,
 // so gates, the sensitive-data lock, fences and bounds apply unchanged.
 //
 // There are no HTTP headers: the header checks of the modern era are
@@ -72,13 +70,10 @@ type StdioOptions struct {
 // verification unavailable, -31429 rate limited (data {retryAfterMs}),
 // -31413 output too large, -31403 insufficient scope.
 func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts *StdioOptions) error {
-	sv := &stdioServer{}
-	if opts != nil {
-		sv.state, sv.token, sv.log, sv.metrics = opts.State, opts.Token, opts.Logger, opts.Metrics
+	if opts == nil {
+		opts = &StdioOptions{}
 	}
-	sv.log = logger(sv.log)
-	sv.metrics = metricsOrNop(sv.metrics)
-	sv.limits = newLimits(0, sv.metrics)
+	sv := &stdioServer{pl: newPipeline(opts.State, opts.Logger, opts.Metrics, 0), token: opts.Token}
 
 	lines := make(chan stdioLine)
 	done := make(chan struct{})
@@ -111,30 +106,16 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts *StdioOpt
 }
 
 type stdioServer struct {
-	state   func() (*proxy.Core, authz.Verifier)
-	token   string
-	log     *slog.Logger
-	metrics Metrics
-	limits  *limits
-}
-
-func (sv *stdioServer) current() (*proxy.Core, authz.Verifier) {
-	if sv.state == nil {
-		return nil, nil
-	}
-	core, ver := sv.state()
-	if core == nil || core.Catalog() == nil || ver == nil {
-		return nil, nil
-	}
-	return core, ver
+	pl    *pipeline
+	token string
 }
 
 // requestLimit is the current limits.request_bytes.
 func (sv *stdioServer) requestLimit() int64 {
-	if core, _ := sv.current(); core != nil && core.Catalog().Limits.RequestBytes > 0 {
-		return int64(core.Catalog().Limits.RequestBytes)
+	if st := sv.pl.state(); st != nil {
+		return st.cfg.RequestBytes
 	}
-	return int64(catalog.DefaultRequestBytes)
+	return proxy.DefaultRequestBytes
 }
 
 // stdioLine is one line of input without its line ending.
@@ -200,73 +181,35 @@ func (sv *stdioServer) serveLine(ctx context.Context, l stdioLine) []byte {
 	if !l.oversize && len(bytes.TrimSpace(l.data)) == 0 {
 		return nil
 	}
-	rid := newRequestID()
-	acc := &access{rid: rid, surface: SurfaceStdio, method: MethodInvalid, start: time.Now()}
-	log := withRequestID(sv.log, rid)
-	reply := sv.answer(ctx, l, rid, acc, log)
-	acc.status, acc.rpcCode = reply.Status, reply.code
-	acc.finish(ctx, sv.log, sv.metrics)
-	return reply.Body
+	x := sv.pl.begin(ctx, SurfaceStdio, MethodInvalid)
+	status, v, _ := sv.answer(x, l)
+	x.status = status
+	sv.pl.finish(x)
+	if v == nil {
+		return nil
+	}
+	return encode(make([]byte, 0, sizeHint(v)+1), v)
 }
 
-func (sv *stdioServer) answer(ctx context.Context, l stdioLine, rid string, acc *access, log *slog.Logger) Reply {
+// answer runs the pipeline for one line: the framing, then the caller's
+// token (verified on every request, with the verifier of the state
+// serving it), then the message.
+func (sv *stdioServer) answer(x *exchange, l stdioLine) (int, value, *failure) {
 	if l.oversize {
-		log.Debug("refused message", "code", codeInvalidRequest, "reason", "line over limits.request_bytes", "limit", l.limit)
-		e := rpcError{status: http.StatusRequestEntityTooLarge, code: codeInvalidRequest, msg: "request over " + strconv.FormatInt(l.limit, 10) + " bytes (limits.request_bytes)"}
-		return errorReply(nil, e)
+		x.log.Debug("refused message", "code", codeInvalidRequest, "reason", "line over limits.request_bytes", "limit", l.limit)
+		return x.rpcFailure(fail(failLineTooLarge, "request over "+strconv.FormatInt(l.limit, 10)+" bytes (limits.request_bytes)"))
 	}
-	msg, derr := decode(l.data)
-	if derr != nil {
-		return decodeErrorReply(log, derr)
+	if f := x.decodeMessage(l.data); f != nil {
+		return x.rpcFailure(f)
 	}
-	acc.method = msg.method
-	if msg.kind != kindRequest {
-		return Reply{Status: http.StatusAccepted}
+	if x.msg.kind != kindRequest {
+		return http.StatusAccepted, nil, nil
 	}
-	core, ver := sv.current()
-	if core == nil || !core.Catalog().Server.Enabled {
-		return errorReply(msg.id, rpcError{status: http.StatusServiceUnavailable, code: codeInternal, msg: "mcp server not initialised"})
+	if x.st == nil || !x.st.cfg.Enabled {
+		return x.rpcFailure(&failure{kind: failNotInitialised})
 	}
-	p, e := sv.verify(ctx, ver, rid, log)
-	if e != nil {
-		return errorReply(msg.id, *e)
+	if f := sv.pl.verify(x, sv.token, sv.token != ""); f != nil {
+		return x.rpcFailure(f)
 	}
-	acc.principal = p
-	req := &Request{Body: l.data, Principal: p, RequestID: rid, Logger: log}
-	return sv.limits.serve(ctx, core, req, msg, acc, log)
-}
-
-// verify checks the token with the current verifier; its error answers
-// mirror the HTTP surface's 401 and 503.
-func (sv *stdioServer) verify(ctx context.Context, ver authz.Verifier, rid string, log *slog.Logger) (*authz.Principal, *rpcError) {
-	var (
-		p   *authz.Principal
-		err = authz.ErrNoToken
-	)
-	if sv.token != "" {
-		p, err = ver.Verify(ctx, sv.token)
-		if err == nil && p == nil {
-			log.Error("verifier returned no principal and no error")
-			err = authz.ErrInvalidToken
-		}
-	}
-	switch {
-	case err == nil:
-		return p, nil
-	case errors.Is(err, authz.ErrNoToken):
-		sv.metrics.AuthFailure(authz.Reason(err))
-		return nil, &rpcError{status: http.StatusUnauthorized, code: codeUnauthorized, msg: "unauthorized: a bearer token is required", data: []byte(`{"error":"unauthorized"}`)}
-	case errors.Is(err, authz.ErrInvalidToken):
-		sv.metrics.AuthFailure(authz.Reason(err))
-		log.Debug("token refused", "error", err, "reason", authz.Reason(err))
-		data := appendString([]byte(`{"error":"unauthorized","error_description":`), authz.Description(err))
-		return nil, &rpcError{status: http.StatusUnauthorized, code: codeUnauthorized, msg: "unauthorized: the bearer token is invalid or expired", data: append(data, '}')}
-	}
-	if ctx.Err() != nil {
-		log.Debug("token verification abandoned", "error", err)
-	} else {
-		log.Error("token verification failed", "error", err)
-	}
-	data := appendString([]byte(`{"error":"unavailable","request_id":`), rid)
-	return nil, &rpcError{status: http.StatusServiceUnavailable, code: codeUnavailable, msg: "token verification is unavailable", data: append(data, '}')}
+	return sv.pl.serveRPC(x)
 }

@@ -20,12 +20,12 @@ const (
 	DefaultLegacyVersion = "2025-03-26"
 )
 
-// SupportedVersions lists the revisions server/discover advertises and
-// -32022 errors name, newest first.
-var SupportedVersions = []string{ModernVersion, "2025-11-25", "2025-06-18", "2025-03-26"}
+// supportedVersions lists the revisions server/discover advertises and
+// -32022 errors name, newest first. An array, so no caller can change it.
+var supportedVersions = [...]string{ModernVersion, "2025-11-25", "2025-06-18", "2025-03-26"}
 
 // legacyVersion reports whether v is a legacy revision this server accepts:
-// the three in SupportedVersions plus 2024-11-05, which initialize may
+// the three in supportedVersions plus 2024-11-05, which initialize may
 // negotiate (so a client that negotiated it must not be refused later).
 func legacyVersion(v string) bool {
 	switch v {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
 )
 
 // modernBody builds a modern request with the given method, params members
@@ -70,32 +70,33 @@ func TestNegotiate(t *testing.T) {
 			if de != nil {
 				t.Fatalf("decode(%s): %s", tc.body, de.msg)
 			}
-			d := &dispatcher{ctx: context.Background(), req: &Request{Headers: tc.hdr}, msg: m, log: logger(nil)}
-			e := d.negotiate()
+			d := &exchange{ctx: context.Background(), hdr: tc.hdr, msg: m, log: logger(nil)}
+			f := d.negotiate()
 			if tc.code == 0 {
-				if e != nil {
-					t.Fatalf("negotiate = %d %q, want accepted", e.code, e.msg)
+				if f != nil {
+					t.Fatalf("negotiate = %d %q, want accepted", rpcErrors[f.kind].code, f.text)
 				}
 				if d.modern != tc.modern || d.version != tc.version {
 					t.Fatalf("negotiate = modern %v version %q, want %v %q", d.modern, d.version, tc.modern, tc.version)
 				}
 				return
 			}
-			if e == nil {
+			if f == nil {
 				t.Fatalf("negotiate accepted, want %d", tc.code)
 			}
-			if e.code != tc.code || e.status != tc.status {
-				t.Fatalf("negotiate = %d/%d %q, want %d/%d", e.code, e.status, e.msg, tc.code, tc.status)
+			if e := rpcErrors[f.kind]; e.code != tc.code || e.status != tc.status {
+				t.Fatalf("negotiate = %d/%d %q, want %d/%d", e.code, e.status, f.text, tc.code, tc.status)
 			}
 		})
 	}
 }
 
 func TestUnsupportedVersionListsSupported(t *testing.T) {
-	e := unsupportedVersion("2099-01-01")
+	_, v := rpcError(nil, fail(failUnsupportedVersion, "2099-01-01"))
+	data := encode(nil, v.(*response).err.data)
 	want := `{"supported":["2026-07-28","2025-11-25","2025-06-18","2025-03-26"],"requested":"2099-01-01"}`
-	if string(e.data) != want {
-		t.Fatalf("data = %s, want %s", e.data, want)
+	if string(data) != want {
+		t.Fatalf("data = %s, want %s", data, want)
 	}
 }
 
@@ -167,7 +168,7 @@ func TestOriginAllowed(t *testing.T) {
 			if tc.tls {
 				r.TLS = &tls.ConnectionState{}
 			}
-			if got := newHostPolicy(&catalog.Server{AllowedOrigins: allowed}).originAllowed(r); got != tc.want {
+			if got := newHostPolicy(&proxy.Config{AllowedOrigins: allowed}).originAllowed(r); got != tc.want {
 				t.Fatalf("originAllowed(host %q, origin %q) = %v, want %v", tc.host, tc.origin, got, tc.want)
 			}
 		})
@@ -176,7 +177,7 @@ func TestOriginAllowed(t *testing.T) {
 		r := httptest.NewRequest("POST", "/mcp", nil)
 		r.Header.Add("Origin", "https://app.example.com")
 		r.Header.Add("Origin", "http://evil.example")
-		if newHostPolicy(&catalog.Server{AllowedOrigins: allowed}).originAllowed(r) {
+		if newHostPolicy(&proxy.Config{AllowedOrigins: allowed}).originAllowed(r) {
 			t.Fatal("originAllowed with two Origin headers = true, want false")
 		}
 	})
@@ -211,7 +212,7 @@ func TestHostAllowed(t *testing.T) {
 			if tc.local != nil {
 				r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, tc.local))
 			}
-			if got := newHostPolicy(&catalog.Server{}).hostAllowed(r); got != tc.want {
+			if got := newHostPolicy(&proxy.Config{}).hostAllowed(r); got != tc.want {
 				t.Fatalf("hostAllowed(local %v, host %q) = %v, want %v", tc.local, tc.host, got, tc.want)
 			}
 		})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
 )
 
 // AuditRecord is one write call, whatever its outcome. A call that is about
@@ -218,13 +219,6 @@ func NewAuditTrail(sink AuditSink, logger *slog.Logger, obs AuditObserver) *Audi
 	return t
 }
 
-// Healthy reports whether the last record was written.
-func (t *AuditTrail) Healthy() bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return !t.failing
-}
-
 func (t *AuditTrail) Write(ctx context.Context, rec *AuditRecord) error {
 	err := t.sink.Write(ctx, rec)
 	label := rec.Outcome
@@ -271,7 +265,7 @@ type auditEntry struct {
 }
 
 func (c *Core) newAuditEntry(p *authz.Principal, t *tool, raw []byte, start time.Time) *auditEntry {
-	return &auditEntry{c: c, p: p, t: t, args: auditArgs(raw, t, int(c.cat.Audit.MaxArgumentBytes)), start: start}
+	return &auditEntry{c: c, p: p, t: t, args: auditArgs(raw, t, t.auditMax), start: start}
 }
 
 func (e *auditEntry) record(stage, outcome string, status int) *AuditRecord {
@@ -329,7 +323,7 @@ func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 		return json.RawMessage("{}")
 	}
 	if max <= 0 {
-		max = 8 << 10
+		max = int(catalog.DefaultMaxArgumentBytes)
 	}
 	if len(t.redact) == 0 {
 		if len(args) > max || !json.Valid(args) {

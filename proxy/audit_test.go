@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
@@ -366,37 +366,39 @@ func TestAuditCapsArguments(t *testing.T) {
 // A caller who leaves after the write was sent does not cut it off: the
 // upstream's answer is recorded as what happened.
 func TestAuditRecordsWhatTheUpstreamDidAfterTheCallerLeft(t *testing.T) {
-	arrived, release := make(chan struct{}), make(chan struct{})
-	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
-		close(arrived)
-		<-release
-		w.WriteHeader(http.StatusCreated)
-		io.WriteString(w, `{"ok":true}`)
-	})
-	path := filepath.Join(t.TempDir(), "audit.jsonl")
-	c := auditCore(t, rec.srv.URL, "", openAudit(t, path, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan *proxy.Result)
-	go func() {
-		res, _ := c.Call(ctx, writer, "set_limit", []byte(`{"id":"q1","limit":2}`))
-		done <- res
-	}()
-	<-arrived
-	cancel() // the client disconnects while the upstream works
-	time.Sleep(20 * time.Millisecond)
-	close(release)
-	select {
-	case res := <-done:
-		if res == nil || res.IsError {
+	synctest.Test(t, func(t *testing.T) {
+		arrived, release := make(chan struct{}), make(chan struct{})
+		rec, tr := newMemRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+			close(arrived)
+			<-release
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"ok":true}`)
+		})
+		path := filepath.Join(t.TempDir(), "audit.jsonl")
+		c := parseCoreWith(t, testCatalog, rec.srv.URL, &proxy.Options{Audit: openAudit(t, path, nil), Transport: tr})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan *proxy.Result)
+		go func() {
+			res, _ := c.Call(ctx, writer, "set_limit", []byte(`{"id":"q1","limit":2}`))
+			done <- res
+		}()
+		<-arrived
+		cancel() // the client disconnects while the upstream works
+		synctest.Wait()
+		select {
+		case res := <-done:
+			t.Fatalf("the call ended when its caller left, before the upstream answered: %+v", res)
+		default:
+		}
+		close(release)
+		if res := <-done; res == nil || res.IsError {
 			t.Fatalf("call = %+v", res)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("call did not finish")
-	}
-	got := readAudit(t, path)
-	if len(got) != 2 || got[1].Outcome != "ok" || got[1].UpstreamStatus != http.StatusCreated {
-		t.Fatalf("records = %+v, want started, then completed ok with status 201", got)
-	}
+		got := readAudit(t, path)
+		if len(got) != 2 || got[1].Outcome != "ok" || got[1].UpstreamStatus != http.StatusCreated {
+			t.Fatalf("records = %+v, want started, then completed ok with status 201", got)
+		}
+	})
 }
 
 func TestAuditTrailHealthAcrossSinkErrors(t *testing.T) {

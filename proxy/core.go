@@ -66,7 +66,7 @@ type Core struct {
 	tools   map[string]*tool
 	order   []*tool
 
-	instructions string
+	config *Config
 
 	lists     sync.Map // authz.Signature → []*Listed
 	listCount atomic.Int64
@@ -174,6 +174,13 @@ type tool struct {
 	redact       []string            // writeOnly arguments, redacted in audit records
 	notFound     map[int]bool
 	notFoundJSON []byte
+	// pageDefault and pageMax are the resolved page size bounds of a
+	// paged tool (pageArg != "").
+	pageArg              string
+	pageDefault, pageMax int
+	inline               int   // limits.inline_bytes
+	auditMax             int   // audit.max_argument_bytes
+	keep                 int64 // bytes of a payload answer worth reading; 0: max_response_bytes
 }
 
 // New builds a Core for cat: it compiles everything a call needs, so a
@@ -234,6 +241,12 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
 		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
 		t.shape = shapeOptions(def)
+		t.pageArg, t.pageDefault, t.pageMax = pageBounds(def, &cat.Limits)
+		t.inline = int(cat.Limits.InlineBytes)
+		t.auditMax = int(cat.Audit.MaxArgumentBytes) // 0: auditArgs' default
+		if def.Response.Render == catalog.RenderPayload {
+			t.keep = int64(t.inline) + utf8.UTFMax // enough to judge the cut's encoding
+		}
 		ro := rendering.Options{
 			List:            def.Response.List,
 			Untrusted:       def.Response.Untrusted,
@@ -267,10 +280,11 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			fenced = true
 		}
 	}
-	c.instructions = cat.Server.Instructions
+	instructions := cat.Server.Instructions
 	if fenced {
-		c.instructions = withFenceNotice(c.instructions)
+		instructions = withFenceNotice(instructions)
 	}
+	c.config = resolveConfig(cat, instructions)
 	return c, nil
 }
 
@@ -299,10 +313,10 @@ func shapeOptions(def *catalog.Tool) rendering.ShapeOptions {
 
 // Instructions is the server's instructions for the model: the catalog's,
 // with the fence notice added when any tool fences untrusted text.
-func (c *Core) Instructions() string { return c.instructions }
+func (c *Core) Instructions() string { return c.config.Instructions }
 
-// Policy returns the authorization policy c decides with.
-func (c *Core) Policy() *authz.Policy { return c.policy }
+// Config is c's catalog resolved for the surfaces; see [Config].
+func (c *Core) Config() *Config { return c.config }
 
 // List returns the tools p may see, in catalog order. It asks the same
 // question as Call, through the same policy.
@@ -366,14 +380,13 @@ func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args [
 }
 
 func outcomeOf(res *Result, err error) string {
-	var ce *ChallengeError
 	switch {
-	case errors.As(err, &ce):
+	case err == nil:
+		return res.Outcome
+	case errors.As(err, new(*ChallengeError)):
 		return OutcomeDenied
-	case err != nil:
-		return OutcomeRefused
 	}
-	return res.Outcome
+	return OutcomeRefused
 }
 
 // call decides, validates, builds and sends. ae is the audit entry of a
@@ -401,7 +414,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), 0, nil
 	}
 	applyDefaults(t.def, args)
-	c.applyPaging(t, args)
+	applyPaging(t, args)
 	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
@@ -419,10 +432,6 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		}
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
-	var keep int64
-	if t.def.Response.Render == catalog.RenderPayload {
-		keep = int64(c.cat.Limits.InlineBytes) + utf8.UTFMax // enough to judge the cut's encoding
-	}
 	if ae != nil {
 		if err := ae.started(ctx); err != nil {
 			return toolError(OutcomeRefused, "write refused: auditing is unavailable (the audit record could not be written), so nothing was sent upstream; reads still work"), 0, nil
@@ -432,7 +441,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		// the upstream did, not that the call was cut off.
 		ctx = context.WithoutCancel(ctx)
 	}
-	resp, err := t.up.do(ctx, req, redirects, b.workspace, keep)
+	resp, err := t.up.do(ctx, req, redirects, b.workspace, t.keep)
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error()), answeredStatus(err), nil
 	}
@@ -470,26 +479,35 @@ func decodeArgs(raw []byte) (map[string]any, error) {
 	return args, nil
 }
 
+// pageBounds resolves a paged tool's page size argument, default and
+// ceiling once, at load.
+func pageBounds(def *catalog.Tool, l *catalog.Limits) (arg string, dflt, ceiling int) {
+	pg := def.Paging
+	if pg == nil || pg.PageSizeArgument == "" {
+		return "", 0, 0
+	}
+	dflt, ceiling = l.PageSize.Default, l.PageSize.Max
+	if dflt <= 0 {
+		dflt = catalog.DefaultPageSize
+	}
+	if ceiling <= 0 {
+		ceiling = catalog.DefaultMaxPageSize
+	}
+	if pg.Max > 0 && pg.Max < ceiling {
+		ceiling = pg.Max
+	}
+	return pg.PageSizeArgument, min(dflt, ceiling), ceiling
+}
+
 // applyPaging fills a missing page size with the default and clamps a
 // larger one to the ceiling.
-func (c *Core) applyPaging(t *tool, args map[string]any) {
-	pg := t.def.Paging
-	if pg == nil || pg.PageSizeArgument == "" {
+func applyPaging(t *tool, args map[string]any) {
+	if t.pageArg == "" {
 		return
 	}
-	def, max := c.cat.Limits.PageSize.Default, c.cat.Limits.PageSize.Max
-	if def <= 0 {
-		def = catalog.DefaultPageSize
-	}
-	if max <= 0 {
-		max = catalog.DefaultMaxPageSize
-	}
-	if pg.Max > 0 && pg.Max < max {
-		max = pg.Max
-	}
-	v, ok := args[pg.PageSizeArgument]
+	v, ok := args[t.pageArg]
 	if !ok || v == nil {
-		args[pg.PageSizeArgument] = json.Number(strconv.Itoa(min(def, max)))
+		args[t.pageArg] = json.Number(strconv.Itoa(t.pageDefault))
 		return
 	}
 	// The schema has accepted the value; whatever its spelling (1e9, 20.0,
@@ -497,10 +515,10 @@ func (c *Core) applyPaging(t *tool, args map[string]any) {
 	if n, ok := v.(json.Number); ok {
 		f, err := n.Float64()
 		switch {
-		case err != nil || f > float64(max):
-			args[pg.PageSizeArgument] = json.Number(strconv.Itoa(max))
+		case err != nil || f > float64(t.pageMax):
+			args[t.pageArg] = json.Number(strconv.Itoa(t.pageMax))
 		case f == math.Trunc(f) && f >= 1:
-			args[pg.PageSizeArgument] = json.Number(strconv.FormatInt(int64(f), 10))
+			args[t.pageArg] = json.Number(strconv.FormatInt(int64(f), 10))
 		}
 	}
 }
@@ -520,7 +538,7 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	)
 	switch {
 	case t.def.Response.Render == catalog.RenderPayload:
-		shaped = rendering.Payload(r.body, r.total, int(c.cat.Limits.InlineBytes))
+		shaped = rendering.Payload(r.body, r.total, t.inline)
 	case rendering.IsEmpty(r.body):
 		// 204, or a 200 with no body (Alertmanager's DELETE): the upstream
 		// did what was asked and had nothing to say. No path applies.
@@ -535,7 +553,7 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d but %v", t.up.name, r.status, me)), nil
 		case err != nil && r.isText():
 			// A text answer is data too, bounded like a payload.
-			shaped = rendering.Text(r.body, r.total, int(c.cat.Limits.InlineBytes))
+			shaped = rendering.Text(r.body, r.total, t.inline)
 		case err != nil:
 			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType())), nil
 		}

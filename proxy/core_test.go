@@ -100,7 +100,15 @@ type recorder struct {
 func newRecorder(t *testing.T, handle http.HandlerFunc) *recorder {
 	t.Helper()
 	rec := &recorder{}
-	rec.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rec.srv = httptest.NewServer(recordingHandler(rec, handle))
+	t.Cleanup(rec.srv.Close)
+	return rec
+}
+
+// recordingHandler records each request in rec, then answers with handle,
+// or a small JSON object when handle is nil.
+func recordingHandler(rec *recorder, handle http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		rec.mu.Lock()
 		rec.reqs = append(rec.reqs, seen{r.Method, r.URL.EscapedPath(), r.URL.RawQuery, r.Header.Clone(), string(body)})
@@ -111,9 +119,7 @@ func newRecorder(t *testing.T, handle http.HandlerFunc) *recorder {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"id":"x","ok":true}`)
-	}))
-	t.Cleanup(rec.srv.Close)
-	return rec
+	})
 }
 
 func (r *recorder) count() int {
@@ -137,6 +143,13 @@ func newCore(t *testing.T, upURL string, env map[string]string) *proxy.Core {
 // core whose environment (the kill switch) is the same variables.
 func parseCore(t *testing.T, src, upURL string, env map[string]string) *proxy.Core {
 	t.Helper()
+	return parseCoreOver(t, src, upURL, env, nil)
+}
+
+// parseCoreOver is parseCore with upstream requests carried by rt (nil:
+// the shared transport).
+func parseCoreOver(t *testing.T, src, upURL string, env map[string]string, rt http.RoundTripper) *proxy.Core {
+	t.Helper()
 	vars := map[string]string{"UP": upURL, "SECRET": strings.Repeat("k", 32)}
 	for k, v := range env {
 		vars[k] = v
@@ -148,7 +161,7 @@ func parseCore(t *testing.T, src, upURL string, env map[string]string) *proxy.Co
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	c, err := proxy.New(cat, &proxy.Options{Getenv: func(k string) string { return vars[k] }})
+	c, err := proxy.New(cat, &proxy.Options{Getenv: func(k string) string { return vars[k] }, Transport: rt})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

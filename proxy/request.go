@@ -412,23 +412,49 @@ func headerValue(name string, t catalog.Template, args map[string]any, b binding
 	return s, ok, nil
 }
 
-// bindHeaders sets the principal's workspace header and, on writes, its
-// actor header, after every template: the token always wins. Tool calls
-// and prerequisite probes both bind through it.
-func (u *upstream) bindHeaders(h http.Header, b binding, write bool) error {
+// bind binds the principal onto an outbound request: its workspace as
+// the query parameter and the header the upstream declares, and, on
+// writes, its actor header. It runs after every template, so the token
+// always wins over the arguments. Every request the core sends upstream
+// is bound here, tool calls and prerequisite probes alike; q is the
+// request's query before it is encoded into r.URL.
+func (u *upstream) bind(r *http.Request, q url.Values, b binding, write bool) error {
+	if w := u.def.Workspace; w != nil && w.Query != "" {
+		q.Set(w.Query, b.workspace)
+	}
+	if len(q) > 0 {
+		r.URL.RawQuery = q.Encode()
+	}
 	if w := u.def.Workspace; w != nil && w.Header != "" {
 		if err := b.checkReserved(catalog.ReservedWorkspace, u.name); err != nil {
 			return err
 		}
-		h.Set(w.Header, b.workspace)
+		r.Header.Set(w.Header, b.workspace)
 	}
 	if write && u.def.ActorHeader != "" {
 		if err := b.checkReserved(catalog.ReservedActor, u.name); err != nil {
 			return err
 		}
-		h.Set(u.def.ActorHeader, b.actor)
+		r.Header.Set(u.def.ActorHeader, b.actor)
 	}
 	return nil
+}
+
+// newUpstreamRequest starts a request to target (the upstream's prefix
+// and an escaped path, no query) with the upstream's own headers.
+func (u *upstream) newUpstreamRequest(method, target string, body []byte) (*http.Request, error) {
+	r, err := http.NewRequest(method, target, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		r.Body, r.ContentLength = http.NoBody, 0
+	}
+	r.Header.Set("Accept", "application/json")
+	for _, h := range u.headers {
+		r.Header[h[0]] = []string{h[1]}
+	}
+	return r, nil
 }
 
 // buildRequest makes the upstream request for one call, fresh from the
@@ -459,33 +485,19 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 			q.Set(p.Name, s)
 		}
 	}
-	if w := u.def.Workspace; w != nil && w.Query != "" {
-		q.Set(w.Query, b.workspace) // applied last: it wins
-	}
-	// The URL is assembled as text and parsed once, so the escaped path is
-	// kept exactly as built (url.URL would re-escape a Path whose RawPath it
-	// judged inconsistent, turning an escaped "/" back into a separator).
-	target := u.prefix + path.escaped
-	if len(q) > 0 {
-		target += "?" + q.Encode()
-	}
-
 	body, contentType, err := u.buildBodyBytes(req, args, b)
 	if err != nil {
 		return nil, redirectPolicy{}, err
 	}
-	r, err := http.NewRequest(req.Method, target, bytes.NewReader(body))
+	// The URL is assembled as text and parsed once, so the escaped path is
+	// kept exactly as built (url.URL would re-escape a Path whose RawPath it
+	// judged inconsistent, turning an escaped "/" back into a separator).
+	r, err := u.newUpstreamRequest(req.Method, u.prefix+path.escaped, body)
 	if err != nil {
 		return nil, redirectPolicy{}, argErrorf("cannot build the upstream request: %v", err)
 	}
-	if body == nil {
-		r.Body, r.ContentLength = http.NoBody, 0
-	} else {
+	if body != nil {
 		r.Header.Set("Content-Type", contentType)
-	}
-	r.Header.Set("Accept", "application/json")
-	for _, h := range u.headers {
-		r.Header[h[0]] = []string{h[1]}
 	}
 	for _, p := range req.HeaderParams {
 		s, ok, err := headerValue(p.Name, p.Template, args, b, u.name)
@@ -496,7 +508,7 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 			r.Header.Set(p.Name, s)
 		}
 	}
-	if err := u.bindHeaders(r.Header, b, t.def.Kind == catalog.KindWrite); err != nil {
+	if err := u.bind(r, q, b, t.def.Kind == catalog.KindWrite); err != nil {
 		return nil, redirectPolicy{}, err
 	}
 	return r, u.redirects(t.def.Kind == catalog.KindWrite, path), nil

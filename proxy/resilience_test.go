@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpgw/gateway/catalog"
@@ -33,41 +34,41 @@ func coreWith(t *testing.T, upURL string, opts *proxy.Options, extra string) *pr
 }
 
 func TestCircuitBreakerOpensOnTransportFailuresAndRecovers(t *testing.T) {
-	var failing atomic.Bool
-	failing.Store(true)
-	var hits atomic.Int32
-	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
-		hits.Add(1)
-		if failing.Load() {
-			conn, _, _ := w.(http.Hijacker).Hijack()
-			conn.(*net.TCPConn).SetLinger(0)
-			conn.Close()
-			return
+	// In a bubble: the cooldown passes on the bubble's clock, exactly.
+	synctest.Test(t, func(t *testing.T) {
+		var failing atomic.Bool
+		failing.Store(true)
+		var hits atomic.Int32
+		const cooldown = 200 * time.Millisecond
+		rec, tr := newMemRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+			hits.Add(1)
+			if failing.Load() {
+				conn, _, _ := w.(http.Hijacker).Hijack()
+				conn.Close() // the connection ends before any answer
+				return
+			}
+			w.Write([]byte(`{"ok":true}`))
+		})
+		c := coreWith(t, rec.srv.URL, &proxy.Options{BreakerCooldown: cooldown, Transport: tr}, "")
+		for i := 0; i < 10; i++ {
+			if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "reset the connection") {
+				t.Fatalf("call %d = %s, want a reset", i, res.Text)
+			}
 		}
-		w.Write([]byte(`{"ok":true}`))
+		res := call(t, c, reader, "get_item", `{"id":"a"}`)
+		if !strings.Contains(res.Text, "is unavailable") || hits.Load() != 10 {
+			t.Fatalf("11th call = %q after %d upstream hits, want a fast failure with 10 hits", res.Text, hits.Load())
+		}
+		failing.Store(false)
+		time.Sleep(cooldown / 2)
+		if res := call(t, c, reader, "get_item", `{"id":"a"}`); !res.IsError || hits.Load() != 10 {
+			t.Fatalf("a call halfway through the cooldown = %q after %d hits, want a fast failure", res.Text, hits.Load())
+		}
+		time.Sleep(cooldown / 2)
+		if res = call(t, c, reader, "get_item", `{"id":"a"}`); res.IsError {
+			t.Fatalf("after the cooldown the half-open probe = %s, want it through and the breaker closed", res.Text)
+		}
 	})
-	c := coreWith(t, rec.srv.URL, &proxy.Options{BreakerCooldown: 200 * time.Millisecond}, "")
-	for i := 0; i < 10; i++ {
-		if res := call(t, c, reader, "get_item", `{"id":"a"}`); !strings.Contains(res.Text, "reset the connection") {
-			t.Fatalf("call %d = %s, want a reset", i, res.Text)
-		}
-	}
-	res := call(t, c, reader, "get_item", `{"id":"a"}`)
-	if !strings.Contains(res.Text, "is unavailable") || hits.Load() != 10 {
-		t.Fatalf("11th call = %q after %d upstream hits, want a fast failure with 10 hits", res.Text, hits.Load())
-	}
-	failing.Store(false)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		res = call(t, c, reader, "get_item", `{"id":"a"}`)
-		if !res.IsError || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond) // polling for the half-open probe
-	}
-	if res.IsError {
-		t.Fatalf("the breaker never closed again: %s", res.Text)
-	}
 }
 
 func TestHTTPErrorsNeverTripTheBreaker(t *testing.T) {
@@ -100,39 +101,43 @@ func TestConnectFailureRetriedOnceForReads(t *testing.T) {
 }
 
 func TestMaxConcurrentPerUpstream(t *testing.T) {
-	release := make(chan struct{})
-	var inFlight, peak atomic.Int32
-	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
-		n := inFlight.Add(1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var inFlight, peak atomic.Int32
+		rec, tr := newMemRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+			n := inFlight.Add(1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
 			}
+			<-release
+			inFlight.Add(-1)
+			w.Write([]byte(`{}`))
+		})
+		c := coreWith(t, rec.srv.URL, &proxy.Options{Transport: tr}, "    max_concurrent: 2\n")
+		done := make(chan struct{})
+		for i := 0; i < 6; i++ {
+			go func() {
+				c.Call(context.Background(), reader, "get_item", []byte(`{"id":"a"}`))
+				done <- struct{}{}
+			}()
 		}
-		<-release
-		inFlight.Add(-1)
-		w.Write([]byte(`{}`))
+		// Every call is now either at the upstream or waiting for a slot:
+		// a third could not have slipped through.
+		synctest.Wait()
+		if n := rec.count(); n != 2 {
+			t.Fatalf("%d calls reached the upstream while it held two, want 2", n)
+		}
+		close(release)
+		for i := 0; i < 6; i++ {
+			<-done
+		}
+		if p := peak.Load(); p != 2 {
+			t.Errorf("peak concurrent upstream calls = %d, want 2", p)
+		}
 	})
-	c := coreWith(t, rec.srv.URL, nil, "    max_concurrent: 2\n")
-	done := make(chan struct{})
-	for i := 0; i < 6; i++ {
-		go func() {
-			c.Call(context.Background(), reader, "get_item", []byte(`{"id":"a"}`))
-			done <- struct{}{}
-		}()
-	}
-	for rec.count() < 2 {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond) // give a third call the chance to slip through, if it could
-	close(release)
-	for i := 0; i < 6; i++ {
-		<-done
-	}
-	if p := peak.Load(); p != 2 {
-		t.Errorf("peak concurrent upstream calls = %d, want 2", p)
-	}
 }
 
 // Without Options.BreakerCooldown an open breaker fails calls fast for

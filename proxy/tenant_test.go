@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
@@ -105,62 +106,66 @@ func TestControlCharacterInTokenValuesIsRefusedAndSendsNothing(t *testing.T) {
 }
 
 func TestPerWorkspaceShareOfConcurrentCalls(t *testing.T) {
-	release := make(chan struct{})
-	var acmeNow, acmePeak atomic.Int32
-	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("X-Workspace-Id") == "acme" {
-			n := acmeNow.Add(1)
-			defer acmeNow.Add(-1)
-			for p := acmePeak.Load(); n > p && !acmePeak.CompareAndSwap(p, n); p = acmePeak.Load() {
+	// In a bubble: the waits below run on the bubble's clock.
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var acmeNow, acmePeak atomic.Int32
+		rec, tr := newMemRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("X-Workspace-Id") == "acme" {
+				n := acmeNow.Add(1)
+				defer acmeNow.Add(-1)
+				for p := acmePeak.Load(); n > p && !acmePeak.CompareAndSwap(p, n); p = acmePeak.Load() {
+				}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
 			}
-			select {
-			case <-release:
-			case <-r.Context().Done():
+			io.WriteString(w, `{"ok":true}`)
+		})
+		// The timeout is long enough that acme's slow calls hold their
+		// slots until the test releases them.
+		src := strings.Replace(testCatalog, "    max_response_bytes: 64KiB\n", "    max_response_bytes: 64KiB\n    max_concurrent: 3\n    max_concurrent_per_workspace: 2\n", 1)
+		c := parseCoreOver(t, src, rec.srv.URL, map[string]string{"TIMEOUT": "10s"}, tr)
+		results := make(chan *proxy.Result, 3)
+		for i := 0; i < 3; i++ {
+			go func() {
+				res, _ := c.Call(context.Background(), reader, "get_item", []byte(`{"id":"slow"}`))
+				results <- res
+			}()
+		}
+		synctest.Wait()
+		if n := acmeNow.Load(); n != 2 {
+			t.Fatalf("%d of acme's slow calls reached the upstream, want its share of 2", n)
+		}
+
+		// A further acme call waits for acme's share, not for the
+		// upstream, and fails with the per-workspace limit when its time
+		// is up.
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		res, err := c.Call(ctx, reader, "get_item", []byte(`{"id":"extra"}`))
+		cancel()
+		if err != nil || !res.IsError || !strings.Contains(res.Text, "max_concurrent_per_workspace") {
+			t.Fatalf("acme's extra call = %+v, %v; want a tool error naming max_concurrent_per_workspace", res, err)
+		}
+
+		// Another workspace gets the slot acme may not take, at once.
+		start := time.Now()
+		if res := call(t, c, tenantB, "get_item", `{"id":"b"}`); res.IsError {
+			t.Fatalf("workspace globex while acme holds its share: %s", res.Text)
+		}
+		if d := time.Since(start); d != 0 {
+			t.Errorf("workspace globex waited %v", d)
+		}
+
+		close(release)
+		for i := 0; i < 3; i++ {
+			if res := <-results; res == nil || res.IsError {
+				t.Errorf("acme's slow call %d = %+v", i, res)
 			}
 		}
-		io.WriteString(w, `{"ok":true}`)
+		if p := acmePeak.Load(); p != 2 {
+			t.Errorf("acme had %d calls at the upstream at once, want its share of 2", p)
+		}
 	})
-	// The timeout is long enough that acme's slow calls hold their slots
-	// until the test releases them.
-	c := tenantCore(t, rec.srv.URL, "10s", "    max_concurrent: 3\n    max_concurrent_per_workspace: 2\n")
-	results := make(chan *proxy.Result, 3)
-	for i := 0; i < 3; i++ {
-		go func() {
-			res, _ := c.Call(context.Background(), reader, "get_item", []byte(`{"id":"slow"}`))
-			results <- res
-		}()
-	}
-	for deadline := time.Now().Add(10 * time.Second); acmeNow.Load() < 2; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("acme's slow calls never reached the upstream")
-		}
-	}
-
-	// A further acme call waits for acme's share, not for the upstream,
-	// and fails with the per-workspace limit when its time is up.
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	res, err := c.Call(ctx, reader, "get_item", []byte(`{"id":"extra"}`))
-	cancel()
-	if err != nil || !res.IsError || !strings.Contains(res.Text, "max_concurrent_per_workspace") {
-		t.Fatalf("acme's extra call = %+v, %v; want a tool error naming max_concurrent_per_workspace", res, err)
-	}
-
-	// Another workspace gets the slot acme may not take.
-	start := time.Now()
-	if res := call(t, c, tenantB, "get_item", `{"id":"b"}`); res.IsError {
-		t.Fatalf("workspace globex while acme holds its share: %s", res.Text)
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("workspace globex waited %v", d)
-	}
-
-	close(release)
-	for i := 0; i < 3; i++ {
-		if res := <-results; res == nil || res.IsError {
-			t.Errorf("acme's slow call %d = %+v", i, res)
-		}
-	}
-	if p := acmePeak.Load(); p != 2 {
-		t.Errorf("acme had %d calls at the upstream at once, want its share of 2", p)
-	}
 }

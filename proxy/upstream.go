@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/rendering"
 )
 
 // sharedTransport pools upstream connections for every Core, so a reload
@@ -711,7 +712,7 @@ func (u *upstream) read(ctx context.Context, resp *http.Response, keep int64) (*
 	if keep <= 0 || keep > u.max {
 		keep = u.max
 	}
-	body, err := readUpTo(resp.Body, keep+1, resp.ContentLength)
+	body, err := rendering.ReadUpTo(resp.Body, keep+1, resp.ContentLength)
 	if err != nil {
 		return nil, u.readError(ctx, err)
 	}
@@ -774,10 +775,15 @@ func (u *upstream) transportError(ctx context.Context, err error) error {
 // probeFunc answers prerequisite probes with real upstream calls carrying
 // the workspace binding and the upstream's own credentials.
 func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr *catalog.Prerequisite, ws string) (bool, error) {
-	paths := make(map[string][]pathPart, len(c.cat.Prerequisites))
+	// Compiled once: the path, and the method with its default applied.
+	type probe struct {
+		path   []pathPart
+		method string
+	}
+	probes := make(map[string]probe, len(c.cat.Prerequisites))
 	for name, pr := range c.cat.Prerequisites {
 		if pr.Probe != nil {
-			paths[name] = compilePath(pr.Probe.PathTemplate, nil)
+			probes[name] = probe{compilePath(pr.Probe.PathTemplate, nil), or(pr.Probe.Method, http.MethodGet)}
 		}
 	}
 	return func(ctx context.Context, pr *catalog.Prerequisite, ws string) (bool, error) {
@@ -785,27 +791,17 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if u == nil {
 			return false, fmt.Errorf("unknown upstream %q", pr.Probe.Upstream)
 		}
-		method := pr.Probe.Method
-		if method == "" {
-			method = http.MethodGet
-		}
-		path, err := buildPath(paths[pr.Name], nil, binding{workspace: ws})
+		method := probes[pr.Name].method
+		b := binding{workspace: ws}
+		path, err := buildPath(probes[pr.Name].path, nil, b)
 		if err != nil {
 			return false, err
 		}
-		target := u.prefix + path.escaped
-		if w := u.def.Workspace; w != nil && w.Query != "" {
-			target += "?" + url.Values{w.Query: {ws}}.Encode()
-		}
-		req, err := http.NewRequest(method, target, http.NoBody)
+		req, err := u.newUpstreamRequest(method, u.prefix+path.escaped, nil)
 		if err != nil {
 			return false, err
 		}
-		req.Header.Set("Accept", "application/json")
-		for _, h := range u.headers {
-			req.Header[h[0]] = []string{h[1]}
-		}
-		if err := u.bindHeaders(req.Header, binding{workspace: ws}, false); err != nil {
+		if err := u.bind(req, url.Values{}, b, false); err != nil {
 			return false, err
 		}
 		write := method != http.MethodGet && method != http.MethodHead
@@ -826,29 +822,5 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 			return true, nil
 		}
 		return gjson.ValidBytes(resp.body) && authz.TruthyAt(resp.body, pr.Probe.TrueWhen), nil
-	}
-}
-
-// readUpTo reads at most limit bytes of r. A known length sizes the buffer
-// once instead of letting it double its way up.
-func readUpTo(r io.Reader, limit, length int64) ([]byte, error) {
-	size := int64(512)
-	if length >= 0 {
-		size = min(length+1, limit)
-	}
-	buf := make([]byte, 0, size)
-	lr := io.LimitReader(r, limit)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)] // grow
-		}
-		n, err := lr.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
 	}
 }

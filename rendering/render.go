@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -114,8 +113,7 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 		nonce = NewNonce() // redrawn if the content already holds it
 	}
 	r := &walker{c: c, nonce: nonce, withhold: withhold}
-	// A view, not a copy: shaped is only read.
-	root := gjson.Parse(unsafe.String(unsafe.SliceData(shaped), len(shaped)))
+	root := gjson.ParseBytes(shaped)
 	if !root.IsObject() {
 		return nil, errors.New("rendering: shaped result is not an object")
 	}

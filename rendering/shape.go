@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/tidwall/gjson"
 )
@@ -124,33 +123,42 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 	if !gjson.ValidBytes(body) {
 		return nil, false, ErrNotJSON
 	}
-	// A view of body, not a copy: body is not modified afterwards, and a
-	// compact selection is returned as a slice of it.
-	view := unsafe.String(unsafe.SliceData(body), len(body))
-	root := gjson.Parse(view)
+	// root is the selected value: the whole body, or what Select finds.
+	// rootRaw is its bytes, a sub-slice of body wherever gjson says where
+	// the value lies (Result.Index), so a compact selection is returned
+	// without a copy; get reads a path under it.
+	rootRaw := bytes.TrimSpace(body)
+	get := func(path string) gjson.Result { return gjson.GetBytes(body, path) }
 	required := true
 	if o.Select != "" {
-		root = root.Get(o.Select)
-		if !root.Exists() {
+		sel := gjson.GetBytes(body, o.Select)
+		switch {
+		case !sel.Exists():
 			if !o.SelectOptional {
 				return nil, false, &MissingError{Kind: "select", Path: o.Select}
 			}
 			required = false // nothing under a missing optional selection is required
+			rootRaw = []byte("null")
+		case sel.Index > 0 && sel.Index+len(sel.Raw) <= len(body) && string(body[sel.Index:sel.Index+len(sel.Raw)]) == sel.Raw:
+			rootRaw = body[sel.Index : sel.Index+len(sel.Raw)]
+		default: // a value gjson built (a query, a modifier): not in body
+			rootRaw = []byte(sel.Raw)
 		}
+		get = sel.Get
 	}
 	if len(o.Fields) > 0 {
-		if out, err = shapeFields(root, o, required); err != nil {
+		if out, err = shapeFields(get, o, required); err != nil {
 			return nil, false, err
 		}
 	} else {
-		raw := root.Raw
-		if !root.Exists() {
-			raw = "null"
+		out = rootRaw
+		if firstSpace(rootRaw) >= 0 {
+			out = appendCompact(make([]byte, 0, len(rootRaw)), rootRaw)
 		}
-		out = compactOf(raw, view, body)
-		switch {
-		case root.IsObject():
-		case root.IsArray():
+		out = out[:len(out):len(out)] // appending to it never writes into body
+		switch rootRaw[0] {
+		case '{':
+		case '[':
 			out, wrapped = wrap("items", out), true
 		default:
 			out = wrap("value", out)
@@ -160,8 +168,8 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 			switch {
 			case wrapped:
 				found = o.List == "items"
-			case root.IsObject():
-				found = root.Get(gjson.Escape(o.List)).Exists()
+			case rootRaw[0] == '{':
+				found = get(gjson.Escape(o.List)).Exists()
 			default:
 				found = o.List == "value"
 			}
@@ -177,31 +185,17 @@ func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
 	return out, wrapped, nil
 }
 
-// compactOf returns raw (valid JSON) without the white space between
-// tokens. When raw has none and lies inside view, the bytes of body under
-// it are returned as they are, without a copy.
-func compactOf(raw, view string, body []byte) []byte {
-	i := firstSpace(raw)
-	if i < 0 {
-		if off := int(uintptr(unsafe.Pointer(unsafe.StringData(raw))) - uintptr(unsafe.Pointer(unsafe.StringData(view)))); len(view) > 0 && off >= 0 && off+len(raw) <= len(view) {
-			return body[off : off+len(raw) : off+len(raw)]
-		}
-		return []byte(raw)
-	}
-	return appendCompact(make([]byte, 0, len(raw)), raw)
-}
-
 // firstSpace returns the index of the first white space outside strings,
 // or -1. It jumps from quote to quote with IndexByte, so a compact body
 // costs about a memchr.
-func firstSpace(raw string) int {
+func firstSpace(raw []byte) int {
 	for i := 0; i < len(raw); {
-		j := strings.IndexByte(raw[i:], '"')
+		j := bytes.IndexByte(raw[i:], '"')
 		seg := raw[i:]
 		if j >= 0 {
 			seg = raw[i : i+j]
 		}
-		if k := strings.IndexAny(seg, " \t\n\r"); k >= 0 {
+		if k := bytes.IndexAny(seg, " \t\n\r"); k >= 0 {
 			return i + k
 		}
 		if j < 0 {
@@ -209,7 +203,7 @@ func firstSpace(raw string) int {
 		}
 		i += j + 1 // inside a string: find its closing quote
 		for strStart := i; ; {
-			q := strings.IndexByte(raw[i:], '"')
+			q := bytes.IndexByte(raw[i:], '"')
 			if q < 0 {
 				return -1
 			}
@@ -227,7 +221,7 @@ func firstSpace(raw string) int {
 }
 
 // appendCompact appends raw without white space outside strings.
-func appendCompact(dst []byte, raw string) []byte {
+func appendCompact[T string | []byte](dst []byte, raw T) []byte {
 	inString := false
 	start := 0
 	for i := 0; i < len(raw); i++ {
@@ -253,13 +247,13 @@ func wrap(key string, raw []byte) []byte {
 	return append(b, '}')
 }
 
-func shapeFields(root gjson.Result, o ShapeOptions, required bool) ([]byte, error) {
+func shapeFields(get func(path string) gjson.Result, o ShapeOptions, required bool) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	n := 0
 	cursor, hasMoreMapped := "", false
 	for _, f := range o.Fields {
-		v := root.Get(f.Path)
+		v := get(f.Path)
 		if !v.Exists() {
 			if required && !f.Optional {
 				return nil, &MissingError{Kind: "field", Name: f.Name, Path: f.Path}

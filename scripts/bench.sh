@@ -10,6 +10,7 @@
 #   ./scripts/bench.sh > bench.md           # the full run
 #   ./scripts/bench.sh -quick               # what CI runs: about 45 seconds
 #   ./scripts/bench.sh -scenarios small -c 16 -pin off
+#   ./scripts/bench.sh -scenarios small -baseline-bin /tmp/gateway-old  # an older build, same run
 #
 # Flags are passed through; `go run ./test/bench -h` lists them. The exit
 # status is non-zero only when something does not work; speed targets are

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -83,7 +82,7 @@ func (rt *runtime) recordReload(err error) {
 // state is one loaded catalog with everything built from it.
 type state struct {
 	core     *proxy.Core
-	verifier authz.Verifier
+	verifier authz.ClosableVerifier
 }
 
 func newRuntime(env lookupEnv, logger *slog.Logger, m *metrics) *runtime {
@@ -168,11 +167,7 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 	return nil
 }
 
-func closeVerifier(v authz.Verifier) {
-	if c, ok := v.(io.Closer); ok {
-		c.Close()
-	}
-}
+func closeVerifier(v authz.ClosableVerifier) { v.Close() }
 
 // reload loads the catalog again and swaps it in when it is valid and
 // different, or valid and force is set (SIGHUP: files and secrets the

@@ -227,7 +227,7 @@ func TestReloadKeepsTheVerifierWhenTheIdentityProviderIsDown(t *testing.T) {
 	if err := rt.install(cat); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _, v := rt.snapshot(); closeVerifier(v) }()
+	defer func() { closeVerifier(rt.cur.Load().verifier) }()
 	srv := httptest.NewServer(rt.routes())
 	defer srv.Close()
 	tok := p.token(t)

@@ -425,7 +425,8 @@ func (r *row) upCPU() float64 {
 	return perReq(up, reqs)
 }
 
-// percentile of every latency in the row, pooled across rounds.
+// percentiles returns the nearest-rank percentiles ps of every latency in
+// the row, pooled across rounds.
 func (r *row) percentiles(ps ...float64) []time.Duration {
 	var all []int64
 	for _, s := range r.samples {

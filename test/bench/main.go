@@ -61,6 +61,7 @@ type config struct {
 	scenarios        map[string]bool
 	tools            int
 	freshTokens      int
+	baselineBin      string
 	memClients       int
 	memDuration      time.Duration
 	streamBytes      int64
@@ -116,6 +117,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.memDuration, "mem-duration", 10*time.Second, "length of the memory scenario")
 	fs.Int64Var(&cfg.streamBytes, "stream-bytes", 1<<30, "most bytes the upstream's /stream sends per request")
 	fs.StringVar(&cfg.gatewayBin, "gateway-bin", "", "a built gateway binary (default: go build ./cmd/gateway into a temp dir)")
+	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "another gateway binary (an older build, say), measured in the same run as target gateway-base with cached tokens")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the temp dir (catalogs, audit file)")
 	quick := fs.Bool("quick", false, "CI: -duration 1s -warmup 100ms -rounds 1 -c 1,16 -mem-clients 50 -mem-duration 1s, unless set explicitly")
 	if err := fs.Parse(args); err != nil {
@@ -179,6 +181,7 @@ type env struct {
 	build     string // where the gateway binary came from
 
 	upstream, hop, gw *child
+	base              *child // -baseline-bin's gateway, or nil
 	cached            *tokens
 	fresh             *tokens
 	checks            []string // failed functional checks
@@ -245,6 +248,16 @@ func run(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	e.gw, err = e.startGateway(ctx, "gateway", callCat)
 	if err != nil {
 		return err
+	}
+	if cfg.baselineBin != "" {
+		bin := e.gateway
+		e.gateway = cfg.baselineBin
+		e.base, err = e.startGateway(ctx, "gateway-base", callCat)
+		e.gateway = bin
+		if err != nil {
+			return err
+		}
+		targetNames = append(targetNames, "gateway-base")
 	}
 	logf("minting tokens")
 	scopes := []string{"bench:read", "bench:write"}
@@ -452,17 +465,27 @@ func (e *env) workloads(sc scenario) (map[string]workload, map[string]measured, 
 		return nil, nil, err
 	}
 	cb := callBody(sc.tool, sc.args)
-	return map[string]workload{
-			"direct":        &plain{method: sc.method, url: du, header: h, body: body},
-			"hop":           &plain{method: sc.method, url: hu, header: h, body: body},
-			"gateway":       &mcpCall{url: gu, body: cb, tokens: e.cached},
-			"gateway-fresh": &mcpCall{url: gu, body: cb, tokens: e.fresh},
-		}, map[string]measured{
-			"direct":        {up: e.upstream},
-			"hop":           {proxy: e.hop, up: e.upstream},
-			"gateway":       {proxy: e.gw, up: e.upstream},
-			"gateway-fresh": {proxy: e.gw, up: e.upstream},
-		}, nil
+	wls := map[string]workload{
+		"direct":        &plain{method: sc.method, url: du, header: h, body: body},
+		"hop":           &plain{method: sc.method, url: hu, header: h, body: body},
+		"gateway":       &mcpCall{url: gu, body: cb, tokens: e.cached},
+		"gateway-fresh": &mcpCall{url: gu, body: cb, tokens: e.fresh},
+	}
+	ms := map[string]measured{
+		"direct":        {up: e.upstream},
+		"hop":           {proxy: e.hop, up: e.upstream},
+		"gateway":       {proxy: e.gw, up: e.upstream},
+		"gateway-fresh": {proxy: e.gw, up: e.upstream},
+	}
+	if e.base != nil {
+		bu, err := url.Parse(e.base.url)
+		if err != nil {
+			return nil, nil, err
+		}
+		wls["gateway-base"] = &mcpCall{url: bu, body: cb, tokens: e.cached}
+		ms["gateway-base"] = measured{proxy: e.base, up: e.upstream}
+	}
+	return wls, ms, nil
 }
 
 func (e *env) callScenario(ctx context.Context, name string) error {

@@ -55,6 +55,15 @@ func (e *env) callTable(sc scenario, rows map[string]*row) {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintln(w)
+	if e.base != nil {
+		fmt.Fprintf(w, "This build against -baseline-bin (gateway-base), cached tokens, same run:\n\n")
+		fmt.Fprintf(w, "| c | req/s gateway/gateway-base | proxy CPU gateway/gateway-base |\n|--:|--:|--:|\n")
+		for _, c := range e.cfg.conc {
+			g, b := rows["gateway/"+fmt.Sprint(c)], rows["gateway-base/"+fmt.Sprint(c)]
+			fmt.Fprintf(w, "| %d | %s | %s |\n", c, ratio(g.rps(), b.rps()), ratio(g.proxyCPU(), b.proxyCPU()))
+		}
+		fmt.Fprintln(w)
+	}
 	if sc.name == "small" {
 		e.judgeSmall(rows)
 	}

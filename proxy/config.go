@@ -1,0 +1,123 @@
+package proxy
+
+import (
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// DefaultRequestBytes is limits.request_bytes when a catalog leaves it
+// unset, for a surface that must read before any catalog is installed.
+const DefaultRequestBytes = int64(catalog.DefaultRequestBytes)
+
+// Config is what the surfaces read of a catalog, resolved once when a
+// [Core] is built: every default applied, every lookup done. Nothing on
+// the request path re-applies a default or reads the raw catalog. It is
+// immutable; a reload builds a new Core, and with it a new Config.
+type Config struct {
+	// Enabled is server.enabled: false answers 503 on every MCP route.
+	Enabled bool
+	// MCPPath is server.mcp_path, [catalog.DefaultMCPPath] when unset.
+	MCPPath string
+	// AdminPath is server.admin_path; "" disables the REST mirror.
+	AdminPath string
+	// Server names the implementation: Version is "unknown" when the
+	// catalog leaves it out (the MCP schema requires one).
+	Server ServerInfo
+	// Instructions are the catalog's, with [FenceNotice] added when any
+	// tool fences untrusted text.
+	Instructions string
+	// AllowedOrigins, AllowedHosts and PublicURL are server's, as written.
+	AllowedOrigins []string
+	AllowedHosts   []string
+	PublicURL      string
+	// RequestBytes is limits.request_bytes, [catalog.DefaultRequestBytes]
+	// when unset.
+	RequestBytes int64
+	// MaxInFlight is limits.max_in_flight, [catalog.DefaultMaxInFlight]
+	// when unset.
+	MaxInFlight int
+	// Rate is limits.rate; nil buckets are no limit.
+	Rate RateLimits
+	// ViewScopes are the view gate's scopes, which every use of the
+	// surface needs; nil without a view gate.
+	ViewScopes []string
+	// ResourceMetadata is auth.resource_metadata; nil when not served.
+	ResourceMetadata *ResourceMetadata
+	// Hash is the catalog's hash (tools/list cursors carry its prefix).
+	Hash string
+}
+
+// ServerInfo is the MCP Implementation object.
+type ServerInfo struct{ Name, Version, Title string }
+
+// RateLimits are the token buckets limits.rate declares.
+type RateLimits struct {
+	PerPrincipal *Bucket
+	PerTool      map[string]*Bucket
+}
+
+// Bucket is one token bucket's refill rate and size.
+type Bucket struct {
+	RPS   float64
+	Burst int
+}
+
+// ResourceMetadata is RFC 9728 metadata for the protected resource.
+type ResourceMetadata struct {
+	Resource             string
+	AuthorizationServers []string
+	ScopesSupported      []string
+}
+
+// resolveConfig builds the Config of cat; instructions are the Core's.
+func resolveConfig(cat *catalog.Catalog, instructions string) *Config {
+	srv := &cat.Server
+	c := &Config{
+		Enabled:        srv.Enabled,
+		MCPPath:        or(srv.MCPPath, catalog.DefaultMCPPath),
+		AdminPath:      srv.AdminPath,
+		Server:         ServerInfo{Name: srv.Name, Version: or(srv.Version, "unknown"), Title: srv.Title},
+		Instructions:   instructions,
+		AllowedOrigins: srv.AllowedOrigins,
+		AllowedHosts:   srv.AllowedHosts,
+		PublicURL:      srv.PublicURL,
+		RequestBytes:   int64(cat.Limits.RequestBytes),
+		MaxInFlight:    cat.Limits.MaxInFlight,
+		Hash:           cat.Hash,
+	}
+	if c.RequestBytes <= 0 {
+		c.RequestBytes = DefaultRequestBytes
+	}
+	if c.MaxInFlight <= 0 {
+		c.MaxInFlight = catalog.DefaultMaxInFlight
+	}
+	if r := cat.Limits.Rate; r != nil {
+		c.Rate.PerPrincipal = bucketOf(r.PerPrincipal)
+		for name, b := range r.PerTool {
+			if c.Rate.PerTool == nil {
+				c.Rate.PerTool = make(map[string]*Bucket, len(r.PerTool))
+			}
+			c.Rate.PerTool[name] = bucketOf(b)
+		}
+	}
+	if g := cat.Gates[catalog.ViewGate]; g != nil && len(g.Scopes) > 0 {
+		c.ViewScopes = g.Scopes
+	}
+	if rm := cat.Auth.ResourceMetadata; rm != nil {
+		c.ResourceMetadata = &ResourceMetadata{Resource: rm.Resource, AuthorizationServers: rm.AuthorizationServers, ScopesSupported: rm.ScopesSupported}
+	}
+	return c
+}
+
+func bucketOf(b *catalog.Bucket) *Bucket {
+	if b == nil {
+		return nil
+	}
+	return &Bucket{RPS: b.RPS, Burst: b.Burst}
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
