@@ -316,14 +316,21 @@ func TestThreeStatelessNodes(t *testing.T) {
 	var mu sync.Mutex
 	var failures []string
 	var ok atomic.Int32
-	stop := time.Now().Add(1500 * time.Millisecond)
+	// Progress, not the clock, paces the run: 20 answers before the kill
+	// and 20 after it, however slow the machine.
+	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	client := &http.Client{Transport: rr}
 	for w := 0; w < 12; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(stop) {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
 				req, _ := http.NewRequest(http.MethodPost, nodes[0].MCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_queues","arguments":{}}}`))
 				req.Header.Set("Content-Type", "application/json")
 				resp, err := client.Do(req)
@@ -341,8 +348,20 @@ func TestThreeStatelessNodes(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(500 * time.Millisecond)
+	answered := func(n int32) {
+		t.Helper()
+		for deadline := time.Now().Add(60 * time.Second); ok.Load() < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				close(stop)
+				wg.Wait()
+				t.Fatalf("only %d of %d requests answered within 60 s", ok.Load(), n)
+			}
+		}
+	}
+	answered(20)
 	nodes[1].cmd.Process.Kill()
+	answered(ok.Load() + 20)
+	close(stop)
 	wg.Wait()
 	for _, f := range failures {
 		if !strings.Contains(f, victim) {
@@ -351,9 +370,6 @@ func TestThreeStatelessNodes(t *testing.T) {
 	}
 	if len(failures) > 24 {
 		t.Errorf("%d requests failed; only those in flight at the killed node (at most one per worker, twice) should", len(failures))
-	}
-	if ok.Load() < 20 {
-		t.Errorf("only %d requests succeeded", ok.Load())
 	}
 	t.Logf("killed %s: %d failed, %d succeeded", victim, len(failures), ok.Load())
 }
