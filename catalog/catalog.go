@@ -217,6 +217,10 @@ type Upstream struct {
 	// ErrorDetailMessage (status and the upstream's own short message,
 	// URL credentials stripped) or ErrorDetailStatus (the status alone).
 	ErrorDetail string `yaml:"error_detail"`
+	// IdempotencyHeader names the header that carries the key derived
+	// from an approval on an approved write; default
+	// DefaultIdempotencyHeader.
+	IdempotencyHeader string `yaml:"idempotency_header"`
 }
 
 // WorkspaceBinding says where the principal's workspace goes on every
@@ -314,6 +318,8 @@ type Tool struct {
 	Request     Request        `yaml:"request"`
 	Paging      *Paging        `yaml:"paging"`
 	Response    Response       `yaml:"response"`
+	// Approval asks a human before a write is sent (issue 14); nil: none.
+	Approval *Approval `yaml:"approval"`
 
 	// Compiled by Load; read-only afterwards.
 

@@ -51,6 +51,7 @@ func applyDefaults(c *Catalog) {
 
 	for _, u := range c.Upstreams {
 		u.ErrorDetail = or(u.ErrorDetail, ErrorDetailMessage)
+		u.IdempotencyHeader = or(u.IdempotencyHeader, DefaultIdempotencyHeader)
 		if !u.Has("timeout") {
 			u.Timeout = DefaultTimeout
 		}
@@ -97,6 +98,7 @@ func applyDefaults(c *Catalog) {
 			}
 		}
 		t.Request.BodyFormat = or(t.Request.BodyFormat, BodyJSON)
+		approvalDefaults(t)
 		if t.Input == nil {
 			t.Input = map[string]any{"type": "object", "additionalProperties": false}
 		}
