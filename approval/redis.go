@@ -191,3 +191,24 @@ func (s *RedisStore) Spend(ctx context.Context, nonce string, expires time.Time)
 	}
 	return ok, nil
 }
+
+func (s *RedisStore) Latest(ctx context.Context, workspace, requester, tool, digest string) (*Request, error) {
+	// Newest first; a workspace holds a day of requests at most.
+	ids, err := s.rdb.ZRevRange(ctx, s.wsKey(workspace), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("approval store: %w", err)
+	}
+	for _, id := range ids {
+		r, err := s.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if matches(r, workspace, requester, tool, digest) {
+			return r, nil
+		}
+	}
+	return nil, ErrNotFound
+}

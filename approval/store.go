@@ -71,6 +71,10 @@ type Store interface {
 	// List returns the requests of workspace still pending at now,
 	// oldest first.
 	List(ctx context.Context, workspace string, now time.Time) ([]*Request, error)
+	// Latest returns the newest request of workspace by requester for
+	// tool with these exact arguments (digest), whatever its status, or
+	// ErrNotFound: the retry of a call finds its approval this way.
+	Latest(ctx context.Context, workspace, requester, tool, digest string) (*Request, error)
 	// Decide moves a request pending at now to approved (approve) or
 	// rejected, recording approver. Otherwise it changes nothing and
 	// returns the request as it stands with ErrConflict.
@@ -184,4 +188,16 @@ func Release(ctx context.Context, s Store, id, subject, workspace, tool, digest 
 		return nil, err
 	}
 	return claimed, nil
+}
+
+// newer reports whether a was created after b (ids break ties).
+func newer(a, b *Request) bool {
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
+}
+
+func matches(r *Request, workspace, requester, tool, digest string) bool {
+	return r.Workspace == workspace && r.Requester == requester && r.Tool == tool && r.Digest == digest
 }

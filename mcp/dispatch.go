@@ -374,9 +374,13 @@ func (d *dispatcher) toolsCall() Reply {
 		}
 		args = m.arguments
 	}
+	d.withAsking()
 	res, err := d.core.Call(d.ctx, d.req.Principal, name, args)
 	if err == nil && res == nil {
 		err = errNilResult
+	}
+	if err == nil && res.InputRequired != nil && d.modern {
+		return d.inputRequiredReply(res.InputRequired)
 	}
 	if err != nil {
 		e, challenge := d.callError(name, err)

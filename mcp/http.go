@@ -144,6 +144,10 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		} else {
 			s.serveRESTCall(w, r)
 		}
+	case srv.AdminPath != "" && (p == srv.AdminPath+"/approvals" || strings.HasPrefix(p, srv.AdminPath+"/approvals/")):
+		acc.surface = SurfaceREST
+		acc.method = r.Method + " /approvals"
+		s.serveApprovals(w, r, strings.TrimPrefix(p, srv.AdminPath+"/approvals"))
 	case cat.Auth.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+mcpPath):
 		acc.surface = SurfaceMetadata
 		acc.method = r.Method + " " + wellKnownPRM
