@@ -204,7 +204,7 @@ func Digest(args []byte) (string, error) {
 
 // Canonical returns args in canonical form (see [Digest]).
 func Canonical(args []byte) ([]byte, error) {
-	if len(strings.TrimSpace(string(args))) == 0 || string(args) == "null" {
+	if t := strings.TrimSpace(string(args)); t == "" || t == "null" {
 		return []byte("{}"), nil
 	}
 	dec := json.NewDecoder(strings.NewReader(string(args)))
