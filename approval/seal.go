@@ -219,3 +219,42 @@ func Canonical(args []byte) ([]byte, error) {
 	// encoding/json sorts map keys and writes json.Number as written.
 	return json.Marshal(v)
 }
+
+// SealData seals plain under the newest key for purpose (bound as
+// associated data, so text sealed for one purpose never opens as
+// another, nor as a [State]), as URL-safe text. The approval page keeps
+// its sign-in and session cookies this way: no server-side state, so any
+// node holding the keys serves them.
+func (s *Sealer) SealData(purpose string, plain []byte) (string, error) {
+	aead, err := chacha20poly1305.NewX(s.keys[0])
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, aead.NonceSize(), aead.NonceSize()+len(plain)+aead.Overhead())
+	rand.Read(nonce)
+	out := aead.Seal(nonce, nonce, plain, []byte(sealVersion+purpose))
+	return sealVersion + base64.RawURLEncoding.EncodeToString(out), nil
+}
+
+// OpenData opens text sealed by [Sealer.SealData] for purpose with any
+// key, or returns [ErrTampered].
+func (s *Sealer) OpenData(purpose, text string) ([]byte, error) {
+	if len(text) > maxSealed || !strings.HasPrefix(text, sealVersion) {
+		return nil, ErrTampered
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(text[len(sealVersion):])
+	if err != nil || len(raw) < chacha20poly1305.NonceSizeX+chacha20poly1305.Overhead {
+		return nil, ErrTampered
+	}
+	nonce, sealed := raw[:chacha20poly1305.NonceSizeX], raw[chacha20poly1305.NonceSizeX:]
+	for _, k := range s.keys {
+		aead, err := chacha20poly1305.NewX(k)
+		if err != nil {
+			continue
+		}
+		if plain, err := aead.Open(nil, nonce, sealed, []byte(sealVersion+purpose)); err == nil {
+			return plain, nil
+		}
+	}
+	return nil, ErrTampered
+}

@@ -133,3 +133,25 @@ func FuzzCanonical(f *testing.F) {
 		}
 	})
 }
+
+func TestSealDataIsBoundToItsPurposeAndOpensAfterRotation(t *testing.T) {
+	old, _ := approval.NewSealer(approval.RandomKey())
+	text, err := old.SealData("session", []byte(`{"sub":"alice"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := old.OpenData("session", text); err != nil || string(got) != `{"sub":"alice"}` {
+		t.Fatalf("OpenData = %q, %v", got, err)
+	}
+	if _, err := old.OpenData("login", text); err != approval.ErrTampered {
+		t.Errorf("opened for another purpose: %v", err)
+	}
+	if _, err := old.Open(text); err != approval.ErrTampered {
+		t.Errorf("opened as a State: %v", err)
+	}
+	b := []byte(text)
+	b[len(b)-3] ^= 1
+	if _, err := old.OpenData("session", string(b)); err != approval.ErrTampered {
+		t.Errorf("tampered text opened: %v", err)
+	}
+}

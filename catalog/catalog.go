@@ -84,6 +84,8 @@ type Catalog struct {
 	Limits        Limits                   `yaml:"limits"`
 	Audit         Audit                    `yaml:"audit"`
 	Tools         []*Tool                  `yaml:"tools"`
+	// ApprovalPage is the approval web page (issue 14); nil: off.
+	ApprovalPage *ApprovalPage `yaml:"approval_page"`
 
 	// File is the name the catalog was loaded from, as given to Load.
 	File string `yaml:"-"`

@@ -21,6 +21,7 @@ const DefaultNotFoundStatus = http.StatusNotFound
 // empty (listen, mcp_path, paths into the claims) take the default when
 // empty too, so "${MCP_PATH:-}" behaves like an absent key.
 func applyDefaults(c *Catalog) {
+	approvalPageDefaults(c)
 	s := &c.Server
 	s.Listen = or(s.Listen, DefaultListen)
 	s.MCPPath = or(s.MCPPath, DefaultMCPPath)

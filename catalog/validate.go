@@ -32,6 +32,7 @@ func validate(c *Catalog, p *problems, pos map[string]Pos) {
 	v.tools()
 	v.limits()
 	v.audit()
+	v.approvalPage()
 }
 
 func (v *checker) audit() {

@@ -1,14 +1,23 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/mcpgw/gateway/approval"
+	"github.com/mcpgw/gateway/approval/web"
+	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/proxy"
 )
+
+// approvalPage is the approval web page (approval/web): a browser's GET
+// of an approval without a bearer token, the page's form and the sign-in
+// callback go there when the catalog configures approval_page. It caches
+// the provider's discovery and keys for the process.
+var approvalPage = &web.Page{}
 
 // The approver REST API (issue 14), under {admin_path}/approvals, with the
 // same guards and bearer tokens as the REST mirror:
@@ -28,6 +37,17 @@ import (
 //	approvals not configured                  503 unavailable
 //	anything else                             500 internal_error; cause logged
 func (s *serving) serveApprovals(w http.ResponseWriter, r *http.Request, rest string) {
+	if web.Handles(s.cat, r, rest) {
+		s.acc.method = r.Method + " /approvals (page)"
+		approvalPage.Serve(w, r, &web.Request{Core: s.core, Rest: rest, Log: s.log,
+			Context: func(p *authz.Principal) context.Context {
+				s.acc.principal = p
+				return proxy.WithRequestID(principalContext(r, p), s.rid)
+			},
+			Guard: func(w http.ResponseWriter, r *http.Request) bool { return s.guard(w, r, http.MethodPost, false) },
+		})
+		return
+	}
 	parts := strings.Split(strings.Trim(rest, "/"), "/")
 	if rest == "" || rest == "/" {
 		parts = nil

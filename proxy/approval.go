@@ -378,3 +378,12 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	c.auditApproval(ctx, stage, p, got, p.Subject)
 	return got, nil
 }
+
+// ApprovalSealer is the key set approvals are sealed with (the approval
+// page seals its cookies with it too); nil when approvals are off.
+func (c *Core) ApprovalSealer() *approval.Sealer {
+	if c.approvals == nil {
+		return nil
+	}
+	return c.approvals.Sealer
+}
