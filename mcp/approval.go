@@ -16,7 +16,8 @@ import (
 // confirmation: the era, whether the client declared form elicitation,
 // and params.requestState and params.inputResponses of a retry.
 func (d *dispatcher) withAsking() {
-	a := &proxy.Asking{Modern: d.modern, Elicitation: d.modern && formElicitation(d.msg.metaCaps)}
+	a := &proxy.Asking{Modern: d.modern, Elicitation: d.modern && formElicitation(d.msg.metaCaps),
+		URLElicitation: d.modern && urlElicitation(d.msg.metaCaps)}
 	if d.modern {
 		for it := newObjIter(d.msg.params); ; {
 			rawKey, val, ok := it.next()
@@ -53,17 +54,40 @@ func formElicitation(caps []byte) bool {
 	return e.Form != nil || e.URL == nil
 }
 
+// urlElicitation reports whether clientCapabilities declares
+// elicitation in url mode: "elicitation": {"url": {...}}.
+func urlElicitation(caps []byte) bool {
+	var c struct {
+		Elicitation *struct {
+			URL *json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	return len(caps) > 0 && json.Unmarshal(caps, &c) == nil && c.Elicitation != nil && c.Elicitation.URL != nil &&
+		string(*c.Elicitation.URL) != "null"
+}
+
 // inputRequiredReply answers a call that needs the user's input first:
-// resultType input_required with one form elicitation and the sealed
-// requestState the client must echo.
+// resultType input_required with one elicitation (a confirmation's form,
+// or a four-eyes call's approval page URL) and the sealed requestState the
+// client must echo.
 func (d *dispatcher) inputRequiredReply(in *proxy.InputRequired) Reply {
 	b := appendResultStart(make([]byte, 0, 1024), d.msg.id)
 	b = append(b, `"resultType":"input_required","inputRequests":{`...)
 	b = appendString(b, in.Key)
-	b = append(b, `:{"method":"elicitation/create","params":{"mode":"form","message":`...)
-	b = appendString(b, in.Message)
-	b = append(b, `,"requestedSchema":`...)
-	b = append(b, in.Schema...)
+	if in.URL != "" {
+		// A url elicitation (2026-07-28 client/elicitation §URL Mode).
+		b = append(b, `:{"method":"elicitation/create","params":{"mode":"url","message":`...)
+		b = appendString(b, in.Message)
+		b = append(b, `,"url":`...)
+		b = appendString(b, in.URL)
+		b = append(b, `,"elicitationId":`...)
+		b = appendString(b, in.ElicitationID)
+	} else {
+		b = append(b, `:{"method":"elicitation/create","params":{"mode":"form","message":`...)
+		b = appendString(b, in.Message)
+		b = append(b, `,"requestedSchema":`...)
+		b = append(b, in.Schema...)
+	}
 	b = append(b, `}}},"requestState":`...)
 	b = appendString(b, in.State)
 	b = append(b, `,"_meta":{"`+metaServerInfo+`":`...)

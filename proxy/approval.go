@@ -36,6 +36,9 @@ type Asking struct {
 	Modern bool
 	// Elicitation: the client declared the form elicitation capability.
 	Elicitation bool
+	// URLElicitation: the client declared the url elicitation capability
+	// (modern era); a four-eyes call then offers the approval page's URL.
+	URLElicitation bool
 	// RequestState is params.requestState of a retry, or "".
 	RequestState string
 	// Responses is params.inputResponses of a retry (a JSON object), or nil.
@@ -55,12 +58,41 @@ func askingFrom(ctx context.Context) *Asking {
 }
 
 // InputRequired is a result that asks the client for input first: one
-// form elicitation under Key, and the sealed state to echo on the retry.
+// elicitation under Key (a form with Schema, or, when URL is set, a url
+// elicitation with ElicitationID), and the sealed state to echo on the
+// retry.
 type InputRequired struct {
-	Key     string
-	Message string
-	Schema  json.RawMessage
-	State   string
+	Key           string
+	Message       string
+	Schema        json.RawMessage
+	URL           string
+	ElicitationID string
+	State         string
+}
+
+// ApprovalURLKey is the inputRequests key of a four-eyes call's url
+// elicitation.
+const ApprovalURLKey = "approval"
+
+// offerURL adds to res, a four-eyes call held for approval r, a url
+// elicitation of the approval page when the client can open one (modern
+// era, url elicitation declared, approval_page configured) and this is
+// not already the retry of such an offer. The retry, whatever the user
+// answered, is decided like any call: the store, not the answer, says
+// whether r is approved.
+func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Request, res *Result) *Result {
+	ask := askingFrom(ctx)
+	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.cat.ApprovalPage == nil || c.approvals.Sealer == nil {
+		return res
+	}
+	st := &approval.State{Subject: p.Subject, Workspace: p.Workspace, Tool: r.Tool, Digest: r.Digest, Expires: r.Expires.Unix(), Nonce: r.ID}
+	plain, _ := json.Marshal(st)
+	sealed, err := c.approvals.Sealer.SealData("four-eyes-url", plain)
+	if err != nil {
+		return res
+	}
+	res.InputRequired = &InputRequired{Key: ApprovalURLKey, Message: res.Text, URL: c.ApprovalURL(r.ID), ElicitationID: r.ID, State: sealed}
+	return res
 }
 
 // ConfirmKey is the inputRequests key of a confirmation.
@@ -223,7 +255,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	if r != nil {
 		switch r.StatusAt(now) {
 		case approval.StatusPending:
-			return c.awaiting(r, "still awaits approval"), "", "", ""
+			return c.offerURL(ctx, p, r, c.awaiting(r, "still awaits approval")), "", "", ""
 		case approval.StatusRejected:
 			if now.Before(r.Expires) {
 				return toolError(OutcomeRefused, fmt.Sprintf("%s was rejected: approval %s was rejected by %s at %s; nothing was sent upstream. The same call is refused until %s.",
@@ -254,7 +286,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	c.auditApproval(ctx, StageApprovalRequested, p, nr, "")
 	res = c.awaiting(nr, "awaits approval")
 	res.Text = note + res.Text
-	return res, "", "", ""
+	return c.offerURL(ctx, p, nr, res), "", "", ""
 }
 
 // awaiting says a call is held, with the approval's id and URL.

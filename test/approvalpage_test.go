@@ -384,6 +384,49 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 			t.Errorf("the audit trail does not name the page's approver")
 		}
 	})
+
+	t.Run("a-client-that-opens-urls-is-offered-the-page", func(t *testing.T) {
+		var got []*mcp.ElicitParams
+		client := mcp.NewClient(&mcp.Implementation{Name: "e2e-url", Version: "1.0.0"}, &mcp.ClientOptions{
+			Capabilities: &mcp.ClientCapabilities{Elicitation: &mcp.ElicitationCapabilities{URL: &mcp.URLElicitationCapabilities{}}},
+			ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				got = append(got, req.Params)
+				return &mcp.ElicitResult{Action: "accept"}, nil
+			},
+		})
+		ucs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{
+			Endpoint: g.MCP, HTTPClient: httpClient(op), DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ucs.Close()
+		uargs := map[string]any{"workflow_id": "wf-url", "reason": "e2e"}
+		res, out := callText(t, ucs, &mcp.CallToolParams{Name: "cancel_workflow", Arguments: uargs})
+		id := approvalID.FindString(out)
+		if len(got) != 1 || got[0].Mode != "url" || id == "" || got[0].ElicitationID != id || got[0].URL != public+"/admin/mcp/approvals/"+id {
+			t.Fatalf("url elicitations %+v for approval %q, want one of %s", got, id, public+"/admin/mcp/approvals/"+id)
+		}
+		// The retry the SDK made after the user accepted still waits: the
+		// store, not the answer, decides.
+		if !res.IsError || !strings.Contains(out, "awaits approval") {
+			t.Fatalf("after the url elicitation: isError %v %q, want awaits approval", res.IsError, out)
+		}
+		// The approver, still signed in, opens the offered URL and approves.
+		err = chromedp.Do(ctx, chromedp.Navigate(got[0].URL), chromedp.WaitVisible(chromedp.CSS("#approve")),
+			chromedp.Click(chromedp.CSS("#approve")), chromedp.WaitVisible(chromedp.CSS("#notice")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, out := callText(t, ucs, &mcp.CallToolParams{Name: "cancel_workflow", Arguments: uargs}); res.IsError {
+			t.Fatalf("retry after approval through the offered page: %q", out)
+		}
+		if n := len(sent(up, "/v1/workflows/wf-url/cancel")); n != 1 {
+			t.Errorf("upstream saw %d cancels, want 1", n)
+		}
+		if len(got) != 1 {
+			t.Errorf("the approved retry elicited again: %+v", got[1:])
+		}
+	})
 }
 
 // evaluateVoid runs a script in the page for its effect.
