@@ -155,3 +155,23 @@ func TestSealDataIsBoundToItsPurposeAndOpensAfterRotation(t *testing.T) {
 		t.Errorf("tampered text opened: %v", err)
 	}
 }
+
+// The approval page's cookies come back from any browser: whatever they
+// hold, OpenData never panics and opens only what was sealed for its
+// purpose.
+func FuzzOpenData(f *testing.F) {
+	s, _ := approval.NewSealer(approval.RandomKey())
+	good, _ := s.SealData("session", []byte("hello"))
+	for _, seed := range []string{good, "", "v1.", "v1.AAAA", good[:len(good)-2], good + "A"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		plain, err := s.OpenData("session", in)
+		if err == nil && string(plain) != "hello" {
+			t.Fatalf("OpenData(%q) opened %q, never sealed", in, plain)
+		}
+		if _, err := s.OpenData("signin", in); err == nil {
+			t.Fatalf("OpenData(%q) opened for another purpose", in)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/mcpgw/gateway/approval/web"
@@ -44,4 +45,22 @@ func TestHandlesOnlyBrowsersAndThePagesOwnRoutes(t *testing.T) {
 			t.Errorf("%s: Handles = %v, want %v", c.name, got, c.want)
 		}
 	}
+}
+
+// Accept headers come from anyone: Handles never panics, and never takes
+// a request that carries a bearer token.
+func FuzzHandlesAccept(f *testing.F) {
+	on := &catalog.Catalog{ApprovalPage: &catalog.ApprovalPage{Issuer: "https://idp.example.com", ClientID: "g"}}
+	for _, seed := range []string{"text/html", "*/*", "", ";;,", "text/html;q=0, application/json", "application/xhtml+xml"} {
+		f.Add(seed, "/apr_0123456789abcdef0123456789abcdef")
+	}
+	f.Fuzz(func(t *testing.T, accept, rest string) {
+		r := httptest.NewRequest("GET", "/admin/mcp/approvals", nil)
+		r.Header.Set("Accept", accept)
+		web.Handles(on, r, rest)
+		r.Header.Set("Authorization", "Bearer x")
+		if web.Handles(on, r, rest) && rest != catalog.ApprovalCallbackPath && !strings.HasSuffix(strings.Trim(rest, "/"), "/decide") {
+			t.Fatalf("Handles took a bearer request: Accept %q rest %q", accept, rest)
+		}
+	})
 }
