@@ -84,6 +84,8 @@ type Catalog struct {
 	Limits        Limits                   `yaml:"limits"`
 	Audit         Audit                    `yaml:"audit"`
 	Tools         []*Tool                  `yaml:"tools"`
+	// ApprovalPage is the approval web page (issue 14); nil: off.
+	ApprovalPage *ApprovalPage `yaml:"approval_page"`
 
 	// File is the name the catalog was loaded from, as given to Load.
 	File string `yaml:"-"`
@@ -217,6 +219,10 @@ type Upstream struct {
 	// ErrorDetailMessage (status and the upstream's own short message,
 	// URL credentials stripped) or ErrorDetailStatus (the status alone).
 	ErrorDetail string `yaml:"error_detail"`
+	// IdempotencyHeader names the header that carries the key derived
+	// from an approval on an approved write; default
+	// DefaultIdempotencyHeader.
+	IdempotencyHeader string `yaml:"idempotency_header"`
 }
 
 // WorkspaceBinding says where the principal's workspace goes on every
@@ -314,6 +320,8 @@ type Tool struct {
 	Request     Request        `yaml:"request"`
 	Paging      *Paging        `yaml:"paging"`
 	Response    Response       `yaml:"response"`
+	// Approval asks a human before a write is sent (issue 14); nil: none.
+	Approval *Approval `yaml:"approval"`
 
 	// Compiled by Load; read-only afterwards.
 

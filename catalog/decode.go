@@ -188,6 +188,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 	case t == workspaceBindingType && n.Kind == yaml.ScalarNode && !isNull(n):
 		d.decodeWorkspaceNone(n, v, path)
 		return
+	case t == approvalType && n.Kind == yaml.ScalarNode && !isNull(n):
+		d.decodeApprovalScalar(n, v, path)
+		return
 	case t.Kind() != reflect.Pointer && reflect.PointerTo(t).Implements(unmarshalerType):
 		d.decodeUnmarshaler(n, v, path)
 		return

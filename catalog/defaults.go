@@ -21,6 +21,7 @@ const DefaultNotFoundStatus = http.StatusNotFound
 // empty (listen, mcp_path, paths into the claims) take the default when
 // empty too, so "${MCP_PATH:-}" behaves like an absent key.
 func applyDefaults(c *Catalog) {
+	approvalPageDefaults(c)
 	s := &c.Server
 	s.Listen = or(s.Listen, DefaultListen)
 	s.MCPPath = or(s.MCPPath, DefaultMCPPath)
@@ -51,6 +52,7 @@ func applyDefaults(c *Catalog) {
 
 	for _, u := range c.Upstreams {
 		u.ErrorDetail = or(u.ErrorDetail, ErrorDetailMessage)
+		u.IdempotencyHeader = or(u.IdempotencyHeader, DefaultIdempotencyHeader)
 		if !u.Has("timeout") {
 			u.Timeout = DefaultTimeout
 		}
@@ -97,6 +99,7 @@ func applyDefaults(c *Catalog) {
 			}
 		}
 		t.Request.BodyFormat = or(t.Request.BodyFormat, BodyJSON)
+		approvalDefaults(t)
 		if t.Input == nil {
 			t.Input = map[string]any{"type": "object", "additionalProperties": false}
 		}

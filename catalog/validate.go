@@ -32,6 +32,7 @@ func validate(c *Catalog, p *problems, pos map[string]Pos) {
 	v.tools()
 	v.limits()
 	v.audit()
+	v.approvalPage()
 }
 
 func (v *checker) audit() {
@@ -431,6 +432,9 @@ func (v *checker) upstreams() {
 		case n > 0 && u.MaxConcurrent > 0 && n > u.MaxConcurrent:
 			v.add(u.At("max_concurrent_per_workspace"), subj, "max_concurrent_per_workspace %d is over max_concurrent %d", n, u.MaxConcurrent)
 		}
+		if !validHeaderName(u.IdempotencyHeader) {
+			v.add(u.At("idempotency_header"), subj, "idempotency_header %q is not a valid header name", u.IdempotencyHeader)
+		}
 		if u.ErrorDetail != ErrorDetailMessage && u.ErrorDetail != ErrorDetailStatus {
 			v.add(u.At("error_detail"), subj, "error_detail %q must be message or status", u.ErrorDetail)
 		}
@@ -673,6 +677,7 @@ func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
 	tc.request()
 	tc.paging()
 	tc.response()
+	tc.approval()
 }
 
 // input checks the input schema, compiles it, and notes the declared and

@@ -284,9 +284,13 @@ func (x *exchange) toolsCall(name string, named bool) (value, *failure) {
 	if f != nil {
 		return nil, f
 	}
+	x.withAsking()
 	res, f := x.call(name, args)
 	if f != nil {
 		return nil, f
+	}
+	if res.InputRequired != nil && x.modern {
+		return x.inputRequired(res.InputRequired), nil
 	}
 	r := &callResult{text: res.Text, isError: res.IsError, tail: x.modernTail()}
 	// structuredContent exists since 2025-06-18; older clients get the

@@ -189,3 +189,24 @@ func (t *modernTail) members() []member {
 	}
 	return []member{{"resultType", str("complete")}, {"_meta", object{{metaServerInfo, t.info}}}}
 }
+
+// inputRequiredResult is a multi round-trip InputRequiredResult
+// (2026-07-28): one elicitation the client must put to its user, under
+// key, and the sealed requestState it must echo.
+type inputRequiredResult struct {
+	key     string
+	request object // the elicitation/create request
+	state   string
+	info    object // serverInfo for _meta
+}
+
+func (r *inputRequiredResult) appendJSON(b []byte) []byte {
+	b = append(b, `{"resultType":"input_required","inputRequests":{`...)
+	b = rendering.AppendString(b, r.key)
+	b = append(b, ':')
+	b = r.request.appendJSON(b)
+	b = append(b, `},"requestState":`...)
+	b = rendering.AppendString(b, r.state)
+	b = append(b, `,"_meta":{"`+metaServerInfo+`":`...)
+	return append(r.info.appendJSON(b), "}}"...)
+}

@@ -86,6 +86,8 @@ const (
 	failNotAcceptable // text
 	failBodyTooLarge  // text
 	failBadRequest    // text
+	failConflict      // text; attached: the resource as it now stands
+	failUnavailable   // text
 	// Calls, as the core reports them.
 	failUnknownTool       // text
 	failBadParams         // text: a well-formed request whose params a method cannot use
@@ -112,6 +114,7 @@ type failure struct {
 	rate     *rateLimited
 	tooLarge *proxy.OutputTooLargeError
 	scopes   []string
+	attached value
 }
 
 func fail(k kind, text string) *failure { return &failure{kind: k, text: text} }
@@ -209,6 +212,10 @@ var httpErrors = map[kind]httpRow{
 	failNotAcceptable: {http.StatusNotAcceptable, "not_acceptable", "", nil, nil},
 	failBodyTooLarge:  {http.StatusRequestEntityTooLarge, "request_too_large", "", nil, nil},
 	failBadRequest:    {http.StatusBadRequest, "bad_request", "", nil, nil},
+	failConflict: {http.StatusConflict, "conflict", "", nil, func(f *failure) []member {
+		return []member{{"approval", f.attached}}
+	}},
+	failUnavailable: {http.StatusServiceUnavailable, "unavailable", "", nil, nil},
 	failUnknownTool:   {http.StatusNotFound, "McpToolNotFoundError", "", nil, nil},
 	failBadParams:     {http.StatusBadRequest, "invalid_request", "", nil, nil},
 	failOutputTooLarge: {http.StatusRequestEntityTooLarge, "AGENT_OUTPUT_TOO_LARGE", "", func(f *failure) string {

@@ -98,6 +98,10 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		} else {
 			h.serveRESTCall(w, r, x)
 		}
+	case cfg.AdminPath != "" && (p == cfg.AdminPath+"/approvals" || strings.HasPrefix(p, cfg.AdminPath+"/approvals/")):
+		x.surface = SurfaceREST
+		x.method = r.Method + " /approvals"
+		h.serveApprovals(w, r, x, strings.TrimPrefix(p, cfg.AdminPath+"/approvals"))
 	case cfg.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+cfg.MCPPath):
 		x.surface = SurfaceMetadata
 		x.method = r.Method + " " + wellKnownPRM

@@ -31,6 +31,12 @@ type AuditRecord struct {
 	Outcome        string          `json:"outcome,omitempty"`
 	DurationMS     int64           `json:"duration_ms"`
 	Stage          string          `json:"stage"`
+	// ApprovalID and Approver name the approval (issue 14) a record
+	// belongs to: the request, the decision, and the execution it
+	// released ("cfm_…" for a confirmation, where the approver is the
+	// requester).
+	ApprovalID string `json:"approval_id,omitempty"`
+	Approver   string `json:"approver,omitempty"`
 }
 
 // Audit stages.
@@ -262,6 +268,8 @@ type auditEntry struct {
 	t     *tool
 	args  json.RawMessage
 	start time.Time
+
+	approvalID, approver string // set when an approval released the call
 }
 
 func (c *Core) newAuditEntry(p *authz.Principal, t *tool, raw []byte, start time.Time) *auditEntry {
@@ -277,6 +285,8 @@ func (e *auditEntry) record(stage, outcome string, status int) *AuditRecord {
 		Outcome:        outcome,
 		DurationMS:     time.Since(e.start).Milliseconds(),
 		Stage:          stage,
+		ApprovalID:     e.approvalID,
+		Approver:       e.approver,
 	}
 	if e.p != nil {
 		rec.Actor, rec.Subject, rec.Workspace = e.p.Actor, e.p.Subject, e.p.Workspace

@@ -47,6 +47,9 @@ type Options struct {
 	// Tracer records a span per call and per upstream exchange. Nil: no
 	// spans, but a caller's trace context still reaches the upstreams.
 	Tracer trace.Tracer
+	// Approvals asks a human before writes whose tool has an approval
+	// (issue 14). Nil: such writes are refused.
+	Approvals *Approvals
 	// BreakerCooldown is how long an upstream's open circuit fails calls
 	// fast before letting a probe through. Zero: 5s.
 	BreakerCooldown time.Duration
@@ -66,7 +69,8 @@ type Core struct {
 	tools   map[string]*tool
 	order   []*tool
 
-	config *Config
+	config    *Config
+	approvals *Approvals
 
 	lists     sync.Map // authz.Signature → []*Listed
 	listCount atomic.Int64
@@ -97,8 +101,11 @@ type Result struct {
 	Text    string
 	IsError bool
 	// Outcome is a bounded label for metrics and audit: ok, tool_error,
-	// denied, not_found, truncated, refused.
+	// denied, not_found, truncated, refused, awaiting_approval.
 	Outcome string
+	// InputRequired is set when the call needs the client's input first
+	// (a confirmation); the surface answers resultType input_required.
+	InputRequired *InputRequired
 }
 
 // Outcome labels.
@@ -201,6 +208,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		rt = sharedTransport
 	}
 	c.tracer = opts.Tracer
+	c.approvals = opts.Approvals
 	c.metrics = opts.Metrics
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
@@ -431,6 +439,10 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 			return toolError(OutcomeRefused, err.Error()), 0, nil
 		}
 		return toolError(OutcomeToolError, err.Error()), 0, nil
+	}
+	// A write that needs a human's yes stops here until it has one.
+	if res := c.gateApproval(ctx, p, t, raw, req, ae); res != nil {
+		return res, 0, nil
 	}
 	if ae != nil {
 		if err := ae.started(ctx); err != nil {

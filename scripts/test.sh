@@ -30,6 +30,41 @@ if ! command -v prometheus >/dev/null || ! { command -v prometheus-alertmanager 
 fi
 prometheus --version 2>&1 | head -1 || true
 
+# Issue 14: approvals shared between replicas live in Redis. The tests of
+# approval/ and test/ start Debian's redis-server themselves on a unix
+# socket in their temp dir (no network, one server per test); a missing
+# binary fails them under CI=true. Installed here when we can.
+echo "== redis-server for the approval store tests"
+if ! command -v redis-server >/dev/null; then
+  sudo=
+  if [ "$(id -u)" != 0 ] && [ "${CI:-}" = true ] && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo="sudo -n"
+  fi
+  if [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; then
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server
+  else
+    echo "redis-server is missing and we are not root: install it with sudo apt-get install -y --no-install-recommends redis-server"
+  fi
+fi
+
+# Issue 14: the approval page's test drives Debian's chromium headless
+# (chromedp) through an OpenID sign-in; a missing binary fails it under
+# CI=true. Installed here when we can.
+echo "== chromium for the approval page test"
+if ! command -v chromium >/dev/null; then
+  sudo=
+  if [ "$(id -u)" != 0 ] && [ "${CI:-}" = true ] && command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
+    sudo="sudo -n"
+  fi
+  if [ "$(id -u)" = 0 ] || [ -n "$sudo" ]; then
+    $sudo apt-get update -qq
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium
+  else
+    echo "chromium is missing and we are not root: install it with sudo apt-get install -y --no-install-recommends chromium"
+  fi
+fi
+
 echo "== go mod tidy -diff, gofmt and go vet"
 go mod tidy -diff
 unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './test/ts/*'))

@@ -88,6 +88,17 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 	if err != nil {
 		return err
 	}
+	// The approver approves four-eyes calls (cancel_workflow) that the
+	// operator makes: another person, in the same workspace, with the
+	// approve gate (issue 14).
+	approverScopes := slices.Clone(viewScopes)
+	if g := cat.Gates["approve"]; g != nil {
+		approverScopes = append(approverScopes, g.Scopes...)
+	}
+	approver, err := mk("approver@example.com", "approver@example.com", approverScopes)
+	if err != nil {
+		return err
+	}
 	mcpURL := base + cat.Server.MCPPath
 	banner := func() {
 		fmt.Fprintf(stdout, `gateway demo: %d tools in front of the sample job system (workspace %q)
@@ -101,11 +112,19 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
   operator token (every gate: %v):
 %s
 
+  approver token (approves the operator's cancel_workflow calls: %v):
+%s
+
+  pause_queue asks the operator to confirm in their client; cancel_workflow
+  waits until the approver approves it:
+curl -H "Authorization: Bearer $APPROVER" %s%s/approvals
+curl -X POST -H "Authorization: Bearer $APPROVER" %s%s/approvals/ID/approve
+
   connect Claude Code:
 claude mcp add --transport http backwave %s --header "Authorization: Bearer %s"
 
 Ctrl-C stops the gateway and the sample upstream.
-`, len(cat.Tools), demoWorkspace, mcpURL, base, cat.Server.AdminPath, viewScopes, viewer, allScopes, operator, mcpURL, operator)
+`, len(cat.Tools), demoWorkspace, mcpURL, base, cat.Server.AdminPath, viewScopes, viewer, allScopes, operator, approverScopes, approver, base, cat.Server.AdminPath, base, cat.Server.AdminPath, mcpURL, operator)
 	}
 	// The banner goes out once the gateway answers, so its commands work
 	// the moment they are read.

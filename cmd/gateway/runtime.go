@@ -52,6 +52,8 @@ type runtime struct {
 	// logTrail is the trail over the log stream.
 	audits   map[string]*fileTrail
 	logTrail *proxy.AuditTrail
+	// approvals is shared by every core, made on the first install.
+	approvals *proxy.Approvals
 }
 
 // fileTrail is an audit file and the trail that watches it.
@@ -147,6 +149,10 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 			rt.logTrail = proxy.NewAuditTrail(&proxy.LogAudit{Logger: logger}, rt.logger, rt.metrics.audit())
 		}
 		opts.Audit = rt.logTrail
+	}
+	if opts.Approvals, err = rt.approvalsFor(cat); err != nil {
+		closeVerifier(v)
+		return fmt.Errorf("approvals: %w", err)
 	}
 	core, err := proxy.New(cat, opts)
 	if err != nil {

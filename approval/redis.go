@@ -1,0 +1,214 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisStore keeps approvals in Redis so that replicas share them: a
+// request granted through one gateway releases the call retried on
+// another. Each request is a hash (its JSON, its status and its expiry in
+// milliseconds); a state change is one Lua script that compares the
+// status and the expiry and sets the new state, so two nodes racing to
+// claim the same approval see one winner. Requests are listed per
+// workspace through a sorted set; keys expire a day after the request
+// does.
+type RedisStore struct {
+	rdb    *redis.Client
+	prefix string
+}
+
+// RedisOptions configures a [RedisStore].
+type RedisOptions struct {
+	// Prefix starts every key. Empty: "mcpgw:approval:".
+	Prefix string
+}
+
+// OpenRedisStore connects to the Redis server at url
+// (redis://[user:password@]host:port/db) and checks that it answers.
+func OpenRedisStore(ctx context.Context, url string, opts *RedisOptions) (*RedisStore, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("approval store: %v", err)
+	}
+	s := &RedisStore{rdb: redis.NewClient(o), prefix: "mcpgw:approval:"}
+	if opts != nil && opts.Prefix != "" {
+		s.prefix = opts.Prefix
+	}
+	if err := s.rdb.Ping(ctx).Err(); err != nil {
+		s.rdb.Close()
+		return nil, fmt.Errorf("approval store: redis at %s does not answer: %v", o.Addr, err)
+	}
+	return s, nil
+}
+
+func (s *RedisStore) Close() error { return s.rdb.Close() }
+
+func (s *RedisStore) reqKey(id string) string { return s.prefix + "req:" + id }
+func (s *RedisStore) wsKey(ws string) string  { return s.prefix + "ws:" + ws }
+func (s *RedisStore) nonceKey(n string) string {
+	return s.prefix + "nonce:" + n
+}
+
+func (s *RedisStore) Create(ctx context.Context, r *Request) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return err
+	}
+	key := s.reqKey(r.ID)
+	ttl := time.Until(r.Expires) + keepFinished
+	ok, err := s.rdb.HSetNX(ctx, key, "data", data).Result()
+	if err != nil {
+		return fmt.Errorf("approval store: %w", err)
+	}
+	if !ok {
+		return fmt.Errorf("approval %s already exists", r.ID)
+	}
+	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HSet(ctx, key, "status", string(r.Status), "expires", r.Expires.UnixMilli())
+		p.Expire(ctx, key, ttl)
+		p.ZAdd(ctx, s.wsKey(r.Workspace), redis.Z{Score: float64(r.Created.UnixNano()), Member: r.ID})
+		p.Expire(ctx, s.wsKey(r.Workspace), ttl)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("approval store: %w", err)
+	}
+	return nil
+}
+
+func (s *RedisStore) Get(ctx context.Context, id string) (*Request, error) {
+	data, err := s.rdb.HGet(ctx, s.reqKey(id), "data").Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("approval store: %w", err)
+	}
+	var r Request
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("approval store: request %s is not valid JSON: %v", id, err)
+	}
+	return &r, nil
+}
+
+func (s *RedisStore) List(ctx context.Context, workspace string, now time.Time) ([]*Request, error) {
+	ids, err := s.rdb.ZRange(ctx, s.wsKey(workspace), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("approval store: %w", err)
+	}
+	var out []*Request
+	for _, id := range ids {
+		r, err := s.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			s.rdb.ZRem(ctx, s.wsKey(workspace), id)
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if r.StatusAt(now) == StatusPending {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// casScript sets a request's status and data when its status is ARGV[1]
+// and it has not expired at ARGV[2] (milliseconds): 1 when set, 0 when
+// not, -1 when there is no such request.
+var casScript = redis.NewScript(`
+local st = redis.call('HGET', KEYS[1], 'status')
+if not st then return -1 end
+if st ~= ARGV[1] then return 0 end
+local exp = tonumber(redis.call('HGET', KEYS[1], 'expires'))
+if tonumber(ARGV[2]) >= exp then return 0 end
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'data', ARGV[4])
+return 1
+`)
+
+// transition moves id from status from to the status change sets.
+func (s *RedisStore) transition(ctx context.Context, id string, from Status, now time.Time, change func(*Request)) (*Request, error) {
+	r, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if r.StatusAt(now) != from {
+		r.Status = r.StatusAt(now)
+		return r, conflict(r)
+	}
+	change(r)
+	data, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	n, err := casScript.Run(ctx, s.rdb, []string{s.reqKey(id)}, string(from), strconv.FormatInt(now.UnixMilli(), 10), string(r.Status), data).Int()
+	if err != nil {
+		return nil, fmt.Errorf("approval store: %w", err)
+	}
+	switch n {
+	case 1:
+		return r, nil
+	case -1:
+		return nil, ErrNotFound
+	}
+	// Someone else changed it first: report it as it stands now.
+	cur, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	cur.Status = cur.StatusAt(now)
+	return cur, conflict(cur)
+}
+
+func (s *RedisStore) Decide(ctx context.Context, id, approver string, approve bool, now time.Time) (*Request, error) {
+	return s.transition(ctx, id, StatusPending, now, func(r *Request) {
+		r.Status = StatusRejected
+		if approve {
+			r.Status = StatusApproved
+		}
+		r.Approver, r.Decided = approver, now
+	})
+}
+
+func (s *RedisStore) Claim(ctx context.Context, id string, now time.Time) (*Request, error) {
+	return s.transition(ctx, id, StatusApproved, now, func(r *Request) {
+		r.Status, r.Executed = StatusExecuted, now
+	})
+}
+
+func (s *RedisStore) Spend(ctx context.Context, nonce string, expires time.Time) (bool, error) {
+	ttl := time.Until(expires) + time.Minute
+	ok, err := s.rdb.SetNX(ctx, s.nonceKey(nonce), 1, ttl).Result()
+	if err != nil {
+		return false, fmt.Errorf("approval store: %w", err)
+	}
+	return ok, nil
+}
+
+func (s *RedisStore) Latest(ctx context.Context, workspace, requester, tool, digest string) (*Request, error) {
+	// Newest first; a workspace holds a day of requests at most.
+	ids, err := s.rdb.ZRevRange(ctx, s.wsKey(workspace), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("approval store: %w", err)
+	}
+	for _, id := range ids {
+		r, err := s.Get(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if matches(r, workspace, requester, tool, digest) {
+			return r, nil
+		}
+	}
+	return nil, ErrNotFound
+}

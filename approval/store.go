@@ -1,0 +1,203 @@
+package approval
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Status is where a pending approval stands.
+type Status string
+
+// Statuses. Pending moves to Approved or Rejected once; Approved moves to
+// Executed once. Expired is reported for a Pending or Approved request past
+// its expiry and is never stored.
+const (
+	StatusPending  Status = "pending"
+	StatusApproved Status = "approved"
+	StatusRejected Status = "rejected"
+	StatusExecuted Status = "executed"
+	StatusExpired  Status = "expired"
+)
+
+// Request is one four-eyes approval: a write call held until someone
+// else says yes.
+type Request struct {
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`
+	Workspace string          `json:"workspace"`
+	Requester string          `json:"requester"`       // subject
+	Actor     string          `json:"requester_actor"` // actor at request time
+	Arguments json.RawMessage `json:"arguments"`       // as the agent sent them (canonical)
+	Digest    string          `json:"digest"`          // of the canonical arguments
+	Approvers string          `json:"approvers"`       // the gate
+	AllowSelf bool            `json:"allow_self"`
+	Created   time.Time       `json:"created"`
+	Expires   time.Time       `json:"expires"`
+	Status    Status          `json:"status"`
+	Approver  string          `json:"approver,omitempty"` // subject who decided
+	Decided   time.Time       `json:"decided,omitzero"`
+	Executed  time.Time       `json:"executed,omitzero"`
+}
+
+// StatusAt is r's status as seen at now: pending or approved requests past
+// their expiry are expired.
+func (r *Request) StatusAt(now time.Time) Status {
+	if (r.Status == StatusPending || r.Status == StatusApproved) && !now.Before(r.Expires) {
+		return StatusExpired
+	}
+	return r.Status
+}
+
+// Errors stores return; callers branch on them with errors.Is.
+var (
+	ErrNotFound = errors.New("no such approval")
+	// ErrConflict: the request is not in the state the change needs
+	// (already decided, already executed, expired). The store returns the
+	// request as it stands beside it.
+	ErrConflict = errors.New("approval is not in the state this change needs")
+)
+
+// Store keeps pending approvals and spent confirmation nonces.
+// Implementations are safe for concurrent use, also between processes
+// sharing one store, and make each change atomically.
+type Store interface {
+	// Create stores r, which must be pending and have a new ID.
+	Create(ctx context.Context, r *Request) error
+	// Get returns the request with id, or ErrNotFound.
+	Get(ctx context.Context, id string) (*Request, error)
+	// List returns the requests of workspace still pending at now,
+	// oldest first.
+	List(ctx context.Context, workspace string, now time.Time) ([]*Request, error)
+	// Latest returns the newest request of workspace by requester for
+	// tool with these exact arguments (digest), whatever its status, or
+	// ErrNotFound: the retry of a call finds its approval this way.
+	Latest(ctx context.Context, workspace, requester, tool, digest string) (*Request, error)
+	// Decide moves a request pending at now to approved (approve) or
+	// rejected, recording approver. Otherwise it changes nothing and
+	// returns the request as it stands with ErrConflict.
+	Decide(ctx context.Context, id, approver string, approve bool, now time.Time) (*Request, error)
+	// Claim moves a request approved and unexpired at now to executed
+	// and returns it: the one caller it returns nil error to may execute
+	// the call. Otherwise ErrConflict with the request as it stands.
+	Claim(ctx context.Context, id string, now time.Time) (*Request, error)
+	// Spend records nonce as used until expires; it reports false when
+	// the nonce was already spent.
+	Spend(ctx context.Context, nonce string, expires time.Time) (bool, error)
+	Close() error
+}
+
+// NewID returns a fresh approval id: "apr_" and 128 random bits.
+func NewID() string { return "apr_" + NewNonce() }
+
+// ValidID reports whether id has the shape NewID makes, so an id from a
+// URL is checked before it reaches a store key.
+func ValidID(id string) bool {
+	if len(id) != 36 || id[:4] != "apr_" {
+		return false
+	}
+	for _, c := range id[4:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// Refusal is why a decider may not decide a request.
+type Refusal string
+
+// Refusals [CheckDecider] gives. An approver outside the workspace gets
+// RefusalNotFound: they must not learn the request exists.
+const (
+	RefusalNone      Refusal = ""
+	RefusalNotFound  Refusal = "not_found"
+	RefusalGate      Refusal = "gate"
+	RefusalSelf      Refusal = "self"
+	RefusalNoSubject Refusal = "no_subject"
+)
+
+// CheckDecider applies the four-eyes rules to someone who wants to see or
+// decide r: same workspace, passes the approvers gate (passes, from the
+// caller's policy), and not the requester unless r allows it. forDecision
+// false checks seeing only (the requester may see their own request).
+func CheckDecider(r *Request, subject, workspace string, passes, forDecision bool) Refusal {
+	switch {
+	case subject == "":
+		return RefusalNoSubject
+	case workspace != r.Workspace:
+		return RefusalNotFound
+	case !passes:
+		return RefusalGate
+	case forDecision && subject == r.Requester && !r.AllowSelf:
+		return RefusalSelf
+	}
+	return RefusalNone
+}
+
+// IdempotencyKey is the key an approved write carries upstream, derived
+// from the approval id (or a confirmation nonce), so a retry of the same
+// approved write carries the same key.
+func IdempotencyKey(id string) string { return "mcpgw-" + id }
+
+func conflict(r *Request) error {
+	return fmt.Errorf("%w (%s)", ErrConflict, r.Status)
+}
+
+// ReleaseError says why a retried call did not release its approval.
+type ReleaseError struct {
+	// Reason is a bounded label: not_found, other_requester, other_tool,
+	// arguments, pending, rejected, expired, executed.
+	Reason  string
+	Request *Request // as it stands; nil for not_found
+}
+
+func (e *ReleaseError) Error() string { return "approval not released: " + e.Reason }
+
+// Release is the one decision that lets an approved four-eyes call run:
+// the request id must exist, belong to this requester, workspace and
+// tool, be bound to these exact arguments (digest), and be approved and
+// unexpired at now; then it is claimed, atomically, so only one retry
+// (on any node sharing the store) ever gets it. Anything else is a
+// *ReleaseError and nothing may be sent.
+func Release(ctx context.Context, s Store, id, subject, workspace, tool, digest string, now time.Time) (*Request, error) {
+	r, err := s.Get(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, &ReleaseError{Reason: "not_found"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case r.Workspace != workspace:
+		return nil, &ReleaseError{Reason: "not_found"} // never confirm it exists elsewhere
+	case r.Requester != subject:
+		return nil, &ReleaseError{Reason: "other_requester", Request: r}
+	case r.Tool != tool:
+		return nil, &ReleaseError{Reason: "other_tool", Request: r}
+	case r.Digest != digest:
+		return nil, &ReleaseError{Reason: "arguments", Request: r}
+	}
+	claimed, err := s.Claim(ctx, id, now)
+	if errors.Is(err, ErrConflict) {
+		return nil, &ReleaseError{Reason: string(claimed.Status), Request: claimed}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return claimed, nil
+}
+
+// newer reports whether a was created after b (ids break ties).
+func newer(a, b *Request) bool {
+	if c := a.Created.Compare(b.Created); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
+}
+
+func matches(r *Request, workspace, requester, tool, digest string) bool {
+	return r.Workspace == workspace && r.Requester == requester && r.Tool == tool && r.Digest == digest
+}

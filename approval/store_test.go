@@ -1,0 +1,235 @@
+package approval_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/approval"
+)
+
+// twoNodes returns two clients of one store, as two gateway replicas see
+// it: two FileStores on one file, or two Redis connections.
+type storeKind struct {
+	name string
+	open func(t *testing.T) (approval.Store, approval.Store)
+}
+
+func storeKinds(t *testing.T) []storeKind {
+	return []storeKind{
+		{"file", func(t *testing.T) (approval.Store, approval.Store) {
+			path := filepath.Join(t.TempDir(), "approvals.json")
+			a, err := approval.OpenFileStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := approval.OpenFileStore(path)
+			return a, b
+		}},
+		{"redis", func(t *testing.T) (approval.Store, approval.Store) {
+			url := startRedis(t)
+			prefix := "test:" + approval.NewNonce() + ":"
+			return openRedis(t, url, prefix), openRedis(t, url, prefix)
+		}},
+	}
+}
+
+func newRequest(requester, ws, args string, now time.Time, ttl time.Duration) *approval.Request {
+	d, _ := approval.Digest([]byte(args))
+	return &approval.Request{
+		ID: approval.NewID(), Tool: "cancel_workflow", Workspace: ws, Requester: requester, Actor: requester,
+		Arguments: json.RawMessage(args), Digest: d, Approvers: "approve",
+		Created: now, Expires: now.Add(ttl), Status: approval.StatusPending,
+	}
+}
+
+func TestStoreLifecycle(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			a, b := k.open(t)
+			now := time.Now().Truncate(time.Millisecond)
+			r := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
+			if err := a.Create(ctx, r); err != nil {
+				t.Fatalf("Create: %v", err)
+			}
+			if l, _ := b.List(ctx, "acme", now); len(l) != 1 || l[0].ID != r.ID {
+				t.Fatalf("List(acme) on the other node = %v, want the request", l)
+			}
+			if l, _ := b.List(ctx, "globex", now); len(l) != 0 {
+				t.Fatalf("List(globex) = %v, want none", l)
+			}
+			if _, err := b.Claim(ctx, r.ID, now); !errors.Is(err, approval.ErrConflict) {
+				t.Fatalf("Claim before approval = %v, want ErrConflict", err)
+			}
+			got, err := b.Decide(ctx, r.ID, "bob", true, now)
+			if err != nil || got.Status != approval.StatusApproved || got.Approver != "bob" {
+				t.Fatalf("Decide = %+v, %v", got, err)
+			}
+			if _, err := a.Decide(ctx, r.ID, "carol", false, now); !errors.Is(err, approval.ErrConflict) {
+				t.Fatalf("second Decide = %v, want ErrConflict", err)
+			}
+			if l, _ := a.List(ctx, "acme", now); len(l) != 0 {
+				t.Fatalf("List after the decision = %v, want none pending", l)
+			}
+			if _, err := a.Claim(ctx, r.ID, now); err != nil {
+				t.Fatalf("Claim = %v", err)
+			}
+			c, err := b.Claim(ctx, r.ID, now)
+			if !errors.Is(err, approval.ErrConflict) || c.Status != approval.StatusExecuted {
+				t.Fatalf("second Claim = %+v, %v; want executed conflict", c, err)
+			}
+			if _, err := a.Get(ctx, "apr_00000000000000000000000000000000"); !errors.Is(err, approval.ErrNotFound) {
+				t.Fatalf("Get(unknown) = %v", err)
+			}
+			// Expiry: neither decided nor claimed after it.
+			late := newRequest("alice", "acme", `{}`, now, time.Second)
+			a.Create(ctx, late)
+			if d, err := b.Decide(ctx, late.ID, "bob", true, now.Add(time.Second)); !errors.Is(err, approval.ErrConflict) || d.Status != approval.StatusExpired {
+				t.Fatalf("Decide after expiry = %+v, %v", d, err)
+			}
+			// Nonces spend once across nodes.
+			n := approval.NewNonce()
+			if ok, _ := a.Spend(ctx, n, now.Add(time.Minute)); !ok {
+				t.Fatal("first Spend = false")
+			}
+			if ok, _ := b.Spend(ctx, n, now.Add(time.Minute)); ok {
+				t.Fatal("second Spend on the other node = true")
+			}
+		})
+	}
+}
+
+func TestFileStoreSurvivesReopen(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "approvals.json")
+	s, _ := approval.OpenFileStore(path)
+	now := time.Now()
+	r := newRequest("alice", "acme", `{}`, now, time.Minute)
+	s.Create(ctx, r)
+	s.Decide(ctx, r.ID, "bob", true, now)
+	s2, err := approval.OpenFileStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Claim(ctx, r.ID, now); err != nil {
+		t.Fatalf("Claim after reopening = %v", err)
+	}
+}
+
+// TestPropertyNoWriteWithoutApprovalNorTwice drives random sequences of
+// calls (creating requests), approvals (some by the requester, some from
+// another workspace, some without the gate), rejections, time passing
+// past expiries and retries with right or changed arguments, from two
+// nodes of one store, retries also racing each other. Whatever the
+// sequence, a write is executed only through Release of a request that a
+// rightful approver approved before expiry, with its exact arguments, and
+// never twice.
+func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
+	ctx := context.Background()
+	subjects := []string{"alice", "bob", "carol"}
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			var total, refused atomic.Int64
+			defer func() {
+				// The property must not hold vacuously.
+				if total.Load() == 0 || refused.Load() == 0 {
+					t.Errorf("%d executions and %d refused retries over all seeds: the sequences exercise too little", total.Load(), refused.Load())
+				}
+			}()
+			for seed := range uint64(25) {
+				a, b := k.open(t)
+				nodes := []approval.Store{a, b}
+				rng := rand.New(rand.NewPCG(seed, 14))
+				now := time.Now().Truncate(time.Millisecond)
+				type model struct {
+					r          *approval.Request
+					approvedBy string
+					approvedAt time.Time
+				}
+				var reqs []*model
+				executed := map[string]int{}
+				var mu sync.Mutex
+				execute := func(id string) {
+					mu.Lock()
+					executed[id]++
+					mu.Unlock()
+				}
+				for step := range 60 {
+					node := nodes[rng.IntN(2)]
+					switch op := rng.IntN(6); {
+					case op == 0 || len(reqs) == 0: // a call creates a request
+						sub := subjects[rng.IntN(3)]
+						r := newRequest(sub, "acme", fmt.Sprintf(`{"id":"w%d"}`, rng.IntN(3)), now, time.Duration(1+rng.IntN(5))*time.Second)
+						r.AllowSelf = rng.IntN(4) == 0
+						if err := node.Create(ctx, r); err != nil {
+							t.Fatal(err)
+						}
+						reqs = append(reqs, &model{r: r})
+					case op == 1 || op == 2: // someone approves or rejects
+						m := reqs[rng.IntN(len(reqs))]
+						sub, ws := subjects[rng.IntN(3)], "acme"
+						if rng.IntN(5) == 0 {
+							ws = "globex"
+						}
+						passes := rng.IntN(5) != 0
+						if approval.CheckDecider(m.r, sub, ws, passes, true) != approval.RefusalNone {
+							continue
+						}
+						approve := op == 1
+						got, err := node.Decide(ctx, m.r.ID, sub, approve, now)
+						if err == nil && approve {
+							m.approvedBy, m.approvedAt = got.Approver, now
+						}
+					case op == 3: // time passes
+						now = now.Add(time.Duration(rng.IntN(2000)) * time.Millisecond)
+					default: // the requester (or someone else) retries, maybe twice at once
+						m := reqs[rng.IntN(len(reqs))]
+						sub := m.r.Requester
+						if rng.IntN(6) == 0 {
+							sub = subjects[rng.IntN(3)]
+						}
+						args := string(m.r.Arguments)
+						if rng.IntN(6) == 0 {
+							args = `{"id":"changed"}`
+						}
+						digest, _ := approval.Digest([]byte(args))
+						var wg sync.WaitGroup
+						for i := range 1 + rng.IntN(3) {
+							wg.Add(1)
+							go func() {
+								defer wg.Done()
+								r, err := approval.Release(ctx, nodes[i%2], m.r.ID, sub, "acme", m.r.Tool, digest, now)
+								if err != nil {
+									refused.Add(1)
+									return
+								}
+								total.Add(1)
+								// The property: released only for its requester, exact
+								// arguments, a rightful approver, before expiry.
+								if sub != m.r.Requester || digest != m.r.Digest || m.approvedBy == "" ||
+									(m.approvedBy == m.r.Requester && !m.r.AllowSelf) || !now.Before(m.r.Expires) || r.ID != m.r.ID {
+									t.Errorf("seed %d step %d: released %+v for %s with digest %s (approved by %q)", seed, step, r, sub, digest, m.approvedBy)
+								}
+								execute(r.ID)
+							}()
+						}
+						wg.Wait()
+					}
+				}
+				for id, n := range executed {
+					if n > 1 {
+						t.Errorf("seed %d: %s executed %d times", seed, id, n)
+					}
+				}
+			}
+		})
+	}
+}

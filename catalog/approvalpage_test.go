@@ -1,0 +1,55 @@
+package catalog_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+func approvalPageCatalog(server, page string) string {
+	return strings.Replace(approvalCatalog, "server: { name: t }", server, 1) + page
+}
+
+func TestApprovalPageLoadsWithDefaultsAndDerivesTheRedirectURL(t *testing.T) {
+	t.Setenv("OIDC_SECRET", "s3cret")
+	src := approvalPageCatalog("server: { name: t, public_url: \"https://mcp.example.com\" }",
+		"approval_page:\n  issuer: https://login.example.com/realms/acme\n  client_id: gateway\n  client_secret: ${OIDC_SECRET}\n  scopes: [profile]\n")
+	cat, err := catalog.Parse("catalog.yaml", []byte(src), nil)
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	ap := cat.ApprovalPage
+	if ap == nil || ap.ClientSecret != "s3cret" || ap.SessionTTL.D() != 10*time.Minute || strings.Join(ap.Scopes, " ") != "openid profile" {
+		t.Fatalf("approval_page = %+v", ap)
+	}
+	if got, want := cat.ApprovalRedirectURL(), "https://mcp.example.com/admin/mcp/approvals/signin/callback"; got != want {
+		t.Errorf("redirect URL %q, want %q", got, want)
+	}
+}
+
+func TestApprovalPageRefusals(t *testing.T) {
+	cases := map[string]struct{ server, page, want string }{
+		"no public_url": {"server: { name: t }", "approval_page: { issuer: \"https://idp.example.com\", client_id: g }", "needs server.public_url"},
+		"no admin path": {"server: { name: t, public_url: \"https://mcp.example.com\", admin_path: \"\" }", "approval_page: { issuer: \"https://idp.example.com\", client_id: g }", "needs server.admin_path"},
+		"http issuer":   {"server: { name: t, public_url: \"https://mcp.example.com\" }", "approval_page: { issuer: \"http://idp.example.com\", client_id: g }", "issuer must be https://"},
+		"no issuer":     {"server: { name: t, public_url: \"https://mcp.example.com\" }", "approval_page: { client_id: g }", "issuer is required"},
+		"no client":     {"server: { name: t, public_url: \"https://mcp.example.com\" }", "approval_page: { issuer: \"https://idp.example.com\" }", "client_id is required"},
+		"long session":  {"server: { name: t, public_url: \"https://mcp.example.com\" }", "approval_page: { issuer: \"https://idp.example.com\", client_id: g, session_ttl: 2h }", "session_ttl must be"},
+		"bad scope":     {"server: { name: t, public_url: \"https://mcp.example.com\" }", "approval_page: { issuer: \"https://idp.example.com\", client_id: g, scopes: [\"a b\"] }", "scopes entry \"a b\" must be one scope token"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := catalog.Parse("catalog.yaml", []byte(approvalPageCatalog(c.server, c.page)), nil)
+			if err == nil || !strings.Contains(err.Error(), "approval_page: "+c.want) {
+				t.Errorf("err = %v, want approval_page: %s", err, c.want)
+			}
+		})
+	}
+	// A loopback provider may speak http (a test or a local provider).
+	src := approvalPageCatalog("server: { name: t, public_url: \"http://127.0.0.1:8080\" }", "approval_page: { issuer: \"http://127.0.0.1:9999\", client_id: g }")
+	if _, err := catalog.Parse("catalog.yaml", []byte(src), nil); err != nil {
+		t.Errorf("loopback issuer: %v", err)
+	}
+}

@@ -1,0 +1,85 @@
+package mcp
+
+import (
+	"encoding/json"
+
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// This file carries confirmations (issue 14) over the wire: what the
+// client can ask its user and what a retry brought back go to the core as
+// a proxy.Asking; a core result that needs input is answered as a
+// multi round-trip InputRequiredResult (2026-07-28 basic/patterns/mrtr).
+
+// withAsking puts into x's context what the core needs to ask for a
+// confirmation: the era, whether the client declared form or url
+// elicitation, and params.requestState and params.inputResponses of a
+// retry.
+func (x *exchange) withAsking() {
+	m := x.msg
+	a := &proxy.Asking{Modern: x.modern, Elicitation: x.modern && formElicitation(m.metaCaps),
+		URLElicitation: x.modern && urlElicitation(m.metaCaps)}
+	if x.modern {
+		for it := newObjIter(m.params); ; {
+			rawKey, val, ok := it.next()
+			if !ok {
+				break
+			}
+			switch string(unquote(rawKey)) {
+			case "requestState":
+				a.RequestState, _ = stringValue(val)
+			case "inputResponses":
+				if len(val) > 0 && val[0] == '{' {
+					a.Responses = json.RawMessage(val)
+				}
+			}
+		}
+	}
+	x.ctx = proxy.WithAsking(x.ctx, a)
+}
+
+// formElicitation reports whether clientCapabilities declares
+// elicitation in form mode: "elicitation": {} (form implied, as before
+// modes existed) or "elicitation": {"form": {...}}.
+func formElicitation(caps []byte) bool {
+	var c struct {
+		Elicitation *struct {
+			Form *json.RawMessage `json:"form"`
+			URL  *json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	if len(caps) == 0 || json.Unmarshal(caps, &c) != nil || c.Elicitation == nil {
+		return false
+	}
+	e := c.Elicitation
+	return e.Form != nil || e.URL == nil
+}
+
+// urlElicitation reports whether clientCapabilities declares
+// elicitation in url mode: "elicitation": {"url": {...}}.
+func urlElicitation(caps []byte) bool {
+	var c struct {
+		Elicitation *struct {
+			URL *json.RawMessage `json:"url"`
+		} `json:"elicitation"`
+	}
+	return len(caps) > 0 && json.Unmarshal(caps, &c) == nil && c.Elicitation != nil && c.Elicitation.URL != nil &&
+		string(*c.Elicitation.URL) != "null"
+}
+
+// inputRequired answers a call that needs the user's input first:
+// resultType input_required with one elicitation (a confirmation's form,
+// or a four-eyes call's approval page URL, 2026-07-28 client/elicitation
+// §URL Mode) and the sealed requestState the client must echo.
+func (x *exchange) inputRequired(in *proxy.InputRequired) value {
+	params := object{{"mode", str("form")}, {"message", str(in.Message)}, {"requestedSchema", raw(in.Schema)}}
+	if in.URL != "" {
+		params = object{{"mode", str("url")}, {"message", str(in.Message)}, {"url", str(in.URL)}, {"elicitationId", str(in.ElicitationID)}}
+	}
+	return &inputRequiredResult{
+		key:     in.Key,
+		request: object{{"method", str("elicitation/create")}, {"params", params}},
+		state:   in.State,
+		info:    x.st.info,
+	}
+}

@@ -1,0 +1,104 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/mcpgw/gateway/approval"
+	"github.com/mcpgw/gateway/approval/web"
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// approvalPage is the approval web page (approval/web): a browser's GET
+// of an approval without a bearer token, the page's form and the sign-in
+// callback go there when the catalog configures approval_page. It caches
+// the provider's discovery and keys for the process.
+var approvalPage = &web.Page{}
+
+// The approver REST API (issue 14), under {admin_path}/approvals, with the
+// same guards and bearer tokens as the REST mirror:
+//
+//	GET  /approvals               pending approvals in the caller's workspace
+//	                              that the caller may decide (and their own)
+//	GET  /approvals/{id}          one approval, the call as the agent made it
+//	POST /approvals/{id}/approve  approve it (not one's own, unless allow_self)
+//	POST /approvals/{id}/reject   reject it
+//
+// Errors (one table for this surface):
+//
+//	unknown id, another workspace, or no      404 not_found (never says which)
+//	  gate and not the requester
+//	the requester, or without the gate        403 forbidden
+//	already decided, executed or expired      409 conflict, with the approval
+//	approvals not configured                  503 unavailable
+//	anything else                             500 internal_error; cause logged
+func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
+	core := x.st.core
+	if web.Handles(core.Catalog(), r, rest) {
+		x.method = r.Method + " /approvals (page)"
+		approvalPage.Serve(w, r, &web.Request{Core: core, Rest: rest, Log: x.log,
+			Context: func(p *authz.Principal) context.Context {
+				x.principal = p
+				return proxy.WithRequestID(x.ctx, x.rid)
+			},
+			Guard: func(w http.ResponseWriter, r *http.Request) bool { return guard(w, r, x, http.MethodPost, false) },
+		})
+		return
+	}
+	parts := strings.Split(strings.Trim(rest, "/"), "/")
+	if rest == "" || rest == "/" {
+		parts = nil
+	}
+	method := http.MethodGet
+	if len(parts) == 2 {
+		method = http.MethodPost
+	}
+	if len(parts) > 2 || (len(parts) == 2 && parts[1] != "approve" && parts[1] != "reject") {
+		writeFailure(w, fail(failNotFound, "no such endpoint"))
+		return
+	}
+	// approve and reject read no body
+	if !guard(w, r, x, method, false) || !h.authenticate(w, r, x) {
+		return
+	}
+	p := x.principal
+	ctx := proxy.WithRequestID(x.ctx, x.rid)
+	var (
+		out any
+		err error
+	)
+	switch len(parts) {
+	case 0:
+		var l []*approval.Request
+		l, err = core.PendingApprovals(ctx, p)
+		out = l
+	case 1:
+		out, err = core.GetApproval(ctx, p, parts[0])
+	case 2:
+		var got *approval.Request
+		got, err = core.DecideApproval(ctx, p, parts[0], parts[1] == "approve")
+		out = got
+	}
+	ae, isApproval := errors.AsType[*proxy.ApprovalError](err)
+	switch {
+	case errors.Is(err, proxy.ErrApprovalsOff):
+		writeFailure(w, fail(failUnavailable, err.Error()))
+	case isApproval && errors.Is(err, proxy.ErrApprovalNotFound):
+		writeFailure(w, fail(failNotFound, ae.Reason))
+	case isApproval && errors.Is(err, proxy.ErrApprovalForbidden):
+		writeFailure(w, fail(failForbidden, ae.Reason))
+	case isApproval && errors.Is(err, approval.ErrConflict):
+		b, _ := json.Marshal(out)
+		writeFailure(w, &failure{kind: failConflict, text: ae.Reason, attached: raw(b)})
+	case err != nil:
+		x.log.Error("approval request failed", "error", err)
+		writeFailure(w, &failure{kind: failInternal, rid: x.rid})
+	default:
+		b, _ := json.Marshal(out)
+		writeJSON(w, http.StatusOK, b)
+	}
+}

@@ -1,0 +1,421 @@
+package proxy
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mcpgw/gateway/approval"
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// This file is the human in the loop for writes (issue 14). The one
+// decision is [Core.gateApproval], called where a write's request has been
+// built and is about to be audited and sent; everything else here serves
+// it or the approvers.
+
+// Approvals is what the core needs to ask a human before a write.
+type Approvals struct {
+	// Sealer seals confirmation request state. Nil: confirmations are
+	// refused.
+	Sealer *approval.Sealer
+	// Store keeps pending approvals and spent confirmations. Nil: writes
+	// that need approval are refused.
+	Store approval.Store
+}
+
+// Asking is what the surface knows about the client's ability to ask its
+// user, and what a retried call brought back. Surfaces put it in the
+// call's context with [WithAsking].
+type Asking struct {
+	// Modern: the request speaks 2026-07-28 (multi round-trip requests).
+	Modern bool
+	// Elicitation: the client declared the form elicitation capability.
+	Elicitation bool
+	// URLElicitation: the client declared the url elicitation capability
+	// (modern era); a four-eyes call then offers the approval page's URL.
+	URLElicitation bool
+	// RequestState is params.requestState of a retry, or "".
+	RequestState string
+	// Responses is params.inputResponses of a retry (a JSON object), or nil.
+	Responses json.RawMessage
+}
+
+type askingKey struct{}
+
+// WithAsking returns ctx carrying a.
+func WithAsking(ctx context.Context, a *Asking) context.Context {
+	return context.WithValue(ctx, askingKey{}, a)
+}
+
+func askingFrom(ctx context.Context) *Asking {
+	a, _ := ctx.Value(askingKey{}).(*Asking)
+	return a
+}
+
+// InputRequired is a result that asks the client for input first: one
+// elicitation under Key (a form with Schema, or, when URL is set, a url
+// elicitation with ElicitationID), and the sealed state to echo on the
+// retry.
+type InputRequired struct {
+	Key           string
+	Message       string
+	Schema        json.RawMessage
+	URL           string
+	ElicitationID string
+	State         string
+}
+
+// ApprovalURLKey is the inputRequests key of a four-eyes call's url
+// elicitation.
+const ApprovalURLKey = "approval"
+
+// offerURL adds to res, a four-eyes call held for approval r, a url
+// elicitation of the approval page when the client can open one (modern
+// era, url elicitation declared, approval_page configured) and this is
+// not already the retry of such an offer. The retry, whatever the user
+// answered, is decided like any call: the store, not the answer, says
+// whether r is approved.
+func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Request, res *Result) *Result {
+	ask := askingFrom(ctx)
+	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.cat.ApprovalPage == nil || c.approvals.Sealer == nil {
+		return res
+	}
+	st := &approval.State{Subject: p.Subject, Workspace: p.Workspace, Tool: r.Tool, Digest: r.Digest, Expires: r.Expires.Unix(), Nonce: r.ID}
+	plain, _ := json.Marshal(st)
+	sealed, err := c.approvals.Sealer.SealData("four-eyes-url", plain)
+	if err != nil {
+		return res
+	}
+	res.InputRequired = &InputRequired{Key: ApprovalURLKey, Message: res.Text, URL: c.ApprovalURL(r.ID), ElicitationID: r.ID, State: sealed}
+	return res
+}
+
+// ConfirmKey is the inputRequests key of a confirmation.
+const ConfirmKey = "confirm"
+
+// OutcomeAwaiting labels a write held for a confirmation or an approval.
+const OutcomeAwaiting = "awaiting_approval"
+
+// Audit stages of approvals.
+const (
+	StageApprovalRequested = "approval_requested"
+	StageApproved          = "approved"
+	StageRejected          = "rejected"
+)
+
+// confirmSchema is the form: one boolean the user ticks.
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this call","description":"Tick to let the gateway send this call once."}},"required":["confirm"]}`)
+
+// gateApproval decides whether the write t, built into req for p, may be
+// sent now. It returns a result to answer instead (a prompt, a pending
+// approval, a refusal), or nil after setting req's idempotency header and
+// noting the approval in ae. raw is the arguments as the agent sent them.
+func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, raw []byte, req *http.Request, ae *auditEntry) *Result {
+	a := t.def.Approval
+	if a == nil {
+		return nil
+	}
+	name := t.def.Name
+	if c.approvals == nil || c.approvals.Store == nil {
+		return toolError(OutcomeRefused, name+" needs a human's approval, and approvals are not configured on this gateway; nothing was sent upstream")
+	}
+	digest, err := approval.Digest(raw)
+	if err != nil {
+		return toolError(OutcomeToolError, err.Error())
+	}
+	var key, id, approver string
+	var res *Result
+	if a.Confirm {
+		res, key, id = c.confirm(ctx, p, t, raw, digest)
+		approver = p.Subject
+	} else {
+		res, key, id, approver = c.fourEyes(ctx, p, t, raw, digest)
+	}
+	if res != nil {
+		return res
+	}
+	req.Header.Set(t.up.def.IdempotencyHeader, key)
+	if ae != nil {
+		ae.approvalID, ae.approver = id, approver
+	}
+	return nil
+}
+
+// confirm is the requester's own yes, through their client: a sealed
+// state out, the acceptance and the same state back, once.
+func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string) (*Result, string, string) {
+	name := t.def.Name
+	ask := askingFrom(ctx)
+	if ask == nil || !ask.Modern || !ask.Elicitation {
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs the user's confirmation, and this client cannot ask its user: it must speak MCP 2026-07-28 and declare the elicitation capability. Arguments cannot carry a confirmation. Nothing was sent upstream.", name)), "", ""
+	}
+	if c.approvals.Sealer == nil {
+		return toolError(OutcomeRefused, name+" needs the user's confirmation, and no sealing key is configured on this gateway; nothing was sent upstream"), "", ""
+	}
+	now := c.now()
+	if ask.RequestState == "" {
+		return c.prompt(p, t, raw, digest, now), "", ""
+	}
+	refuse := func(why string) (*Result, string, string) {
+		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), "", ""
+	}
+	st, err := c.approvals.Sealer.Open(ask.RequestState)
+	if err != nil {
+		return refuse("the request state is not one this gateway issued, or it was altered (tampered)")
+	}
+	switch st.Check(p.Subject, p.Workspace, name, digest, now) {
+	case approval.MismatchPrincipal:
+		return refuse("the confirmation was issued to another principal (replayed by another principal)")
+	case approval.MismatchWorkspace:
+		return refuse("the confirmation was issued in another workspace")
+	case approval.MismatchTool:
+		return refuse("the confirmation was issued for another tool")
+	case approval.MismatchArguments:
+		return refuse("the arguments differ from the ones the user confirmed (changed arguments)")
+	case approval.MismatchExpired:
+		return refuse("the confirmation expired at " + time.Unix(st.Expires, 0).UTC().Format(time.RFC3339))
+	}
+	var responses map[string]struct {
+		Action  string          `json:"action"`
+		Content json.RawMessage `json:"content"`
+	}
+	if len(ask.Responses) > 0 && json.Unmarshal(ask.Responses, &responses) != nil {
+		return refuse("inputResponses is not an object of elicitation results")
+	}
+	r, ok := responses[ConfirmKey]
+	if !ok {
+		// The answer is missing: ask again (MRTR §Error Handling).
+		return c.prompt(p, t, raw, digest, now), "", ""
+	}
+	switch r.Action {
+	case "accept":
+	case "decline":
+		return refuse("the user declined")
+	case "cancel":
+		return refuse("the user cancelled")
+	default:
+		return refuse(fmt.Sprintf("the elicitation action %q is not accept, decline or cancel", r.Action))
+	}
+	var content struct {
+		Confirm *bool `json:"confirm"`
+	}
+	if json.Unmarshal(r.Content, &content) != nil || content.Confirm == nil || !*content.Confirm {
+		return refuse("the user accepted the form without ticking confirm (declined)")
+	}
+	fresh, err := c.approvals.Store.Spend(ctx, st.Nonce, time.Unix(st.Expires, 0))
+	if err != nil {
+		c.logger.Error("approval store failed", "error", err)
+		return refuse("the approval store is unavailable")
+	}
+	if !fresh {
+		return refuse("this confirmation was already used; a confirmed call runs once (replayed)")
+	}
+	id := "cfm_" + st.Nonce
+	return nil, approval.IdempotencyKey(id), id
+}
+
+// prompt seals a new confirmation state and asks the user.
+func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, now time.Time) *Result {
+	st := &approval.State{Subject: p.Subject, Workspace: p.Workspace, Tool: t.def.Name, Digest: digest,
+		Expires: now.Add(time.Duration(t.def.Approval.TTL)).Unix(), Nonce: approval.NewNonce()}
+	sealed, err := c.approvals.Sealer.Seal(st)
+	if err != nil {
+		return toolError(OutcomeRefused, "confirmation could not be prepared; nothing was sent upstream")
+	}
+	canon, _ := approval.Canonical(raw)
+	title := t.def.Title
+	if title == "" {
+		title = t.def.Name
+	}
+	msg := fmt.Sprintf("Confirm: %s (%s) in workspace %q with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
+		title, t.def.Name, p.Workspace, canon, time.Unix(st.Expires, 0).UTC().Format(time.RFC3339))
+	return &Result{IsError: false, Outcome: OutcomeAwaiting, Text: msg,
+		InputRequired: &InputRequired{Key: ConfirmKey, Message: msg, Schema: confirmSchema, State: sealed}}
+}
+
+// fourEyes finds this call's approval by requester, tool and exact
+// arguments: none yet (or the last one finished) creates one; an approved
+// one is claimed once and released.
+func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string) (res *Result, key, id, approver string) {
+	name, store, now := t.def.Name, c.approvals.Store, c.now()
+	unavailable := func(err error) (*Result, string, string, string) {
+		c.logger.Error("approval store failed", "error", err)
+		return toolError(OutcomeRefused, name+" needs approval and the approval store is unavailable; nothing was sent upstream"), "", "", ""
+	}
+	r, err := store.Latest(ctx, p.Workspace, p.Subject, name, digest)
+	if err != nil && !errors.Is(err, approval.ErrNotFound) {
+		return unavailable(err)
+	}
+	note := ""
+	if r != nil {
+		switch r.StatusAt(now) {
+		case approval.StatusPending:
+			return c.offerURL(ctx, p, r, c.awaiting(r, "still awaits approval")), "", "", ""
+		case approval.StatusRejected:
+			if now.Before(r.Expires) {
+				return toolError(OutcomeRefused, fmt.Sprintf("%s was rejected: approval %s was rejected by %s at %s; nothing was sent upstream. The same call is refused until %s.",
+					name, r.ID, r.Approver, r.Decided.UTC().Format(time.RFC3339), r.Expires.UTC().Format(time.RFC3339))), "", "", ""
+			}
+		case approval.StatusExpired:
+			note = fmt.Sprintf("approval %s expired at %s without being used; nothing was sent upstream. ", r.ID, r.Expires.UTC().Format(time.RFC3339))
+		case approval.StatusApproved:
+			got, err := approval.Release(ctx, store, r.ID, p.Subject, p.Workspace, name, digest, now)
+			var re *approval.ReleaseError
+			switch {
+			case errors.As(err, &re):
+				return toolError(OutcomeRefused, fmt.Sprintf("%s was not run: approval %s is %s (another retry used it); nothing was sent upstream again", name, r.ID, re.Reason)), "", "", ""
+			case err != nil:
+				return unavailable(err)
+			}
+			return nil, approval.IdempotencyKey(got.ID), got.ID, got.Approver
+		}
+		// Executed, or rejected and past its expiry: a new request.
+	}
+	canon, _ := approval.Canonical(raw)
+	nr := &approval.Request{ID: approval.NewID(), Tool: name, Workspace: p.Workspace, Requester: p.Subject, Actor: p.Actor,
+		Arguments: canon, Digest: digest, Approvers: t.def.Approval.Approvers, AllowSelf: t.def.Approval.AllowSelf,
+		Created: now, Expires: now.Add(time.Duration(t.def.Approval.TTL)), Status: approval.StatusPending}
+	if err := store.Create(ctx, nr); err != nil {
+		return unavailable(err)
+	}
+	c.auditApproval(ctx, StageApprovalRequested, p, nr, "")
+	res = c.awaiting(nr, "awaits approval")
+	res.Text = note + res.Text
+	return c.offerURL(ctx, p, nr, res), "", "", ""
+}
+
+// awaiting says a call is held, with the approval's id and URL.
+func (c *Core) awaiting(r *approval.Request, state string) *Result {
+	who := "someone else"
+	if r.AllowSelf {
+		who = "anyone"
+	}
+	return &Result{IsError: true, Outcome: OutcomeAwaiting, Text: fmt.Sprintf(
+		"%s %s: approval %s must be approved by %s who passes the %q gate in workspace %q, before %s, at %s. Nothing was sent upstream. Once it is approved, call %s again with the same arguments; it then runs once.",
+		r.Tool, state, r.ID, who, r.Approvers, r.Workspace, r.Expires.UTC().Format(time.RFC3339), c.ApprovalURL(r.ID), r.Tool)}
+}
+
+// ApprovalURL is where an approver finds approval id: the REST API under
+// the admin path, absolute when server.public_url is set.
+func (c *Core) ApprovalURL(id string) string {
+	admin := c.cat.Server.AdminPath
+	if admin == "" {
+		admin = catalog.DefaultAdminPath
+	}
+	return c.cat.Server.PublicURL + admin + "/approvals/" + id
+}
+
+// auditApproval writes one approval record through the audit trail.
+func (c *Core) auditApproval(ctx context.Context, stage string, p *authz.Principal, r *approval.Request, approver string) error {
+	rec := &AuditRecord{
+		Time: c.now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(ctx), Stage: stage,
+		Tool: r.Tool, Arguments: r.Arguments, Workspace: r.Workspace, Subject: r.Requester, Actor: r.Actor,
+		ApprovalID: r.ID, Approver: approver,
+	}
+	if t := c.tools[r.Tool]; t != nil {
+		rec.Arguments = auditArgs(r.Arguments, t, int(c.cat.Audit.MaxArgumentBytes))
+	}
+	return c.audit.Write(context.WithoutCancel(ctx), rec)
+}
+
+// Errors of the approver surface.
+var (
+	ErrApprovalsOff      = errors.New("approvals are not configured on this gateway")
+	ErrApprovalNotFound  = errors.New("no such approval in your workspace")
+	ErrApprovalForbidden = errors.New("forbidden")
+)
+
+// ApprovalError is a refused approver action, with the reason to show.
+type ApprovalError struct {
+	Err    error // ErrApprovalNotFound, ErrApprovalForbidden or approval.ErrConflict
+	Reason string
+}
+
+func (e *ApprovalError) Error() string { return e.Reason }
+func (e *ApprovalError) Unwrap() error { return e.Err }
+
+// PendingApprovals lists the approvals pending in p's workspace that p
+// may decide (or, for their own requests, see).
+func (c *Core) PendingApprovals(ctx context.Context, p *authz.Principal) ([]*approval.Request, error) {
+	if c.approvals == nil || c.approvals.Store == nil {
+		return nil, ErrApprovalsOff
+	}
+	all, err := c.approvals.Store.List(ctx, p.Workspace, c.now())
+	if err != nil {
+		return nil, err
+	}
+	out := []*approval.Request{}
+	for _, r := range all {
+		if approval.CheckDecider(r, p.Subject, p.Workspace, c.policy.Passes(p, r.Approvers), false) == approval.RefusalNone || r.Requester == p.Subject {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// GetApproval returns one approval p may see.
+func (c *Core) GetApproval(ctx context.Context, p *authz.Principal, id string) (*approval.Request, error) {
+	if c.approvals == nil || c.approvals.Store == nil {
+		return nil, ErrApprovalsOff
+	}
+	if !approval.ValidID(id) {
+		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
+	}
+	r, err := c.approvals.Store.Get(ctx, id)
+	if errors.Is(err, approval.ErrNotFound) || (err == nil && r.Workspace != p.Workspace) {
+		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	if r.Requester != p.Subject && !c.policy.Passes(p, r.Approvers) {
+		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
+	}
+	r.Status = r.StatusAt(c.now())
+	return r, nil
+}
+
+// DecideApproval approves or rejects approval id as p, under the
+// four-eyes rules, and audits the decision with the approver.
+func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string, approve bool) (*approval.Request, error) {
+	r, err := c.GetApproval(ctx, p, id)
+	if err != nil {
+		return nil, err
+	}
+	switch approval.CheckDecider(r, p.Subject, p.Workspace, c.policy.Passes(p, r.Approvers), true) {
+	case approval.RefusalNone:
+	case approval.RefusalSelf:
+		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: "you requested this call; someone else must decide it (the tool does not set allow_self)"}
+	case approval.RefusalGate:
+		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: fmt.Sprintf("deciding this approval needs the %q gate", r.Approvers)}
+	default:
+		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
+	}
+	got, err := c.approvals.Store.Decide(ctx, id, p.Subject, approve, c.now())
+	if errors.Is(err, approval.ErrConflict) {
+		return got, &ApprovalError{Err: approval.ErrConflict, Reason: fmt.Sprintf("approval %s is %s and can no longer be decided", id, got.Status)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	stage := StageRejected
+	if approve {
+		stage = StageApproved
+	}
+	c.auditApproval(ctx, stage, p, got, p.Subject)
+	return got, nil
+}
+
+// ApprovalSealer is the key set approvals are sealed with (the approval
+// page seals its cookies with it too); nil when approvals are off.
+func (c *Core) ApprovalSealer() *approval.Sealer {
+	if c.approvals == nil {
+		return nil
+	}
+	return c.approvals.Sealer
+}
