@@ -216,8 +216,8 @@ var httpErrors = map[kind]httpRow{
 		return []member{{"approval", f.attached}}
 	}},
 	failUnavailable: {http.StatusServiceUnavailable, "unavailable", "", nil, nil},
-	failUnknownTool:   {http.StatusNotFound, "McpToolNotFoundError", "", nil, nil},
-	failBadParams:     {http.StatusBadRequest, "invalid_request", "", nil, nil},
+	failUnknownTool: {http.StatusNotFound, "McpToolNotFoundError", "", nil, nil},
+	failBadParams:   {http.StatusBadRequest, "invalid_request", "", nil, nil},
 	failOutputTooLarge: {http.StatusRequestEntityTooLarge, "AGENT_OUTPUT_TOO_LARGE", "", func(f *failure) string {
 		return "output too large: the result of " + strconv.Quote(f.tooLarge.Tool) + " does not fit its bounds; narrow the query"
 	}, func(f *failure) []member {
