@@ -85,6 +85,7 @@ type importer struct {
 type tool struct {
 	name, title, description, kind string
 	method, path                   string
+	opPath                         string // the path as the document writes it
 	tags                           []string
 	input                          map[string]any
 	query, headers                 map[string]string
@@ -132,6 +133,7 @@ func (im *importer) run() {
 		}
 	}
 	im.name()
+	im.selfCheck()
 	slices.SortFunc(im.tools, func(a, b *tool) int { return strings.Compare(a.name, b.name) })
 }
 
@@ -192,7 +194,11 @@ func arg(name string) string {
 }
 
 func (im *importer) operation(method, path string, item *openapi3.PathItem, op *openapi3.Operation) *tool {
-	t := &tool{method: method, query: map[string]string{}, headers: map[string]string{}}
+	t := &tool{method: method, opPath: path, query: map[string]string{}, headers: map[string]string{}}
+	if !strings.HasPrefix(path, "/") {
+		im.skip(method, path, "path does not start with /")
+		return nil
+	}
 	t.kind = "read"
 	if method != http.MethodGet && method != http.MethodHead {
 		t.kind = "write"
@@ -524,5 +530,8 @@ func (im *importer) result() (*Result, error) {
 	if len(im.tools) == 0 && len(im.skipped) == 0 {
 		return nil, errors.New("the document has no operations")
 	}
+	slices.SortStableFunc(im.skipped, func(a, b Skipped) int {
+		return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method)
+	})
 	return &Result{YAML: buf.Bytes(), Tools: len(im.tools), Skipped: im.skipped}, nil
 }
