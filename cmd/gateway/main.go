@@ -64,6 +64,7 @@ commands:
   validate   check a catalog and list every problem as FILE:LINE:COL: message
   demo       run the bundled catalog in front of the built-in sample upstream
   token      sign a development JWT for a catalog's HS256/RS256/ES256/EdDSA key
+  check      cross-check a catalog's tools against an OpenAPI document (--catalog FILE --openapi SPEC)
   import     write catalog tools for an OpenAPI document (gateway import openapi SPEC --upstream NAME)
 
 run "gateway <command> -h" for a command's flags
@@ -88,6 +89,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runToken(rest, stdout, stderr, env)
 	case "import":
 		return runImport(rest, stdout, stderr)
+	case "check":
+		return runCheck(rest, stdout, stderr, env)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
