@@ -13,13 +13,13 @@ import (
 
 // Finding is one way a catalog tool disagrees with the document.
 type Finding struct {
-	File      string       `json:"file"`
-	Pos       catalog.Pos  `json:"-"`
-	Line      int          `json:"line"`
-	Column    int          `json:"column"`
-	Tool      string       `json:"tool"`
-	Operation string       `json:"operation"` // "GET /v1/jobs/{id}", or "" when none matched
-	Message   string       `json:"message"`
+	File      string      `json:"file"`
+	Pos       catalog.Pos `json:"-"`
+	Line      int         `json:"line"`
+	Column    int         `json:"column"`
+	Tool      string      `json:"tool"`
+	Operation string      `json:"operation"` // "GET /v1/jobs/{id}", or "" when none matched
+	Message   string      `json:"message"`
 }
 
 func (f Finding) String() string {
