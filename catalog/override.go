@@ -25,6 +25,10 @@ type Override struct {
 	Tags        []string `yaml:"tags"`
 	Gate        string   `yaml:"gate"`
 	Enabled     bool     `yaml:"enabled"`
+	Sensitive   bool     `yaml:"sensitive"`
+	Requires    []string `yaml:"requires"`
+	// Annotations replace the tool's annotations as a whole.
+	Annotations *Annotations `yaml:"annotations"`
 	// Arguments change the tool's arguments by name.
 	Arguments map[string]*ArgumentOverride `yaml:"arguments"`
 }
@@ -41,6 +45,9 @@ type ArgumentOverride struct {
 	Default     any            `yaml:"default"`
 	Description string         `yaml:"description"`
 	Schema      map[string]any `yaml:"schema"`
+	// Rename gives the argument another name; its placeholders, required
+	// entry and paging references follow.
+	Rename string `yaml:"rename"`
 }
 
 // narrowing are the keywords an override's schema may add: each can only
@@ -92,6 +99,16 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 	if o.Has("enabled") {
 		t.Enabled = o.Enabled
 		t.Keys["enabled"] = o.At("enabled")
+	}
+	if o.Has("sensitive") {
+		t.Sensitive = o.Sensitive
+	}
+	if o.Has("requires") {
+		t.Requires = o.Requires
+		t.Keys["requires"] = o.At("requires")
+	}
+	if o.Has("annotations") {
+		t.Annotations = o.Annotations
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Arguments)) {
 		a := o.Arguments[name]
@@ -146,7 +163,116 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 			dropRequired(t, name)
 		}
 		props[name] = prop
+		if a.Has("rename") && a.Rename != name {
+			if _, taken := props[a.Rename]; taken {
+				p.add(a.At("rename"), "%s: rename %q: the tool already has an argument of that name", asubj, a.Rename)
+				continue
+			}
+			if !validArgName(a.Rename) {
+				p.add(a.At("rename"), "%s: rename %q is not a valid argument name ([A-Za-z_][A-Za-z0-9_.-]*)", asubj, a.Rename)
+				continue
+			}
+			renameArgument(t, name, a.Rename)
+		}
 	}
+}
+
+// renameArgument renames an argument in t's schema and templates.
+func renameArgument(t *Tool, from, to string) {
+	props, _ := t.Input["properties"].(map[string]any)
+	props[to] = props[from]
+	delete(props, from)
+	if req, ok := t.Input["required"].([]any); ok {
+		req = slices.Clone(req)
+		for i, r := range req {
+			if r == from {
+				req[i] = to
+			}
+		}
+		t.Input["required"] = req
+	}
+	if pg := t.Paging; pg != nil {
+		if pg.PageSizeArgument == from {
+			pg.PageSizeArgument = to
+		}
+		if pg.CursorArgument == from {
+			pg.CursorArgument = to
+		}
+	}
+	r := &t.Request
+	for i, m := range r.MultiSegment {
+		if m == from {
+			r.MultiSegment[i] = to
+		}
+	}
+	rewriteTemplates(r, func(name string) (string, bool) {
+		if name == from {
+			return "{" + to + "}", true
+		}
+		return "", false
+	}, func(s string) (any, bool) {
+		if s == "{"+from+"}" {
+			return "{" + to + "}", true
+		}
+		return nil, false
+	})
+}
+
+// rewriteTemplates rewrites each template of r: placeholder names for
+// which part answers true become its text (already escaped), and body
+// strings for which whole answers true become its value.
+func rewriteTemplates(r *Request, part func(name string) (string, bool), whole func(s string) (any, bool)) {
+	fix := func(s string) string {
+		tpl, err := ParseTemplate(s)
+		if err != nil {
+			return s // reported when the tool is validated
+		}
+		var b strings.Builder
+		changed := false
+		for _, pt := range tpl.Parts {
+			if pt.Name != "" {
+				if text, ok := part(pt.Name); ok {
+					b.WriteString(text)
+					changed = true
+					continue
+				}
+				b.WriteString("{" + pt.Name + "}")
+				continue
+			}
+			b.WriteString(escapeBraces(pt.Text))
+		}
+		if !changed {
+			return s
+		}
+		return b.String()
+	}
+	r.Path = fix(r.Path)
+	for k, s := range r.Query {
+		r.Query[k] = fix(s)
+	}
+	for k, s := range r.Headers {
+		r.Headers[k] = fix(s)
+	}
+	var body func(x any) any
+	body = func(x any) any {
+		switch x := x.(type) {
+		case string:
+			if v, ok := whole(x); ok {
+				return v
+			}
+			return fix(x)
+		case map[string]any:
+			for k, e := range x {
+				x[k] = body(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = body(e)
+			}
+		}
+		return x
+	}
+	r.Body = body(r.Body)
 }
 
 // narrow adds keyword kw with value v to a property schema, refusing
@@ -226,60 +352,20 @@ func fixArgument(t *Tool, name string, v any) string {
 		text = fmt.Sprint(x)
 	}
 	var bad string
-	fix := func(s string) string {
-		tpl, err := ParseTemplate(s)
-		if err != nil {
-			return s // reported when the tool is validated
+	rewriteTemplates(&t.Request, func(n string) (string, bool) {
+		if n != name {
+			return "", false
 		}
-		var b strings.Builder
-		changed := false
-		for _, part := range tpl.Parts {
-			switch {
-			case part.Name == name:
-				if !scalar {
-					bad = "a list or mapping value can only replace a whole body value"
-				}
-				b.WriteString(escapeBraces(text))
-				changed = true
-			case part.Name != "":
-				b.WriteString("{" + part.Name + "}")
-			default:
-				b.WriteString(escapeBraces(part.Text))
-			}
+		if !scalar {
+			bad = "a list or mapping value can only replace a whole body value"
 		}
-		if !changed {
-			return s
+		return escapeBraces(text), true
+	}, func(s string) (any, bool) {
+		if s == "{"+name+"}" {
+			return v, true
 		}
-		return b.String()
-	}
-	r := &t.Request
-	r.Path = fix(r.Path)
-	for k, s := range r.Query {
-		r.Query[k] = fix(s)
-	}
-	for k, s := range r.Headers {
-		r.Headers[k] = fix(s)
-	}
-	var body func(x any) any
-	body = func(x any) any {
-		switch x := x.(type) {
-		case string:
-			if x == "{"+name+"}" {
-				return v
-			}
-			return fix(x)
-		case map[string]any:
-			for k, e := range x {
-				x[k] = body(e)
-			}
-		case []any:
-			for i, e := range x {
-				x[i] = body(e)
-			}
-		}
-		return x
-	}
-	r.Body = body(r.Body)
+		return nil, false
+	})
 	return bad
 }
 

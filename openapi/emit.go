@@ -76,6 +76,9 @@ func (im *importer) upstream() *yaml.Node {
 	} else if note != "" {
 		u.HeadComment = note
 	}
+	if im.actorSeen {
+		add(u, "actor_header", im.opts.ActorHeader).LineComment = "from --actor-header"
+	}
 	switch im.wsIn {
 	case openapi3.ParameterInHeader:
 		add(u, "workspace", mapping("header", im.wsName)).LineComment = "from --workspace-param"

@@ -31,6 +31,10 @@ type Options struct {
 	// it becomes the upstream's workspace binding (or {workspace} in a
 	// path), never an argument. "": the upstream is declared tenantless.
 	WorkspaceParam string
+	// ActorHeader names a header parameter that carries the acting
+	// identity: it becomes the upstream's actor_header (set to the caller's
+	// actor on every write), never an argument.
+	ActorHeader string
 	// Standalone writes a whole catalog (server, placeholder auth, gates)
 	// instead of a fragment holding only upstreams and tools.
 	Standalone bool
@@ -80,6 +84,8 @@ type importer struct {
 	names   map[string]int
 	// workspace is where --workspace-param was found: "path", "query" or "header".
 	wsIn, wsName string
+	// actorSeen is set when an operation declares the ActorHeader header.
+	actorSeen bool
 }
 
 type tool struct {
@@ -279,6 +285,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 			im.skip(method, path, "workspace parameter %q is in %s here but in %s elsewhere", p.Name, p.In, im.wsIn)
 			return nil
 		}
+		if im.opts.ActorHeader != "" && p.In == openapi3.ParameterInHeader && strings.EqualFold(p.Name, im.opts.ActorHeader) {
+			im.actorSeen = true
+			continue // the upstream's actor_header sets it
+		}
 		a := arg(p.Name)
 		if taken[a] {
 			a = arg(p.In + "_" + p.Name)
@@ -425,7 +435,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		}
 	}
 
-	input := map[string]any{"type": "object", "properties": props, "additionalProperties": false}
+	input := map[string]any{"type": "object", "additionalProperties": false}
+	if len(props) > 0 {
+		input["properties"] = props
+	}
 	if len(required) > 0 {
 		slices.SortFunc(required, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
 		input["required"] = slices.Compact(required)

@@ -11,7 +11,7 @@ import (
 )
 
 const importUsage = `usage: gateway import openapi SPEC --upstream NAME [--base-url URL] [--tags a,b]
-       [--include-writes] [--workspace-param P] [--standalone] [-o FILE]
+       [--include-writes] [--workspace-param P] [--actor-header H] [--standalone] [-o FILE]
 `
 
 // runImport writes a catalog fragment (or, with --standalone, a whole
@@ -31,6 +31,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&tags, "tags", "", "comma-separated OpenAPI tags: import only operations carrying one")
 	fs.BoolVar(&opts.IncludeWrites, "include-writes", false, "import non-GET operations as write tools behind a gate")
 	fs.StringVar(&opts.WorkspaceParam, "workspace-param", "", "parameter bound to the caller's workspace, never an argument")
+	fs.StringVar(&opts.ActorHeader, "actor-header", "", "header parameter carrying the acting identity: the upstream's actor_header, never an argument")
 	fs.BoolVar(&opts.Standalone, "standalone", false, "write a complete catalog with placeholder auth instead of a fragment")
 	fs.StringVar(&out, "o", "", "output file (default stdout)")
 	// The document comes first (gateway import openapi SPEC --upstream x);
