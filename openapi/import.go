@@ -313,11 +313,6 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		if d := bound(p.Description, MaxPropertyDescription); d != "" {
 			sch["description"] = d
 		}
-		if sch["examples"] == nil && p.Example != nil {
-			if v, ok := jsonValue(p.Example); ok {
-				sch["examples"] = []any{v}
-			}
-		}
 		if typ, _ := sch["type"].(string); typ == "object" && p.In != openapi3.ParameterInPath {
 			if p.Required {
 				im.skip(method, path, "required %s parameter %q is an object (style %q is not mapped)", p.In, p.Name, p.Style)
@@ -477,6 +472,9 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 			}
 			oc := &converter{}
 			out := oc.schema(mt.Schema, 0, nil)
+			if _, typed := out["type"]; !typed && allObjects(out["allOf"]) {
+				out["type"] = "object" // every allOf member is an object, so the whole is
+			}
 			switch typ, _ := out["type"].(string); typ {
 			case "array":
 				out = map[string]any{"type": "object", "properties": map[string]any{"items": out}, "required": []any{"items"}}
@@ -547,4 +545,16 @@ func (im *importer) result() (*Result, error) {
 		return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method)
 	})
 	return &Result{YAML: buf.Bytes(), Tools: len(im.tools), Skipped: im.skipped}, nil
+}
+
+// allOf reports whether x is a non-empty list of object schemas.
+func allObjects(x any) bool {
+	list, _ := x.([]any)
+	for _, e := range list {
+		m, _ := e.(map[string]any)
+		if typ, _ := m["type"].(string); typ != "object" {
+			return false
+		}
+	}
+	return len(list) > 0
 }

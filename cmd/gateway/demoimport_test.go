@@ -255,3 +255,67 @@ func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.token)
 	return b.next.RoundTrip(r)
 }
+
+// TestCheckProbeAgainstDemo runs gateway check, statically and with
+// --probe, on the imported demo catalog against the running demo: every
+// read tool answers in the shape the document promises, no write is sent,
+// and a document that promises another shape is caught.
+func TestCheckProbeAgainstDemo(t *testing.T) {
+	var writes int
+	up := httptest.NewServer(demo.New(demo.Options{ServiceToken: "svc", Record: func(r *http.Request, _ []byte) {
+		if r.Method != http.MethodGet {
+			writes++
+		}
+	}}))
+	defer up.Close()
+	dir := t.TempDir()
+	path := importDemo(t, dir)
+	spec := filepath.Join(dir, "openapi.yaml")
+	env := testEnv(map[string]string{
+		"MONITOR_TOKEN": "svc", "OPERATOR_TOKEN": "svc", "KB_TOKEN": "svc",
+		"MONITOR_URL": up.URL, "OPERATOR_URL": up.URL, "KB_URL": up.URL,
+	})
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"check", "--catalog", path, "--openapi", spec, "--probe", "--workspace", "acme", "--format", "json"}, nil, &stdout, &stderr, env)
+	if err != nil {
+		t.Fatalf("check --probe = %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	var out struct {
+		OK    bool `json:"ok"`
+		Probe []struct{ Tool, Outcome, Detail string }
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &out); err != nil {
+		t.Fatal(err)
+	}
+	outcomes := map[string]string{}
+	for _, r := range out.Probe {
+		outcomes[r.Tool] = r.Outcome
+	}
+	// 17 reads: 15 answered, the two sensitive ones skipped without a token.
+	if len(out.Probe) != 17 || outcomes["search_jobs"] != "ok" || outcomes["get_job"] != "ok" || outcomes["knowledge_search"] != "ok" ||
+		outcomes["get_job_payload"] != "skipped" || outcomes["requeue_job"] != "" {
+		t.Errorf("probe = %+v", out.Probe)
+	}
+	for tool, o := range outcomes {
+		if o != "ok" && tool != "get_job_payload" && tool != "get_job_output" {
+			t.Errorf("probe %s = %s", tool, o)
+		}
+	}
+	if writes != 0 {
+		t.Errorf("the probe sent %d non-GET requests to the upstream", writes)
+	}
+
+	// A document that says the queues' counts are strings: the live
+	// answer breaks it.
+	data, _ := os.ReadFile(spec)
+	broken := strings.Replace(string(data), "        enqueued: { type: integer }", "        enqueued: { type: string }", 1)
+	os.WriteFile(spec, []byte(broken), 0o644)
+	stdout.Reset()
+	err = run(context.Background(), []string{"check", "--catalog", path, "--openapi", spec, "--probe", "--workspace", "acme"}, nil, &stdout, &stderr, env)
+	if err != exitError(1) {
+		t.Fatalf("check --probe with a drifted document = %v, want exit 1\n%s", err, stdout.String())
+	}
+	if !strings.Contains(stdout.String(), `tool "list_queues" (GET /v1/queues): probe: the answer does not fit the document's response schema`) {
+		t.Errorf("output:\n%s", stdout.String())
+	}
+}

@@ -90,7 +90,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "import":
 		return runImport(rest, stdout, stderr)
 	case "check":
-		return runCheck(rest, stdout, stderr, env)
+		return runCheck(ctx, rest, stdout, stderr, env)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil
