@@ -13,23 +13,14 @@ import (
 // would refuse: the mapping guards against what it knows, this against
 // what it does not.
 func (im *importer) selfCheck() {
+	// One catalog of every tool first: a document the gateway takes whole
+	// (the common case) costs one load, not one per tool.
+	if im.load(im.tools) == nil {
+		return
+	}
 	kept := im.tools[:0]
 	for _, t := range im.tools {
-		root := mapping(
-			"version", 1,
-			"server", mapping("name", "selfcheck"),
-			"auth", mapping("jwt", mapping("hmac_secret_env", "SELFCHECK_SECRET", "algorithms", []string{"HS256"}, "issuer", "i", "audience", "a")),
-			"gates", mapping(im.writeGate(), mapping("scopes", []string{"w"})),
-		)
-		add(root, "upstreams", mapping(im.opts.Upstream, im.upstream()))
-		add(root, "tools", &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{im.toolNode(t)}})
-		var buf bytes.Buffer
-		enc := yaml.NewEncoder(&buf)
-		err := enc.Encode(root)
-		if err == nil {
-			_, err = catalog.Parse("selfcheck.yaml", buf.Bytes(), &catalog.LoadOptions{Getenv: anyEnv})
-		}
-		if err != nil {
+		if err := im.load([]*tool{t}); err != nil {
 			msg := err.Error()
 			if i := strings.IndexByte(msg, '\n'); i >= 0 {
 				msg = msg[:i]
@@ -43,6 +34,31 @@ func (im *importer) selfCheck() {
 		kept = append(kept, t)
 	}
 	im.tools = kept
+}
+
+// load loads tools in a small catalog of their own, as the gateway would.
+func (im *importer) load(tools []*tool) error {
+	{
+		root := mapping(
+			"version", 1,
+			"server", mapping("name", "selfcheck"),
+			"auth", mapping("jwt", mapping("hmac_secret_env", "SELFCHECK_SECRET", "algorithms", []string{"HS256"}, "issuer", "i", "audience", "a")),
+			"gates", mapping(im.writeGate(), mapping("scopes", []string{"w"})),
+		)
+		add(root, "upstreams", mapping(im.opts.Upstream, im.upstream()))
+		seq := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, t := range tools {
+			seq.Content = append(seq.Content, im.toolNode(t))
+		}
+		add(root, "tools", seq)
+		var buf bytes.Buffer
+		enc := yaml.NewEncoder(&buf)
+		err := enc.Encode(root)
+		if err == nil {
+			_, err = catalog.Parse("selfcheck.yaml", buf.Bytes(), &catalog.LoadOptions{Getenv: anyEnv})
+		}
+		return err
+	}
 }
 
 // anyEnv sets every placeholder the import writes to a value that loads.
