@@ -13,25 +13,32 @@ import (
 // would refuse: the mapping guards against what it knows, this against
 // what it does not.
 func (im *importer) selfCheck() {
-	// One catalog of every tool first: a document the gateway takes whole
-	// (the common case) costs one load, not one per tool.
-	if im.load(im.tools) == nil {
-		return
-	}
-	kept := im.tools[:0]
-	for _, t := range im.tools {
-		if err := im.load([]*tool{t}); err != nil {
-			msg := err.Error()
-			if i := strings.IndexByte(msg, '\n'); i >= 0 {
-				msg = msg[:i]
-			}
-			if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "selfcheck.yaml") {
-				msg = after
-			}
-			im.skip(t.method, t.opPath, "the gateway would refuse the tool: %s", bound(msg, 300))
+	// Tools are loaded a batch at a time (a document the gateway takes
+	// whole, the common case, costs one load per batch, not per tool), and
+	// one at a time only inside a batch that fails. Batches keep the peak
+	// memory of a large document's check to one batch's YAML and schemas.
+	const batch = 64
+	var kept []*tool
+	for lo := 0; lo < len(im.tools); lo += batch {
+		part := im.tools[lo:min(lo+batch, len(im.tools))]
+		if im.load(part) == nil {
+			kept = append(kept, part...)
 			continue
 		}
-		kept = append(kept, t)
+		for _, t := range part {
+			if err := im.load([]*tool{t}); err != nil {
+				msg := err.Error()
+				if i := strings.IndexByte(msg, '\n'); i >= 0 {
+					msg = msg[:i]
+				}
+				if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "selfcheck.yaml") {
+					msg = after
+				}
+				im.skip(t.method, t.opPath, "the gateway would refuse the tool: %s", bound(msg, 300))
+				continue
+			}
+			kept = append(kept, t)
+		}
 	}
 	im.tools = kept
 }
