@@ -181,3 +181,31 @@ func TestIncludeHashCoversFragments(t *testing.T) {
 		t.Error("a changed fragment left the catalog's Hash unchanged")
 	}
 }
+
+// FuzzOverrides appends fuzzed overrides to a small catalog: loading never
+// panics, and a catalog that loads has every tool compiled.
+func FuzzOverrides(f *testing.F) {
+	base := strings.Replace(includeMain, `include: ["frag/*.yaml"]`, "", 1) + includeFragment
+	for _, seed := range []string{
+		"  list_pets: { rename: x }\n",
+		"  list_pets:\n    arguments:\n      tenant: { hide: true, value: \"a{b}c\" }\n      kind: { schema: { enum: [cat] }, default: cat }\n",
+		"  list_pets:\n    arguments:\n      limit: { rename: kind }\n",
+		"  list_pets:\n    arguments:\n      limit: { schema: { maximum: 1e400 } }\n",
+		"  nope: {}\n",
+		"  list_pets: { enabled: false, sensitive: true, requires: [x], annotations: { destructive: true } }\n",
+		"  list_pets:\n    arguments:\n      tenant: { hide: true, value: [1, {a: 2}] }\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, overrides string) {
+		c, err := catalog.Parse("fuzz.yaml", []byte(base+"overrides:\n"+overrides), &catalog.LoadOptions{Getenv: env})
+		if err != nil {
+			return
+		}
+		for _, tool := range c.Tools {
+			if tool.Schema == nil || tool.InputJSON == nil {
+				t.Fatalf("tool %q loaded without a compiled schema", tool.Name)
+			}
+		}
+	})
+}

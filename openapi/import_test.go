@@ -3,10 +3,12 @@ package openapi_test
 import (
 	"bytes"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
@@ -125,6 +127,29 @@ func TestReadRejectsNonOpenAPI(t *testing.T) {
 		if _, err := openapi.Read([]byte(doc)); err == nil {
 			t.Errorf("Read(%q) succeeded, want an error", doc)
 		}
+	}
+}
+
+// A document whose aliases would expand exponentially is refused
+// quickly, not expanded.
+func TestReadRefusesAliasBomb(t *testing.T) {
+	doc := "openapi: 3.0.0\ninfo: {title: x, version: '1'}\nx-a: &a [1,1,1,1,1,1,1,1,1,1]\n"
+	prev := "a"
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("l%d", i)
+		doc += fmt.Sprintf("x-%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n", name, name, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+		prev = name
+	}
+	doc += "paths: {}\n"
+	done := make(chan error, 1)
+	go func() { _, err := openapi.Read([]byte(doc)); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Read accepted a document whose aliases expand to 10^13 values")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read did not return within 10 s")
 	}
 }
 
