@@ -678,6 +678,8 @@ func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
 	tc.paging()
 	tc.response()
 	tc.approval()
+	tc.tags()
+	tc.output()
 }
 
 // input checks the input schema, compiles it, and notes the declared and
