@@ -318,7 +318,7 @@ func (c *Core) auditApproval(ctx context.Context, stage string, p *authz.Princip
 		ApprovalID: r.ID, Approver: approver,
 	}
 	if t := c.tools[r.Tool]; t != nil {
-		rec.Arguments = auditArgs(r.Arguments, t, int(c.cat.Audit.MaxArgumentBytes))
+		rec.Arguments = auditArgs(r.Arguments, t, t.auditMax)
 	}
 	return c.audit.Write(context.WithoutCancel(ctx), rec)
 }
