@@ -84,6 +84,15 @@ type Catalog struct {
 	Limits        Limits                   `yaml:"limits"`
 	Audit         Audit                    `yaml:"audit"`
 	Tools         []*Tool                  `yaml:"tools"`
+	// Include lists fragment files (globs, relative to the catalog's
+	// directory) whose upstreams and tools join this catalog's.
+	Include []string `yaml:"include"`
+	// Overrides change tools by name without editing them (an imported
+	// fragment is rewritten on every import; its overrides live here).
+	Overrides map[string]*Override `yaml:"overrides"`
+
+	// Files lists the included fragment files that were read, sorted.
+	Files []string `yaml:"-"`
 
 	// File is the name the catalog was loaded from, as given to Load.
 	File string `yaml:"-"`
@@ -314,8 +323,19 @@ type Tool struct {
 	Request     Request        `yaml:"request"`
 	Paging      *Paging        `yaml:"paging"`
 	Response    Response       `yaml:"response"`
+	// Tags group tools (imported from OpenAPI tags); free-form names.
+	Tags []string `yaml:"tags"`
+	// OutputSchema is the JSON Schema (type: object) of the tool's
+	// structured result, as shaped by response.select and fields (an array
+	// result is {items: [...]}). Load checks it compiles.
+	OutputSchema map[string]any `yaml:"output_schema"`
 
 	// Compiled by Load; read-only afterwards.
+
+	// Output validates a shaped result against OutputSchema; nil without one.
+	Output Validator `yaml:"-"`
+	// OutputJSON is OutputSchema as compact JSON; nil without one.
+	OutputJSON []byte `yaml:"-"`
 
 	// Schema validates arguments. Never nil after Load.
 	Schema Validator `yaml:"-"`

@@ -123,6 +123,16 @@ func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
 	if len(p.list) > 0 {
 		return nil, p.err()
 	}
+	if len(c.Include) > 0 {
+		c.Hash = includeFragments(c, d, p, data)
+		if len(p.list) > 0 {
+			return nil, p.err()
+		}
+	}
+	applyOverrides(c, p, d.pos)
+	if len(p.list) > 0 {
+		return nil, p.err()
+	}
 	applyDefaults(c)
 	validate(c, p, d.pos)
 	if len(p.list) > 0 {
@@ -186,16 +196,19 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 // problems collects what is wrong, and what is merely odd, with one file.
 type problems struct {
 	file     string
+	includes []string // included fragment files; see fragmentLines
 	list     []Problem
 	warnings []Problem
 }
 
 func (p *problems) add(pos Pos, format string, args ...any) {
-	p.list = append(p.list, Problem{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	file, pos := p.locate(pos)
+	p.list = append(p.list, Problem{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (p *problems) warn(pos Pos, format string, args ...any) {
-	p.warnings = append(p.warnings, Problem{File: p.file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
+	file, pos := p.locate(pos)
+	p.warnings = append(p.warnings, Problem{File: file, Pos: pos, Msg: fmt.Sprintf(format, args...)})
 }
 
 // addYAMLError turns a yaml.v3 syntax error ("yaml: line 3: ...") into a
@@ -222,21 +235,22 @@ func lineCount(data []byte) int {
 
 // sorted returns ps in file order without repeats (an alias decoded twice
 // reports the same problem twice).
-func sorted(ps []Problem) []Problem {
+func sorted(ps []Problem, files ...string) []Problem {
 	ps = slices.Clone(ps)
 	slices.SortStableFunc(ps, func(a, b Problem) int {
-		return cmp.Or(cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column))
+		return cmp.Or(cmp.Compare(slices.Index(files, a.File), slices.Index(files, b.File)),
+			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column))
 	})
 	return slices.Compact(ps)
 }
 
 func (p *problems) err() error {
-	return &LoadError{Problems: sorted(p.list)}
+	return &LoadError{Problems: sorted(p.list, append([]string{p.file}, p.includes...)...)}
 }
 
 func (p *problems) warningLines() []string {
 	var lines []string
-	for _, w := range sorted(p.warnings) {
+	for _, w := range sorted(p.warnings, append([]string{p.file}, p.includes...)...) {
 		lines = append(lines, w.String())
 	}
 	return lines

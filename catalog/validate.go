@@ -673,6 +673,8 @@ func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
 	tc.request()
 	tc.paging()
 	tc.response()
+	tc.tags()
+	tc.output()
 }
 
 // input checks the input schema, compiles it, and notes the declared and

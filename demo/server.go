@@ -155,6 +155,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
 
+	if r.URL.Path == OpenAPIPath {
+		serveOpenAPI(w, r)
+		return
+	}
+
 	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	if !ok || token == "" {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="demo"`)

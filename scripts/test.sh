@@ -9,6 +9,18 @@ cd "$(dirname "$0")/.."
 echo "== installing the TypeScript MCP client (test/ts)"
 npm ci --prefix test/ts --no-audit --no-fund --loglevel=error
 
+# The import tests (cmd/gateway realdocs_test.go, openapi's benchmark) read
+# real public OpenAPI documents from pinned npm packages: GitHub's REST
+# description (700 operations), Okta's (Swagger 2.0), Blockfrost's,
+# Directus's, ReadMe's (3.1) and example sets. They are never copied into
+# the repository; npm ci fills test/openapi-cache/node_modules (gitignored),
+# and is skipped when the lock file has not changed since the last fill.
+echo "== real OpenAPI documents for the import tests (test/openapi-cache)"
+if ! cmp -s test/openapi-cache/package-lock.json test/openapi-cache/node_modules/.filled-from-lock 2>/dev/null; then
+  npm ci --prefix test/openapi-cache --ignore-scripts --no-audit --no-fund --loglevel=error
+  cp test/openapi-cache/package-lock.json test/openapi-cache/node_modules/.filled-from-lock
+fi
+
 # examples/prometheus-alertmanager's end-to-end test starts Debian's
 # prometheus and prometheus-alertmanager itself (no systemd needed). Missing
 # binaries are installed when we can (root, or passwordless sudo under CI);

@@ -5,6 +5,7 @@
 //	gateway stdio    [--catalog catalog.yaml]      (identity: GATEWAY_TOKEN)
 //	gateway validate [--catalog catalog.yaml]
 //	gateway demo     [--listen 127.0.0.1:8080]
+//	gateway import openapi SPEC --upstream NAME [-o FILE]
 //	gateway token    --sub S --workspace W --scopes "a b" (--secret-env VAR | --key FILE)
 //
 // main handles signals and exit codes; the work is in run, which tests call.
@@ -63,6 +64,8 @@ commands:
   validate   check a catalog and list every problem as FILE:LINE:COL: message
   demo       run the bundled catalog in front of the built-in sample upstream
   token      sign a development JWT for a catalog's HS256/RS256/ES256/EdDSA key
+  check      cross-check a catalog's tools against an OpenAPI document (--catalog FILE --openapi SPEC)
+  import     write catalog tools for an OpenAPI document (gateway import openapi SPEC --upstream NAME)
 
 run "gateway <command> -h" for a command's flags
 `
@@ -84,6 +87,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runStdio(ctx, rest, stdin, stdout, stderr, env)
 	case "token":
 		return runToken(rest, stdout, stderr, env)
+	case "import":
+		return runImport(rest, stdout, stderr)
+	case "check":
+		return runCheck(ctx, rest, stdout, stderr, env)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -245,7 +245,8 @@ func (rt *runtime) watch(ctx context.Context, debounce time.Duration) error {
 	if err := w.Add(filepath.Dir(rt.path)); err != nil {
 		return err
 	}
-	last := fileHash(rt.path)
+	watchIncluded(w, rt.includedFiles())
+	last := sourcesHash(rt.path, rt.includedFiles())
 	var timer *time.Timer
 	fire := make(chan struct{}, 1)
 	for {
@@ -280,9 +281,11 @@ func (rt *runtime) watch(ctx context.Context, debounce time.Duration) error {
 		case <-fire:
 			// Any change in the directory lands here; only a change of the
 			// catalog's bytes is a reload.
-			if h := fileHash(rt.path); h != "" && !bytes.Equal([]byte(h), []byte(last)) {
-				last = h
+			if h := sourcesHash(rt.path, rt.includedFiles()); h != "" && !bytes.Equal([]byte(h), []byte(last)) {
 				rt.reload("file changed", false)
+				// A reload may change which fragments are included.
+				watchIncluded(w, rt.includedFiles())
+				last = sourcesHash(rt.path, rt.includedFiles())
 			}
 		}
 	}

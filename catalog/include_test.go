@@ -1,0 +1,211 @@
+package catalog_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+const includeMain = `version: 1
+server: { name: t }
+auth:
+  jwt: { hmac_secret_env: S, algorithms: [HS256], issuer: i, audience: a }
+gates:
+  write: { scopes: [w] }
+include: ["frag/*.yaml"]
+`
+
+const includeFragment = `upstreams:
+  pets:
+    base_url: http://127.0.0.1:9
+    workspace: none
+tools:
+  - name: list_pets
+    description: List pets.
+    tags: [pets]
+    input:
+      type: object
+      properties:
+        limit: { type: integer, minimum: 1, maximum: 100 }
+        kind: { type: string, enum: [cat, dog, fish] }
+        tenant: { type: string }
+      required: [tenant]
+      additionalProperties: false
+    request:
+      upstream: pets
+      path: /pets
+      query: { limit: "{limit}", kind: "{kind}", t: "{tenant}" }
+      headers: { X-Tenant: "{tenant}" }
+    output_schema:
+      type: object
+      properties:
+        items: { type: array }
+`
+
+func writeCatalog(t *testing.T, main string, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(p, []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func env(k string) (string, bool) {
+	if k == "S" {
+		return "secret", true
+	}
+	return "", false
+}
+
+func TestIncludeAndOverrides(t *testing.T) {
+	main := includeMain + `overrides:
+  list_pets:
+    rename: find_pets
+    description: Find pets, hand-written.
+    tags: [animals]
+    arguments:
+      tenant: { hide: true, value: "acme{1}" }
+      kind: { schema: { enum: [cat, dog] }, default: cat }
+      limit: { schema: { maximum: 20 } }
+`
+	path := writeCatalog(t, main, map[string]string{"frag/pets.yaml": includeFragment})
+	c, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	tool := c.Tool("find_pets")
+	if tool == nil || c.Tool("list_pets") != nil {
+		t.Fatalf("rename: tools = %v", c.Tools)
+	}
+	if tool.Description != "Find pets, hand-written." || strings.Join(tool.Tags, ",") != "animals" {
+		t.Errorf("description/tags = %q %v", tool.Description, tool.Tags)
+	}
+	in := string(tool.InputJSON)
+	if strings.Contains(in, "tenant") {
+		t.Errorf("hidden argument still published: %s", in)
+	}
+	if !strings.Contains(in, `"enum":["cat","dog"]`) || !strings.Contains(in, `"maximum":20`) {
+		t.Errorf("narrowed schema not published: %s", in)
+	}
+	if tool.Defaults["kind"] != "cat" {
+		t.Errorf("default = %v", tool.Defaults)
+	}
+	if got := tool.Request.Query["t"]; got != "acme{{1}}" {
+		t.Errorf("fixed query template = %q, want the literal value with braces escaped", got)
+	}
+	if len(tool.Request.QueryParams) == 0 || tool.Request.HeaderParams[0].Template.Parts[0].Text != "acme{1}" {
+		t.Errorf("fixed header = %+v", tool.Request.HeaderParams)
+	}
+	if tool.Schema.Validate(map[string]any{"tenant": "x"}) == nil {
+		t.Error("a hidden argument is still accepted")
+	}
+	if tool.Output == nil || tool.Output.Validate(map[string]any{"items": "no"}) == nil {
+		t.Error("output_schema not compiled or not enforced by its validator")
+	}
+	if len(c.Files) != 1 || !strings.HasSuffix(c.Files[0], "pets.yaml") {
+		t.Errorf("Files = %v", c.Files)
+	}
+}
+
+func TestIncludeProblems(t *testing.T) {
+	for _, tc := range []struct {
+		name, main string
+		files      map[string]string
+		want       []string
+	}{
+		{"override-names-missing-tool", includeMain + "overrides:\n  list_pet:\n    description: x\n",
+			map[string]string{"frag/a.yaml": includeFragment},
+			[]string{`catalog.yaml:10:5: overrides "list_pet": names no tool (did you mean "list_pets"?)`}},
+		{"fragment-problem-names-fragment-file", includeMain,
+			map[string]string{"frag/a.yaml": strings.Replace(includeFragment, "path: /pets", "path: /pets/{nope}", 1)},
+			[]string{`a.yaml:19:13: tool "list_pets": placeholder {nope} names no argument`}},
+		{"glob-matches-nothing", strings.Replace(includeMain, "frag/*.yaml", "nothing/*.yaml", 1), nil,
+			[]string{`catalog.yaml:7:11: include "nothing/*.yaml" matches no file`}},
+		{"widening-refused", includeMain + "overrides:\n  list_pets:\n    arguments:\n      limit: { schema: { maximum: 500 } }\n",
+			map[string]string{"frag/a.yaml": includeFragment},
+			[]string{`overrides "list_pets": argument "limit": schema maximum 500 would widen 100`}},
+		{"hidden-without-value", includeMain + "overrides:\n  list_pets:\n    arguments:\n      limit: { hide: true }\n",
+			map[string]string{"frag/a.yaml": includeFragment},
+			[]string{`a hidden argument needs a value`}},
+		{"duplicate-upstream", includeMain + "upstreams:\n  pets: { base_url: http://127.0.0.1:1, workspace: none }\n",
+			map[string]string{"frag/a.yaml": includeFragment},
+			[]string{`a.yaml:3:5: upstream "pets" is declared twice (first at `}},
+		{"output-schema-not-object", includeMain,
+			map[string]string{"frag/a.yaml": strings.Replace(includeFragment, "      type: object\n      properties:\n        items", "      type: array\n      properties:\n        items", 1)},
+			[]string{`output_schema must be a JSON Schema with type: object`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeCatalog(t, tc.main, tc.files)
+			_, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+			if err == nil {
+				t.Fatal("Load succeeded, want an error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("Load error:\n%v\nwant it to contain %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestIncludeHashCoversFragments(t *testing.T) {
+	path := writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": includeFragment})
+	c1, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	frag := filepath.Join(filepath.Dir(path), "frag/a.yaml")
+	if err := os.WriteFile(frag, []byte(strings.Replace(includeFragment, "List pets.", "List all pets.", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c2, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c1.Hash == c2.Hash {
+		t.Error("a changed fragment left the catalog's Hash unchanged")
+	}
+}
+
+// FuzzOverrides appends fuzzed overrides to a small catalog: loading never
+// panics, and a catalog that loads has every tool compiled.
+func FuzzOverrides(f *testing.F) {
+	base := strings.Replace(includeMain, `include: ["frag/*.yaml"]`, "", 1) + includeFragment
+	for _, seed := range []string{
+		"  list_pets: { rename: x }\n",
+		"  list_pets:\n    arguments:\n      tenant: { hide: true, value: \"a{b}c\" }\n      kind: { schema: { enum: [cat] }, default: cat }\n",
+		"  list_pets:\n    arguments:\n      limit: { rename: kind }\n",
+		"  list_pets:\n    arguments:\n      limit: { schema: { maximum: 1e400 } }\n",
+		"  nope: {}\n",
+		"  list_pets: { enabled: false, sensitive: true, requires: [x], annotations: { destructive: true } }\n",
+		"  list_pets:\n    arguments:\n      tenant: { hide: true, value: [1, {a: 2}] }\n",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, overrides string) {
+		c, err := catalog.Parse("fuzz.yaml", []byte(base+"overrides:\n"+overrides), &catalog.LoadOptions{Getenv: env})
+		if err != nil {
+			return
+		}
+		for _, tool := range c.Tools {
+			if tool.Schema == nil || tool.InputJSON == nil {
+				t.Fatalf("tool %q loaded without a compiled schema", tool.Name)
+			}
+		}
+	})
+}

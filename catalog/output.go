@@ -1,0 +1,39 @@
+package catalog
+
+// output_schema and tags: fields an imported tool carries (issue 13).
+
+// tags checks a tool's tags are non-empty names.
+func (tc *toolCheck) tags() {
+	for i, g := range tc.t.Tags {
+		if g == "" {
+			tc.add(first(tc.pos[childIndex(tc.path+".tags", i)], tc.t.At("tags")), tc.subj, "tags must not be empty")
+		}
+	}
+}
+
+// output checks and compiles output_schema: a JSON Schema whose root is
+// type: object, since MCP's outputSchema describes structuredContent,
+// which is always an object (an array result is wrapped as {items}).
+func (tc *toolCheck) output() {
+	t := tc.t
+	if t.OutputSchema == nil {
+		return
+	}
+	base := tc.path + ".output_schema"
+	at := first(tc.pos[base], t.At("output_schema"))
+	if typ, _ := t.OutputSchema["type"].(string); typ != "object" {
+		tc.add(first(tc.pos[base+".type"], at), tc.subj, "output_schema must be a JSON Schema with type: object at its root (an array result is {items: [...]})")
+		return
+	}
+	if t.Response.Render == RenderPayload {
+		tc.add(at, tc.subj, "output_schema does not apply to render: payload (its result is {encoding, content, truncated, byteCount})")
+		return
+	}
+	s, js, errs := compileSchema(t.OutputSchema, "catalog:///"+tc.path+"/output.json")
+	for _, e := range errs {
+		tc.add(first(tc.schemaPos(base, e.loc), at), tc.subj, "output_schema: %s", e.msg)
+	}
+	if errs == nil {
+		t.Output, t.OutputJSON = s, js
+	}
+}

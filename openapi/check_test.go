@@ -1,0 +1,85 @@
+package openapi_test
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/openapi"
+)
+
+// One deliberately broken catalog per kind of drift, each made from the
+// imported pet store catalog by one edit; the findings are pinned in
+// testdata/check/NAME.golden.
+var drifts = []struct{ name, old, new string }{
+	{"path-missing", "      path: /pets/{pet_id}\n    response:", "      path: /animals/{pet_id}\n    response:"},
+	{"method-missing", "      method: DELETE", "      method: PATCH"},
+	{"query-not-declared", "        cursor: '{cursor}'", "        cursor: '{cursor}'\n        sort: '{cursor}'"},
+	{"required-header-unreachable", "    workspace: # from --workspace-param\n      header: tenant", "    workspace: none"},
+	{"write-on-get", "  - name: get_pet_by_id\n    description: One pet.\n    kind: read", "  - name: get_pet_by_id\n    description: One pet.\n    kind: write\n    gate: pets_write"},
+	{"read-on-delete", "    kind: write # from the method DELETE\n    gate: pets_write # the operator must grant this gate\n    annotations:\n      destructive: true\n      idempotent: true\n", "    kind: read\n"},
+	{"select-path-missing", "    response:\n      not_found: # the operation declares 404\n        status: [404]\n    # from the first 2xx JSON response\n    output_schema:\n      properties:\n        id:\n          type: integer", "    response:\n      select: data.pet\n      not_found: # the operation declares 404\n        status: [404]\n    # from the first 2xx JSON response\n    output_schema:\n      properties:\n        id:\n          type: integer"},
+	{"fields-path-missing", "    response:\n      not_found: # the operation declares 404\n        status: [404]\n    # from the first 2xx JSON response\n    output_schema:\n      properties:\n        id:\n          type: integer", "    response:\n      fields: { id: id, owner: owner.name }\n      not_found: # the operation declares 404\n        status: [404]\n    # from the first 2xx JSON response\n    output_schema:\n      properties:\n        id:\n          type: integer"},
+	{"output-schema-incompatible", "        id:\n          type: integer\n        name:\n          maxLength: 100\n          type: string\n        parent: {}\n        status:\n          enum: [available, sold, null]\n          type: [string, \"null\"]\n      required: [id, name]\n      type: object\n  # guess: output_schema", "        id:\n          type: string\n        colour:\n          type: string\n      required: [id]\n      type: object\n  # guess: output_schema"},
+	{"parameter-wrong-location", "        cursor: '{cursor}'\n        limit: '{limit}'", "        limit: '{limit}'\n      headers:\n        cursor: '{cursor}'"},
+	{"body-on-bodiless-operation", "      method: DELETE\n      path: /pets/{pet_id}", "      method: DELETE\n      path: /pets/{pet_id}\n      body: { why: gone }"},
+}
+
+func TestCheckDrift(t *testing.T) {
+	base, err := os.ReadFile(filepath.Join("testdata", "petstore30.golden.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := os.ReadFile(filepath.Join("testdata", "petstore30.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi.Read(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("imported-catalog-passes", func(t *testing.T) {
+		c, err := catalog.Parse("pets.yaml", base, &catalog.LoadOptions{Getenv: placeholders})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := openapi.Check(c, doc, ""); len(f) != 0 {
+			t.Errorf("Check of the imported catalog = %v, want no findings", f)
+		}
+	})
+	for _, d := range drifts {
+		t.Run(d.name, func(t *testing.T) {
+			if !strings.Contains(string(base), d.old) {
+				t.Fatalf("the base catalog no longer contains the text this drift edits: %q", d.old)
+			}
+			broken := strings.Replace(string(base), d.old, d.new, 1)
+			c, err := catalog.Parse("pets.yaml", []byte(broken), &catalog.LoadOptions{Getenv: placeholders})
+			if err != nil {
+				t.Fatalf("the broken catalog must still load (drift is what validate cannot see): %v", err)
+			}
+			var lines []string
+			for _, f := range openapi.Check(c, doc, "") {
+				lines = append(lines, f.String())
+			}
+			if len(lines) == 0 {
+				t.Fatal("Check found nothing")
+			}
+			got := strings.Join(lines, "\n") + "\n"
+			golden := filepath.Join("testdata", "check", d.name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("Check =\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+package openapi
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"gopkg.in/yaml.v3"
+)
+
+// envName is the upstream's name as an environment variable prefix.
+func (im *importer) envName() string {
+	return strings.ToUpper(strings.ReplaceAll(im.opts.Upstream, "-", "_"))
+}
+
+// writeGate is the gate every imported write carries.
+func (im *importer) writeGate() string { return im.opts.Upstream + "_write" }
+
+func (im *importer) emit() *yaml.Node {
+	root := mapping()
+	info := im.d.doc.Info
+	title := "an OpenAPI document"
+	if info != nil && info.Title != "" {
+		title = fmt.Sprintf("%q", bound(info.Title, 80))
+		if info.Version != "" {
+			title += " version " + bound(info.Version, 40)
+		}
+	}
+	root.HeadComment = fmt.Sprintf("Imported from %s (OpenAPI %s) by gateway import openapi.\n"+
+		"Re-running the import rewrites this file: put hand edits in the catalog's overrides.\n"+
+		"Comments mark what the import guessed; review them.", title, im.d.Version)
+	if im.opts.Standalone {
+		add(root, "version", 1)
+		server := mapping("name", im.opts.Upstream+"-gateway")
+		add(root, "server", server)
+		jwt := mapping(
+			"jwks_url", "${IDP_JWKS_URL}",
+			"algorithms", []string{"RS256", "ES256"},
+			"issuer", "${IDP_ISSUER}",
+			"audience", "${GATEWAY_AUDIENCE}",
+		)
+		auth := add(root, "auth", mapping("jwt", jwt))
+		auth.HeadComment = "placeholders: set IDP_JWKS_URL, IDP_ISSUER and GATEWAY_AUDIENCE for your identity provider"
+		if im.opts.IncludeWrites {
+			gates := mapping(im.writeGate(), mapping("scopes", []string{im.opts.Upstream + ":write"}))
+			add(root, "gates", gates).HeadComment = "every imported write needs this gate; grant its scope only to callers who may write"
+		}
+	}
+	add(root, "upstreams", mapping(im.opts.Upstream, im.upstream()))
+	tools := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, t := range im.tools {
+		tools.Content = append(tools.Content, im.toolNode(t))
+	}
+	add(root, "tools", tools)
+	return root
+}
+
+func (im *importer) upstream() *yaml.Node {
+	u := mapping()
+	env := im.envName()
+	if im.opts.BaseURL != "" {
+		add(u, "base_url", im.opts.BaseURL)
+	} else {
+		def, where := im.serverURL()
+		if def != "" {
+			add(u, "base_url", "${"+env+"_URL:-"+def+"}").LineComment = "guess: " + where
+		} else {
+			add(u, "base_url", "${"+env+"_URL}").LineComment = "placeholder: the document names no absolute server URL"
+		}
+	}
+	if hdr, val, note := im.credentials(); hdr != "" {
+		h := mapping()
+		add(h, hdr, val).LineComment = note
+		add(u, "headers", h)
+	} else if note != "" {
+		u.HeadComment = note
+	}
+	if im.actorSeen {
+		add(u, "actor_header", im.opts.ActorHeader).LineComment = "from --actor-header"
+	}
+	switch im.wsIn {
+	case openapi3.ParameterInHeader:
+		add(u, "workspace", mapping("header", im.wsName)).LineComment = "from --workspace-param"
+	case openapi3.ParameterInQuery:
+		add(u, "workspace", mapping("query", im.wsName)).LineComment = "from --workspace-param"
+	case openapi3.ParameterInPath:
+		// {workspace} in each tool's path binds it.
+	default:
+		if im.opts.WorkspaceParam != "" {
+			add(u, "workspace", "none").LineComment = fmt.Sprintf("--workspace-param %q matched no parameter: review", im.opts.WorkspaceParam)
+		} else {
+			add(u, "workspace", "none").LineComment = "guess: no --workspace-param, so the service is taken to have no tenants"
+		}
+	}
+	return u
+}
+
+// serverURL returns the document's first absolute http(s) server URL,
+// with its variables set to their defaults.
+func (im *importer) serverURL() (string, string) {
+	for _, s := range im.d.doc.Servers {
+		if s == nil {
+			continue
+		}
+		raw := s.URL
+		for name, v := range s.Variables {
+			if v != nil {
+				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+			}
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(raw, "{}$") {
+			continue
+		}
+		return strings.TrimSuffix(raw, "/"), "the document's first server URL"
+	}
+	return "", ""
+}
+
+// credentials maps the document's security scheme to an upstream header
+// holding a ${VAR} placeholder.
+func (im *importer) credentials() (header, value, note string) {
+	c := im.d.doc.Components
+	if c == nil || len(c.SecuritySchemes) == 0 {
+		return "", "", ""
+	}
+	var names []string
+	for _, req := range im.d.doc.Security {
+		names = append(names, sortedKeys(req)...)
+	}
+	names = append(names, sortedKeys(c.SecuritySchemes)...)
+	env := im.envName()
+	for _, name := range names {
+		ref := c.SecuritySchemes[name]
+		if ref == nil || ref.Value == nil {
+			continue
+		}
+		s := ref.Value
+		from := fmt.Sprintf("guess: from security scheme %q; set %s", name, "%s")
+		switch strings.ToLower(s.Type) {
+		case "http":
+			switch strings.ToLower(s.Scheme) {
+			case "bearer":
+				return "Authorization", "Bearer ${" + env + "_TOKEN}", fmt.Sprintf(from, env+"_TOKEN")
+			case "basic":
+				return "Authorization", "Basic ${" + env + "_BASIC_AUTH}", fmt.Sprintf(from, env+"_BASIC_AUTH to base64(user:password)")
+			}
+		case "oauth2", "openidconnect":
+			return "Authorization", "Bearer ${" + env + "_TOKEN}", fmt.Sprintf(from, env+"_TOKEN to a token the gateway holds")
+		case "apikey":
+			if strings.EqualFold(s.In, "header") && validHeaderName(s.Name) {
+				return s.Name, "${" + env + "_API_KEY}", fmt.Sprintf(from, env+"_API_KEY")
+			}
+		}
+	}
+	return "", "", "the document's security schemes could not be mapped to a header: add the upstream's credentials by hand"
+}
+
+func (im *importer) toolNode(t *tool) *yaml.Node {
+	n := mapping()
+	var head []string
+	if t.nameNote != "" {
+		head = append(head, "name: "+t.nameNote)
+	}
+	for _, note := range t.notes {
+		head = append(head, "guess: "+note)
+	}
+	n.HeadComment = strings.Join(head, "\n")
+	add(n, "name", t.name)
+	if t.title != "" {
+		add(n, "title", t.title)
+	}
+	add(n, "description", t.description)
+	add(n, "kind", t.kind).LineComment = "from the method " + t.method
+	if t.kind == "write" {
+		add(n, "gate", im.writeGate()).LineComment = "the operator must grant this gate"
+		add(n, "annotations", mapping("destructive", *t.destructive, "idempotent", *t.idempotent))
+	}
+	if len(t.tags) > 0 {
+		add(n, "tags", t.tags)
+	}
+	add(n, "input", valueNode(t.input))
+	req := mapping("upstream", im.opts.Upstream, "method", t.method, "path", t.path)
+	if len(t.query) > 0 {
+		add(req, "query", t.query)
+	}
+	if len(t.headers) > 0 {
+		add(req, "headers", t.headers)
+	}
+	if t.body != nil {
+		add(req, "body", valueNode(t.body))
+	}
+	add(n, "request", req)
+	if t.pageSize != "" || t.cursor != "" {
+		pg := mapping()
+		if t.pageSize != "" {
+			add(pg, "page_size_argument", t.pageSize)
+		}
+		if t.cursor != "" {
+			add(pg, "cursor_argument", t.cursor)
+		}
+		add(n, "paging", pg).HeadComment = "review: paging guessed from parameter names"
+	}
+	resp := mapping()
+	if t.notFound {
+		add(resp, "not_found", mapping("status", []any{404})).LineComment = "the operation declares 404"
+	}
+	if t.payload {
+		add(resp, "render", "payload")
+	}
+	if len(resp.Content) > 0 {
+		add(n, "response", resp)
+	}
+	if t.output != nil {
+		add(n, "output_schema", valueNode(t.output)).HeadComment = "from the first 2xx JSON response"
+	}
+	return n
+}

@@ -1,0 +1,183 @@
+package openapi_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/openapi"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// placeholders sets every ${VAR} an imported catalog may hold.
+func placeholders(k string) (string, bool) {
+	switch {
+	case k == "IDP_JWKS_URL":
+		return "https://idp.example.com/.well-known/jwks.json", true
+	case k == "IDP_ISSUER":
+		return "https://idp.example.com/", true
+	case k == "GATEWAY_AUDIENCE":
+		return "https://mcp.example.com/mcp", true
+	case strings.HasSuffix(k, "_URL"):
+		return "http://127.0.0.1:9", true
+	case strings.HasSuffix(k, "_TOKEN"), strings.HasSuffix(k, "_API_KEY"), strings.HasSuffix(k, "_BASIC_AUTH"):
+		return "secret", true
+	}
+	return "", false
+}
+
+var goldens = []struct {
+	doc  string
+	opts openapi.Options
+	skip []string
+}{
+	{"petstore30.yaml", openapi.Options{Upstream: "pets", IncludeWrites: true, WorkspaceParam: "tenant", Standalone: true},
+		[]string{"PUT /pets/{petId}/photo: request body is multipart/form-data, not JSON"}},
+	{"jobs31.yaml", openapi.Options{Upstream: "jobs", IncludeWrites: true, WorkspaceParam: "ws", Standalone: true},
+		[]string{"POST /ws/{ws}/nodes: callbacks are not mapped"}},
+	{"store20.json", openapi.Options{Upstream: "store", IncludeWrites: true, WorkspaceParam: "X-Workspace", Standalone: true},
+		[]string{"PUT /orders/{id}/file: request body is multipart/form-data, not JSON"}},
+	{"petstore30.yaml", openapi.Options{Upstream: "pets", Tags: []string{"pets"}, Standalone: true},
+		[]string{"POST /pets: write operation (pass --include-writes to import it behind a gate)"}},
+}
+
+func TestImportGolden(t *testing.T) {
+	for i, g := range goldens {
+		name := strings.TrimSuffix(g.doc, filepath.Ext(g.doc))
+		if i == 3 {
+			name += "-reads"
+		}
+		t.Run(name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", g.doc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, err := openapi.Read(data)
+			if err != nil {
+				t.Fatalf("Read = %v", err)
+			}
+			res, err := openapi.Import(doc, g.opts)
+			if err != nil {
+				t.Fatalf("Import = %v", err)
+			}
+			var skipped []string
+			for _, s := range res.Skipped {
+				skipped = append(skipped, s.String())
+			}
+			for _, w := range g.skip {
+				if !strings.Contains(strings.Join(skipped, "\n"), w) {
+					t.Errorf("skipped = %q, want it to include %q", skipped, w)
+				}
+			}
+			golden := filepath.Join("testdata", name+".golden.yaml")
+			if *update {
+				if err := os.WriteFile(golden, res.YAML, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(res.YAML, want) {
+				t.Errorf("Import(%s) differs from %s (run go test ./openapi -update and review the diff):\n%s", g.doc, golden, res.YAML)
+			}
+			// Same input, same bytes.
+			doc2, _ := openapi.Read(data)
+			res2, _ := openapi.Import(doc2, g.opts)
+			if !bytes.Equal(res.YAML, res2.YAML) {
+				t.Error("two imports of the same document differ")
+			}
+			// The standalone catalog loads once its placeholders are set.
+			cat, err := catalog.Parse(golden, res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+			if err != nil {
+				t.Fatalf("the imported catalog does not load:\n%v", err)
+			}
+			if len(cat.Tools) != res.Tools {
+				t.Errorf("catalog has %d tools, import says %d", len(cat.Tools), res.Tools)
+			}
+		})
+	}
+}
+
+func TestReadRefusesOutsideReferences(t *testing.T) {
+	for name, doc := range map[string]string{
+		"openapi3-url":  "openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content: {application/json: {schema: {$ref: 'http://127.0.0.1:1/x.json#/S'}}}\n",
+		"openapi3-file": "openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content: {application/json: {schema: {$ref: '/etc/passwd#/S'}}}\n",
+		"swagger2-url":  `{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok","schema":{"$ref":"http://127.0.0.1:1/x.json"}}}}}}}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := openapi.Read([]byte(doc))
+			if err == nil || !strings.Contains(err.Error(), "outside the document") {
+				t.Fatalf("Read = %v, want a refusal of the outside $ref", err)
+			}
+		})
+	}
+}
+
+func TestReadRejectsNonOpenAPI(t *testing.T) {
+	for _, doc := range []string{"", "a: b", "openapi: 2.5", "swagger: '1.2'", "[1, 2", "openapi: 3.0.0\npaths: 7"} {
+		if _, err := openapi.Read([]byte(doc)); err == nil {
+			t.Errorf("Read(%q) succeeded, want an error", doc)
+		}
+	}
+}
+
+// A document whose aliases would expand exponentially is refused
+// quickly, not expanded.
+func TestReadRefusesAliasBomb(t *testing.T) {
+	doc := "openapi: 3.0.0\ninfo: {title: x, version: '1'}\nx-a: &a [1,1,1,1,1,1,1,1,1,1]\n"
+	prev := "a"
+	for i := 0; i < 12; i++ {
+		name := fmt.Sprintf("l%d", i)
+		doc += fmt.Sprintf("x-%s: &%s [*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s,*%s]\n", name, name, prev, prev, prev, prev, prev, prev, prev, prev, prev, prev)
+		prev = name
+	}
+	doc += "paths: {}\n"
+	done := make(chan error, 1)
+	go func() { _, err := openapi.Read([]byte(doc)); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Read accepted a document whose aliases expand to 10^13 values")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Read did not return within 10 s")
+	}
+}
+
+func FuzzImport(f *testing.F) {
+	for _, g := range goldens {
+		data, err := os.ReadFile(filepath.Join("testdata", g.doc))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /{a}{b}:\n    get: {operationId: '', responses: {}}\n"))
+	f.Add([]byte(`{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a/{x}":{"post":{"parameters":[{"name":"x","in":"path","required":true,"type":"string"}],"responses":{}}}}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := openapi.Read(data)
+		if err != nil {
+			return
+		}
+		for _, standalone := range []bool{false, true} {
+			res, err := openapi.Import(doc, openapi.Options{Upstream: "u", IncludeWrites: true, WorkspaceParam: "ws", Standalone: standalone})
+			if err != nil {
+				continue
+			}
+			if standalone && res.Tools > 0 {
+				if _, err := catalog.Parse("fuzz.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders}); err != nil {
+					t.Fatalf("imported catalog does not load:\n%v\n%s", err, res.YAML)
+				}
+			}
+		}
+	})
+}
