@@ -97,7 +97,7 @@ type Result struct {
 	Text    string
 	IsError bool
 	// Outcome is a bounded label for metrics and audit: ok, tool_error,
-	// denied, not_found, truncated, refused.
+	// denied, not_found, truncated, refused, output_invalid.
 	Outcome string
 }
 
@@ -109,6 +109,9 @@ const (
 	OutcomeNotFound  = "not_found"
 	OutcomeTruncated = "truncated"
 	OutcomeRefused   = "refused"
+	// OutcomeOutputInvalid: the upstream's answer broke the tool's
+	// output_schema, and the caller got a tool error saying where.
+	OutcomeOutputInvalid = "output_invalid"
 	// OutcomeUnknownTool labels calls to a name no tool has, under the tool
 	// label UnknownToolLabel, so caller-chosen names never become labels.
 	OutcomeUnknownTool = "unknown_tool"
@@ -446,6 +449,9 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		return toolError(OutcomeToolError, err.Error()), answeredStatus(err), nil
 	}
 	res, err := c.render(t, p, resp)
+	if err == nil {
+		res = c.checkOutput(t, resp.status, res)
+	}
 	return res, resp.status, err
 }
 
