@@ -45,7 +45,9 @@ var layout = map[string]allowed{
 	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
 		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
 	"mcp": {pkgs: []string{"proxy", "authz", "rendering", "approval"}, mods: append([]string{"golang.org/x/time"}, otel...),
-		testPkgs: []string{"catalog", "test/memnet"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5"}, sdkTest...)},
+		// google/jsonschema-go: the validator the Go SDK uses for
+		// outputSchema, so tests read our schemas as the SDK does.
+		testPkgs: []string{"catalog", "test/memnet"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5", "github.com/google/jsonschema-go"}, sdkTest...)},
 	"demo": {},
 	// Planned (issue: gateway import openapi / gateway check).
 	"openapi": {pkgs: []string{"catalog"}, mods: []string{"github.com/pb33f/libopenapi", "github.com/getkin/kin-openapi"}},
