@@ -90,6 +90,9 @@ type Catalog struct {
 	// Overrides change tools by name without editing them (an imported
 	// fragment is rewritten on every import; its overrides live here).
 	Overrides map[string]*Override `yaml:"overrides"`
+	// Toolsets name subsets of the tools, each served at
+	// {mcp_path}/{name} (see [Toolset]).
+	Toolsets map[string]*Toolset `yaml:"toolsets"`
 
 	// Files lists the included fragment files that were read, sorted.
 	Files []string `yaml:"-"`

@@ -260,7 +260,10 @@ func (x *exchange) toolsList() (value, *failure) {
 		}
 		offset = n
 	}
-	tools := x.st.core.List(x.ctx, x.principal)
+	tools, err := x.st.core.ListIn(x.ctx, x.principal, x.toolset)
+	if err != nil {
+		return nil, x.classify("", err)
+	}
 	// A cursor past the end (the caller's list shrank since) is an empty
 	// last page, not an error.
 	page := tools[min(offset, len(tools)):min(offset+ListPageSize, len(tools))]

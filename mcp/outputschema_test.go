@@ -179,7 +179,7 @@ func TestOutputSchemaThroughGoSDK(t *testing.T) {
 			}
 			valid := []struct {
 				name, tool, id string
-				check      func(map[string]any) string
+				check          func(map[string]any) string
 			}{
 				{"declared-shape", "get_job", "good", func(m map[string]any) string {
 					if m["state"] != "done" {

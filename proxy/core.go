@@ -68,8 +68,11 @@ type Core struct {
 
 	config *Config
 
-	lists     sync.Map // authz.Signature → []*Listed
+	lists     sync.Map // listKey → []*Listed
 	listCount atomic.Int64
+
+	// toolsets maps each catalog toolset to the tools it selects.
+	toolsets map[string]map[*tool]bool
 }
 
 // Catalog returns the catalog c serves.
@@ -283,6 +286,16 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			fenced = true
 		}
 	}
+	c.toolsets = make(map[string]map[*tool]bool, len(cat.Toolsets))
+	for name, ts := range cat.Toolsets {
+		members := map[*tool]bool{}
+		for _, t := range c.order {
+			if ts.Selects(t.def) {
+				members[t] = true
+			}
+		}
+		c.toolsets[name] = members
+	}
 	instructions := cat.Server.Instructions
 	if fenced {
 		instructions = withFenceNotice(instructions)
@@ -327,27 +340,46 @@ func (c *Core) Config() *Config { return c.config }
 // The result is shared between callers with the same authorization
 // signature and must not be modified.
 func (c *Core) List(ctx context.Context, p *authz.Principal) []*Listed {
+	l, _ := c.ListIn(ctx, p, "")
+	return l
+}
+
+// ListIn is [Core.List] within the toolset set ("" for the whole
+// catalog): the tools p may see that the set selects. An unknown set is
+// an [*UnknownToolsetError].
+func (c *Core) ListIn(ctx context.Context, p *authz.Principal, set string) ([]*Listed, error) {
+	members, err := c.toolset(set)
+	if err != nil {
+		return nil, err
+	}
 	sig, ok := c.policy.Signature(ctx, p)
+	key := listKey{set: set, sig: sig}
 	if ok {
-		if l, hit := c.lists.Load(sig); hit {
-			return l.([]*Listed)
+		if l, hit := c.lists.Load(key); hit {
+			return l.([]*Listed), nil
 		}
 	}
 	out := make([]*Listed, 0, len(c.order))
 	for _, t := range c.order {
-		if c.policy.Decide(ctx, p, t.def).Allowed {
+		if (members == nil || members[t]) && c.policy.Decide(ctx, p, t.def).Allowed {
 			out = append(out, t.listed)
 		}
 	}
 	// Equal signatures get equal decisions, so the list is computed once
-	// per signature. The number of signatures is bounded by the catalog,
-	// and the cache by maxListSignatures besides.
+	// per signature and toolset. The number of signatures is bounded by
+	// the catalog, and the cache by maxListSignatures besides.
 	if ok && c.listCount.Load() < maxListSignatures {
-		if _, loaded := c.lists.LoadOrStore(sig, out); !loaded {
+		if _, loaded := c.lists.LoadOrStore(key, out); !loaded {
 			c.listCount.Add(1)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// listKey keys the list cache: one list per toolset and signature.
+type listKey struct {
+	set string
+	sig authz.Signature
 }
 
 // maxListSignatures caps the per-signature list cache.
@@ -355,7 +387,21 @@ const maxListSignatures = 4096
 
 // Call calls the tool name for p with args (a JSON object, or empty).
 func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args []byte) (*Result, error) {
+	return c.CallIn(ctx, p, "", name, args)
+}
+
+// CallIn is [Core.Call] within the toolset set ("" for the whole
+// catalog): a tool the set does not select is an unknown tool, exactly as
+// a name no tool has. An unknown set is an [*UnknownToolsetError].
+func (c *Core) CallIn(ctx context.Context, p *authz.Principal, set, name string, args []byte) (*Result, error) {
+	members, err := c.toolset(set)
+	if err != nil {
+		return nil, err
+	}
 	t := c.tools[name]
+	if t != nil && members != nil && !members[t] {
+		t = nil
+	}
 	if t == nil {
 		c.metrics.ToolCall(UnknownToolLabel, OutcomeUnknownTool, 0)
 		return nil, &UnknownToolError{Name: name}
