@@ -286,3 +286,24 @@ func TestOutputSchemaOnTheRESTMirror(t *testing.T) {
 		t.Fatalf("POST call = %d %s", r.status, r.body)
 	}
 }
+
+// A client on a revision before 2025-06-18 gets no structuredContent, so
+// it is offered no outputSchema either (a client that checks would
+// otherwise reject every result).
+func TestOutputSchemaOnlyWhereStructuredContentIs(t *testing.T) {
+	e := newEnvWith(t, outputCatalog, envConfig{upstream: outputUpstream()})
+	for _, tc := range []struct {
+		version string
+		want    bool
+	}{{"2025-03-26", false}, {"2025-06-18", true}, {"2025-11-25", true}} {
+		r := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: with(auth(t, "read"), "Mcp-Protocol-Version", tc.version)})
+		res := r.result(t)
+		if got := strings.Contains(string(res["tools"]), `"outputSchema"`); got != tc.want {
+			t.Errorf("%s: tools/list has outputSchema %v, want %v", tc.version, got, tc.want)
+		}
+		r = e.do(req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_job","arguments":{"id":"good"}}}`, header: with(auth(t, "read"), "Mcp-Protocol-Version", tc.version)})
+		if got := r.result(t)["structuredContent"] != nil; got != tc.want {
+			t.Errorf("%s: tools/call has structuredContent %v, want %v", tc.version, got, tc.want)
+		}
+	}
+}

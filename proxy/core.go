@@ -84,6 +84,10 @@ type Listed struct {
 	// MCP is the MCP Tool object (name, title, description, inputSchema,
 	// annotations) as compact JSON.
 	MCP []byte
+	// MCPBefore20250618 is MCP without outputSchema, for clients on a
+	// revision older than 2025-06-18, which has neither outputSchema nor
+	// structuredContent; nil when the tool declares no output schema.
+	MCPBefore20250618 []byte
 	// REST is {name, description, input_schema} as compact JSON.
 	REST []byte
 }
@@ -245,7 +249,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		}
 		t.redact = writeOnlyArgs(def.Input)
 		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
-		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
+		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def, true), REST: encodeRESTTool(def)}
+		if def.OutputJSON != nil {
+			t.listed.MCPBefore20250618 = encodeMCPTool(def, false)
+		}
 		t.shape = shapeOptions(def)
 		t.pageArg, t.pageDefault, t.pageMax = pageBounds(def, &cat.Limits)
 		t.inline = int(cat.Limits.InlineBytes)

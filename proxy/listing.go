@@ -32,8 +32,9 @@ func description(t *catalog.Tool) string {
 	return t.Description
 }
 
-// encodeMCPTool encodes t as an MCP Tool object, once, at load.
-func encodeMCPTool(t *catalog.Tool) []byte {
+// encodeMCPTool encodes t as an MCP Tool object, once, at load; output
+// says whether to include outputSchema.
+func encodeMCPTool(t *catalog.Tool, output bool) []byte {
 	b := []byte(`{"name":`)
 	b = rendering.AppendString(b, t.Name)
 	if t.Title != "" {
@@ -44,7 +45,7 @@ func encodeMCPTool(t *catalog.Tool) []byte {
 	b = rendering.AppendString(b, description(t))
 	b = append(b, `,"inputSchema":`...)
 	b = append(b, inputSchema(t)...)
-	if t.OutputJSON != nil {
+	if output && t.OutputJSON != nil {
 		// The published schema: the operator's plus the members the
 		// gateway may add (catalog.TruncatedMember, the sensitive note).
 		b = append(b, `,"outputSchema":`...)
