@@ -118,7 +118,7 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 			writeFailure(w, fail(failNotFound, "no such endpoint"))
 			return
 		}
-		if !x.st.core.HasToolset(name) {
+		if name == "" || !x.st.core.HasToolset(name) {
 			writeFailure(w, unknownToolset(name))
 			return
 		}
@@ -140,7 +140,7 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	case strings.HasPrefix(p, strings.TrimSuffix(cfg.MCPPath, "/")+"/") && !strings.Contains(p[len(strings.TrimSuffix(cfg.MCPPath, "/"))+1:], "/"):
 		// {mcp_path}/{toolset}: the MCP endpoint of one toolset.
 		name := p[len(strings.TrimSuffix(cfg.MCPPath, "/"))+1:]
-		if !x.st.core.HasToolset(name) {
+		if name == "" || !x.st.core.HasToolset(name) {
 			writeFailure(w, unknownToolset(name))
 			return
 		}

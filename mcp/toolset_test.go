@@ -158,6 +158,8 @@ func TestToolsetsOverHTTPAndREST(t *testing.T) {
 		{"rest-unknown-toolset-is-404", req{method: "GET", path: "/admin/mcp/toolsets/nope/tools", header: auth(t, "read")}, 404, `unknown toolset \"nope\"`},
 		{"rest-unknown-route-is-404", req{method: "GET", path: "/admin/mcp/toolsets/ops/other", header: auth(t, "read")}, 404, `no such endpoint`},
 		{"mcp-unknown-toolset-is-404", req{path: "/mcp/nope", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: auth(t, "read")}, 404, `unknown toolset \"nope\"`},
+		{"mcp-empty-toolset-is-404", req{path: "/mcp/", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: auth(t, "read")}, 404, `unknown toolset \"\"`},
+		{"rest-empty-toolset-is-404", req{method: "GET", path: "/admin/mcp/toolsets//tools", header: auth(t, "read")}, 404, `unknown toolset \"\"`},
 		{"mcp-nested-path-is-404", req{path: "/mcp/ops/x", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: auth(t, "read")}, 404, `no such endpoint`},
 		{"mcp-toolset-needs-a-token", req{path: "/mcp/ops", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`}, 401, `unauthorized`},
 		{"rest-toolset-needs-a-token", req{method: "GET", path: "/admin/mcp/toolsets/ops/tools"}, 401, `unauthorized`},
