@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -79,4 +80,34 @@ func TestOutputSchemaPublishedAndExplained(t *testing.T) {
 			t.Errorf("Validate(%s) = %v echoes the result", tc.doc, err)
 		}
 	}
+}
+
+// FuzzOutputError: validating any JSON result against a published output
+// schema never panics, and a failure's message is bounded, valid UTF-8,
+// and holds no string value of the result longer than a member name may be.
+func FuzzOutputError(f *testing.F) {
+	for _, s := range []string{`{}`, `{"steps":[{"detail":7}]}`, `{"when":"x"}`, `{"meta":{"a":"b"}}`, `[1]`, `{"x\u2028<y>":1}`} {
+		f.Add([]byte(s))
+	}
+	cat, err := catalog.Parse("t.yaml", []byte(outputSchemaCatalog), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tool := cat.Tool("get_run")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := json.NewDecoder(strings.NewReader(string(data)))
+		d.UseNumber()
+		var v any
+		if d.Decode(&v) != nil {
+			return
+		}
+		err := tool.Output.Validate(v)
+		if err == nil {
+			return
+		}
+		msg := err.Error()
+		if len(msg) > 600 || !utf8.ValidString(msg) || strings.ContainsAny(msg, "<>\n") {
+			t.Fatalf("message %q: over 600 bytes, invalid UTF-8, or holding result text", msg)
+		}
+	})
 }
