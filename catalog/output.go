@@ -39,12 +39,13 @@ func (tc *toolCheck) output() {
 	// Published and enforced: the operator's schema plus the members the
 	// gateway may add (outputcheck.go). The operator's compiled above, so
 	// problems point into what was written.
-	ps, pjs, perrs := compileSchema(publishedOutput(t), "catalog:///"+tc.path+"/output.json")
-	for _, e := range perrs {
+	strict := publishedOutput(t)
+	ps, _, perrs := compileSchema(strict, "catalog:///"+tc.path+"/output.json")
+	adv, ajs, aerrs := compileSchema(advertisedOutput(t, strict), "catalog:///"+tc.path+"/advertised.json")
+	for _, e := range append(perrs, aerrs...) {
 		tc.add(at, tc.subj, "output_schema with the gateway's own members: %s", e.msg)
 	}
-	if is, ok := ps.(inputSchema); ok && perrs == nil {
-		t.Output, t.OutputJSON = outputSchema{is.s}, pjs
-		tc.notFoundOutput()
+	if is, ok := ps.(inputSchema); ok && perrs == nil && aerrs == nil && adv != nil {
+		t.Output, t.OutputJSON = outputSchema{is.s}, ajs
 	}
 }

@@ -1,11 +1,10 @@
 package catalog
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -98,6 +97,36 @@ func allowNull(s map[string]any, path []string) map[string]any {
 	return s
 }
 
+// advertisedOutput is the outputSchema clients are shown: strict (see
+// publishedOutput) or, for a tool with response.not_found, either strict
+// or exactly the not_found result, which the gateway answers in place of
+// the upstream's ({found: false} unless not_found.result says otherwise).
+// The root stays type: object, as revisions before 2026-07-28 require.
+func advertisedOutput(t *Tool, strict map[string]any) map[string]any {
+	nf := t.Response.NotFound
+	if nf == nil {
+		return strict
+	}
+	res := nf.Result
+	if res == nil {
+		res = map[string]any{"found": false}
+	}
+	props := make(map[string]any, len(res))
+	required := make([]any, 0, len(res))
+	for _, k := range slices.Sorted(maps.Keys(res)) {
+		props[k] = map[string]any{"const": res[k]}
+		required = append(required, k)
+	}
+	notFound := map[string]any{
+		"type":                 "object",
+		"description":          "The gateway's answer when the upstream says the item does not exist.",
+		"properties":           props,
+		"required":             required,
+		"additionalProperties": false,
+	}
+	return map[string]any{"type": "object", "anyOf": []any{strict, notFound}}
+}
+
 // OutputError says where a result breaks its tool's output schema and
 // which rule it breaks. Neither part holds a value from the result: Path
 // names members and indexes (member names bounded and limited to
@@ -117,8 +146,10 @@ func (e *OutputError) Error() string {
 // outputSchema is a compiled published output schema.
 type outputSchema struct{ s *jsonschema.Schema }
 
-// Validate checks a result decoded by encoding/json. The error, when
-// there is one, is an *[OutputError] for the deepest failure.
+// Validate checks a result decoded by encoding/json against the strict
+// schema (not the not_found alternative: the core never validates its own
+// not_found result, which matches the alternative by construction). The
+// error, when there is one, is an *[OutputError] for the deepest failure.
 func (v outputSchema) Validate(result any) error {
 	err := v.s.Validate(result)
 	if err == nil {
@@ -203,33 +234,4 @@ func safePath(loc []string) string {
 		b.WriteString(tok)
 	}
 	return b.String()
-}
-
-// notFoundOutput checks a tool's not_found result (default {found: false})
-// against its published output schema: the gateway answers it in place
-// of the upstream's, so it must have the advertised shape too.
-func (tc *toolCheck) notFoundOutput() {
-	t := tc.t
-	nf := t.Response.NotFound
-	if nf == nil || t.Output == nil {
-		return
-	}
-	res := nf.Result
-	if res == nil {
-		res = map[string]any{"found": false}
-	}
-	js, err := marshalJSON(res)
-	if err != nil {
-		return // not_found's own check reports it
-	}
-	dec := json.NewDecoder(bytes.NewReader(js))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		return
-	}
-	if err := t.Output.Validate(v); err != nil {
-		at := first(tc.pos[tc.path+".response.not_found.result"], t.Response.NotFound.At("result"), t.At("output_schema"))
-		tc.add(at, tc.subj, "response.not_found result does not match output_schema: %v", err)
-	}
 }

@@ -45,7 +45,7 @@ tools:
         id: { type: string }
         state: { type: string, enum: [queued, running, done] }
         attempts: { type: integer, minimum: 0 }
-        found: { type: boolean }
+      required: [id, state]
       additionalProperties: false
   - name: list_jobs
     description: Jobs, trimmed to fit.
@@ -92,11 +92,13 @@ func outputUpstream() http.Handler {
 		case "/jobs/bad-enum":
 			fmt.Fprintf(w, `{"id":"bad","state":%q}`, injection)
 		case "/jobs/bad-type":
-			io.WriteString(w, `{"id":"x","attempts":"two"}`)
+			io.WriteString(w, `{"id":"x","state":"done","attempts":"two"}`)
 		case "/jobs/bad-extra":
-			fmt.Fprintf(w, `{"id":"x",%q:1}`, injection)
-		case "/jobs/bad-format":
+			fmt.Fprintf(w, `{"id":"x","state":"done",%q:1}`, injection)
+		case "/jobs/bad-shape":
 			io.WriteString(w, `[1,2]`)
+		case "/jobs/missing":
+			io.WriteString(w, `{"id":"x"}`)
 		case "/jobs":
 			var b strings.Builder
 			b.WriteString("[")
@@ -233,7 +235,8 @@ func TestOutputSchemaThroughGoSDK(t *testing.T) {
 				{"bad-enum", `at state: value must be one of "queued", "running", "done"`},
 				{"bad-type", "at attempts: want integer, got string"},
 				{"bad-extra", "at ?: member not allowed by the output schema"},
-				{"bad-format", "at items: member not allowed by the output schema"},
+				{"bad-shape", `at the top level: missing required member "id"`}, // [1,2] is {"items":[1,2]}
+				{"missing", `at the top level: missing required member "state"`},
 			}
 			for _, tc := range broken {
 				t.Run("violation-"+tc.id, func(t *testing.T) {
@@ -276,8 +279,8 @@ func TestOutputSchemaOnTheRESTMirror(t *testing.T) {
 		t.Fatalf("GET tools = %d %s", r.status, r.body)
 	}
 	for _, tool := range tools {
-		props, _ := tool.OutputSchema["properties"].(map[string]any)
-		if (tool.Name == "plain") != (tool.OutputSchema == nil) || (tool.OutputSchema != nil && props["transportTruncated"] == nil) {
+		js, _ := json.Marshal(tool.OutputSchema)
+		if (tool.Name == "plain") != (tool.OutputSchema == nil) || (tool.OutputSchema != nil && !strings.Contains(string(js), `"transportTruncated"`)) {
 			t.Fatalf("tool %s output_schema = %v", tool.Name, tool.OutputSchema)
 		}
 	}

@@ -17,7 +17,9 @@ import (
 // shape. The check runs on what the caller would have received, after
 // trimming and withholding.
 func (c *Core) checkOutput(t *tool, status int, res *Result) *Result {
-	if t.def.Output == nil || res == nil || res.IsError || res.Structured == nil {
+	// The not_found result is the catalog's own, advertised as the
+	// schema's other alternative (catalog.Tool.OutputJSON).
+	if t.def.Output == nil || res == nil || res.IsError || res.Structured == nil || res.Outcome == OutcomeNotFound {
 		return res
 	}
 	dec := json.NewDecoder(bytes.NewReader(res.Structured))
