@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/gateway/mcp"
 )
 
 // outputCatalog declares output schemas; its upstream answers each tool in
@@ -76,6 +79,14 @@ tools:
   - name: plain
     description: No output schema.
     request: { upstream: up, path: /jobs/good }
+  - name: get_job_unchecked
+    description: get_job without its output schema (the benchmark's baseline).
+    input:
+      type: object
+      properties: { id: { type: string } }
+      required: [id]
+      additionalProperties: false
+    request: { upstream: up, path: "/jobs/{id}" }
 `
 
 // injection is upstream text that must never reach the caller unfenced.
@@ -280,7 +291,7 @@ func TestOutputSchemaOnTheRESTMirror(t *testing.T) {
 	}
 	for _, tool := range tools {
 		js, _ := json.Marshal(tool.OutputSchema)
-		if (tool.Name == "plain") != (tool.OutputSchema == nil) || (tool.OutputSchema != nil && !strings.Contains(string(js), `"transportTruncated"`)) {
+		if (tool.Name == "plain" || tool.Name == "get_job_unchecked") != (tool.OutputSchema == nil) || (tool.OutputSchema != nil && !strings.Contains(string(js), `"transportTruncated"`)) {
 			t.Fatalf("tool %s output_schema = %v", tool.Name, tool.OutputSchema)
 		}
 	}
@@ -308,5 +319,32 @@ func TestOutputSchemaOnlyWhereStructuredContentIs(t *testing.T) {
 		if got := r.result(t)["structuredContent"] != nil; got != tc.want {
 			t.Errorf("%s: tools/call has structuredContent %v, want %v", tc.version, got, tc.want)
 		}
+	}
+}
+
+// BenchmarkOutputSchemaCall is one tools/call of the same answer without
+// and with an output_schema to hold it to: the difference is the check.
+func BenchmarkOutputSchemaCall(b *testing.B) {
+	e := newEnvWith(b, outputCatalog, envConfig{upstream: outputUpstream()})
+	h := mcp.NewHandler(&mcp.Options{State: e.current})
+	tok := "Bearer " + token(b, "read")
+	for _, tc := range []struct{ name, body string }{
+		{"without", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_job_unchecked","arguments":{"id":"good"}}}`},
+		{"with", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_job","arguments":{"id":"good"}}}`},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1/mcp", strings.NewReader(tc.body))
+				r.Header.Set("Content-Type", "application/json")
+				r.Header.Set("Authorization", tok)
+				r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, r)
+				if w.Code != 200 || strings.Contains(w.Body.String(), `"isError":true`) {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
 	}
 }
