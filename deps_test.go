@@ -42,7 +42,10 @@ var layout = map[string]allowed{
 	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
 		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
 	"mcp": {pkgs: []string{"proxy", "authz", "rendering", "approval", "approval/web"}, mods: append([]string{"golang.org/x/time"}, otel...),
-		testPkgs: []string{"catalog", "test/memnet"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5"}, sdkTest...)},
+		// google/jsonschema-go: the validator the Go SDK uses for
+		// outputSchema, so tests read our schemas as the SDK does.
+		testPkgs: []string{"catalog", "test/memnet"},
+		testMods: append([]string{"github.com/golang-jwt/jwt/v5", "github.com/google/jsonschema-go"}, sdkTest...)},
 	"demo": {testMods: []string{"gopkg.in/yaml.v3"}},
 	// gateway import openapi / gateway check (issue 13).
 	"openapi": {pkgs: []string{"catalog"}, mods: []string{"github.com/getkin/kin-openapi", "gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6"}},

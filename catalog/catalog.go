@@ -92,6 +92,9 @@ type Catalog struct {
 	// Overrides change tools by name without editing them (an imported
 	// fragment is rewritten on every import; its overrides live here).
 	Overrides map[string]*Override `yaml:"overrides"`
+	// Toolsets name subsets of the tools, each served at
+	// {mcp_path}/{name} (see [Toolset]).
+	Toolsets map[string]*Toolset `yaml:"toolsets"`
 
 	// Files lists the included fragment files that were read, sorted.
 	Files []string `yaml:"-"`
@@ -340,9 +343,13 @@ type Tool struct {
 
 	// Compiled by Load; read-only afterwards.
 
-	// Output validates a shaped result against OutputSchema; nil without one.
+	// Output validates a shaped result against OutputSchema plus the
+	// members the gateway may add (transportTruncated, the sensitive note;
+	// see outputcheck.go); nil without one. Its errors are *OutputError.
 	Output Validator `yaml:"-"`
-	// OutputJSON is OutputSchema as compact JSON; nil without one.
+	// OutputJSON is the outputSchema the tool advertises, as compact JSON:
+	// what Output checks, or, with response.not_found, that or exactly the
+	// not_found result. Nil without an output_schema.
 	OutputJSON []byte `yaml:"-"`
 
 	// Schema validates arguments. Never nil after Load.

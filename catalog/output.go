@@ -29,11 +29,23 @@ func (tc *toolCheck) output() {
 		tc.add(at, tc.subj, "output_schema does not apply to render: payload (its result is {encoding, content, truncated, byteCount})")
 		return
 	}
-	s, js, errs := compileSchema(t.OutputSchema, "catalog:///"+tc.path+"/output.json")
+	_, _, errs := compileSchema(t.OutputSchema, "catalog:///"+tc.path+"/output.json")
 	for _, e := range errs {
 		tc.add(first(tc.schemaPos(base, e.loc), at), tc.subj, "output_schema: %s", e.msg)
 	}
-	if errs == nil {
-		t.Output, t.OutputJSON = s, js
+	if errs != nil {
+		return
+	}
+	// Published and enforced: the operator's schema plus the members the
+	// gateway may add (outputcheck.go). The operator's compiled above, so
+	// problems point into what was written.
+	strict := publishedOutput(t)
+	ps, _, perrs := compileSchema(strict, "catalog:///"+tc.path+"/output.json")
+	adv, ajs, aerrs := compileSchema(advertisedOutput(t, strict), "catalog:///"+tc.path+"/advertised.json")
+	for _, e := range append(perrs, aerrs...) {
+		tc.add(at, tc.subj, "output_schema with the gateway's own members: %s", e.msg)
+	}
+	if is, ok := ps.(inputSchema); ok && perrs == nil && aerrs == nil && adv != nil {
+		t.Output, t.OutputJSON = outputSchema{is.s}, ajs
 	}
 }

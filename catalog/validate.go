@@ -30,6 +30,7 @@ func validate(c *Catalog, p *problems, pos map[string]Pos) {
 	v.tenantless()
 	v.prerequisites()
 	v.tools()
+	v.toolsets()
 	v.limits()
 	v.audit()
 	v.approvalPage()

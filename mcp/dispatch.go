@@ -260,13 +260,22 @@ func (x *exchange) toolsList() (value, *failure) {
 		}
 		offset = n
 	}
-	tools := x.st.core.List(x.ctx, x.principal)
+	tools, err := x.st.core.ListIn(x.ctx, x.principal, x.toolset)
+	if err != nil {
+		return nil, x.classify("", err)
+	}
 	// A cursor past the end (the caller's list shrank since) is an empty
 	// last page, not an error.
 	page := tools[min(offset, len(tools)):min(offset+ListPageSize, len(tools))]
 	r := &listResult{tools: make([][]byte, len(page)), cache: x.modern, tail: x.modernTail()}
+	// outputSchema and structuredContent exist since 2025-06-18: an older
+	// client is offered neither (see toolsCall).
+	before := !x.modern && x.version < "2025-06-18"
 	for i, t := range page {
 		r.tools[i] = t.MCP
+		if before && t.MCPBefore20250618 != nil {
+			r.tools[i] = t.MCPBefore20250618
+		}
 	}
 	if offset+ListPageSize < len(tools) {
 		r.nextCursor = encodeCursor(x.st.cfg.Hash, offset+ListPageSize)

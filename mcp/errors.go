@@ -163,6 +163,7 @@ var rpcErrors = map[kind]rpcRow{
 		return object{{"supported", strs(supportedVersions[:])}, {"requested", str(truncate(f.text, 64))}}
 	}},
 	failMethodNotFound:    {http.StatusNotFound, codeMethodNotFound, "", nil},
+	failNotFound:          {http.StatusNotFound, codeInvalidRequest, "", nil}, // a toolset gone after a reload
 	failMethodNotFoundOld: {http.StatusOK, codeMethodNotFound, "", nil},
 }
 
@@ -260,6 +261,11 @@ func (x *exchange) classify(tool string, err error) *failure {
 	}
 	if errors.Is(err, proxy.ErrUnknownTool) {
 		return fail(failUnknownTool, (&proxy.UnknownToolError{Name: tool}).Error())
+	}
+	if ut, ok := errors.AsType[*proxy.UnknownToolsetError](err); ok {
+		// The catalog was reloaded without the toolset this endpoint (or
+		// stdio session) serves.
+		return unknownToolset(ut.Name)
 	}
 	if tl, ok := errors.AsType[*proxy.OutputTooLargeError](err); ok {
 		x.log.Debug("output too large", "tool", tl.Tool, "bytes", tl.Bytes, "limit", tl.Limit)

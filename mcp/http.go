@@ -45,6 +45,10 @@ type Options struct {
 //     received is ignored. GET and DELETE get 405.
 //   - GET {admin_path}/tools and POST {admin_path}/call: the REST mirror,
 //     when admin_path is not "".
+//   - POST {mcp_path}/{toolset}: the same endpoint for one toolset of the
+//     catalog; GET {admin_path}/toolsets/{toolset}/tools and POST
+//     {admin_path}/toolsets/{toolset}/call: its REST mirror. An unknown
+//     toolset is 404.
 //   - GET /.well-known/oauth-protected-resource and
 //     /.well-known/oauth-protected-resource{mcp_path}: RFC 9728 metadata,
 //     when auth.resource_metadata is set.
@@ -63,6 +67,14 @@ func NewHandler(opts *Options) http.Handler {
 type handler struct{ pl *pipeline }
 
 const wellKnownPRM = "/.well-known/oauth-protected-resource"
+
+// adminToolsets is where the REST mirror serves toolsets under admin_path.
+const adminToolsets = "/toolsets/"
+
+// unknownToolset is the 404 for a toolset the catalog does not declare.
+func unknownToolset(name string) *failure {
+	return fail(failNotFound, "unknown toolset "+quoteForMsg([]byte(truncate(name, 64))))
+}
 
 func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	x := h.pl.begin(r.Context(), SurfaceNone, r.Method)
@@ -102,10 +114,46 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		x.surface = SurfaceREST
 		x.method = r.Method + " /approvals"
 		h.serveApprovals(w, r, x, strings.TrimPrefix(p, cfg.AdminPath+"/approvals"))
+	case cfg.AdminPath != "" && strings.HasPrefix(p, cfg.AdminPath+adminToolsets):
+		// {admin_path}/toolsets/{name}/tools and .../call: the REST mirror
+		// of one toolset.
+		name, route, _ := strings.Cut(p[len(cfg.AdminPath+adminToolsets):], "/")
+		if route != "tools" && route != "call" {
+			writeFailure(w, fail(failNotFound, "no such endpoint"))
+			return
+		}
+		if name == "" || !x.st.core.HasToolset(name) {
+			writeFailure(w, unknownToolset(name))
+			return
+		}
+		x.surface, x.toolset = SurfaceREST, name
+		x.method = r.Method + " /" + route // the metric label stays bounded
+		if !cfg.Enabled {
+			writeFailure(w, &failure{kind: failNotInitialised})
+			return
+		}
+		if route == "tools" {
+			h.serveRESTTools(w, r, x)
+		} else {
+			h.serveRESTCall(w, r, x)
+		}
 	case cfg.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+cfg.MCPPath):
 		x.surface = SurfaceMetadata
 		x.method = r.Method + " " + wellKnownPRM
 		serveMetadata(w, r, x)
+	case strings.HasPrefix(p, strings.TrimSuffix(cfg.MCPPath, "/")+"/") && !strings.Contains(p[len(strings.TrimSuffix(cfg.MCPPath, "/"))+1:], "/"):
+		// {mcp_path}/{toolset}: the MCP endpoint of one toolset.
+		name := p[len(strings.TrimSuffix(cfg.MCPPath, "/"))+1:]
+		if name == "" || !x.st.core.HasToolset(name) {
+			writeFailure(w, unknownToolset(name))
+			return
+		}
+		x.surface, x.toolset = SurfaceMCP, name
+		if !cfg.Enabled {
+			writeFailure(w, &failure{kind: failNotInitialised})
+			return
+		}
+		h.serveMCP(w, r, x)
 	default:
 		writeFailure(w, fail(failNotFound, "no such endpoint"))
 	}

@@ -95,6 +95,7 @@ type exchange struct {
 	log *slog.Logger // adds request_id
 
 	principal *authz.Principal // set by verify
+	toolset   string           // the toolset the endpoint serves; "" for the whole catalog
 
 	// The access log line and the request metric.
 	surface string
@@ -183,7 +184,7 @@ func (pl *pipeline) admit(x *exchange, call bool, tool string) (release func(), 
 // say) belongs here or in proxy.Core.Call, which decides and audits
 // writes before building the upstream request.
 func (x *exchange) call(name string, args []byte) (*proxy.Result, *failure) {
-	res, err := x.st.core.Call(proxy.WithRequestID(x.ctx, x.rid), x.principal, name, args)
+	res, err := x.st.core.CallIn(proxy.WithRequestID(x.ctx, x.rid), x.principal, x.toolset, name, args)
 	if err == nil && res == nil {
 		err = errNilResult
 	}

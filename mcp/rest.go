@@ -23,7 +23,11 @@ func (h *handler) serveRESTTools(w http.ResponseWriter, r *http.Request, x *exch
 		writeFailure(w, f)
 		return
 	}
-	tools := x.st.core.List(x.ctx, x.principal)
+	tools, err := x.st.core.ListIn(x.ctx, x.principal, x.toolset)
+	if err != nil {
+		writeFailure(w, x.classify("", err))
+		return
+	}
 	size := 2
 	for _, t := range tools {
 		size += len(t.REST) + 1

@@ -52,6 +52,12 @@ type StdioOptions struct {
 	// Metrics receives request, auth, in-flight and rate-limit
 	// observations. Nil: none.
 	Metrics Metrics
+	// Toolset serves one toolset of the catalog, as {mcp_path}/{toolset}
+	// does over HTTP; "" serves every tool. A toolset that the current
+	// catalog does not declare (a reload removed it) answers every
+	// tools/list and tools/call with -32600 "unknown toolset"; callers
+	// check it exists before serving (see [proxy.Core.HasToolset]).
+	Toolset string
 }
 
 // ServeStdio serves newline-delimited JSON-RPC messages read from in,
@@ -73,7 +79,7 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts *StdioOpt
 	if opts == nil {
 		opts = &StdioOptions{}
 	}
-	sv := &stdioServer{pl: newPipeline(opts.State, opts.Logger, opts.Metrics, 0), token: opts.Token}
+	sv := &stdioServer{pl: newPipeline(opts.State, opts.Logger, opts.Metrics, 0), token: opts.Token, toolset: opts.Toolset}
 
 	lines := make(chan stdioLine)
 	done := make(chan struct{})
@@ -106,8 +112,9 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts *StdioOpt
 }
 
 type stdioServer struct {
-	pl    *pipeline
-	token string
+	pl      *pipeline
+	token   string
+	toolset string
 }
 
 // requestLimit is the current limits.request_bytes.
@@ -182,6 +189,7 @@ func (sv *stdioServer) serveLine(ctx context.Context, l stdioLine) []byte {
 		return nil
 	}
 	x := sv.pl.begin(ctx, SurfaceStdio, MethodInvalid)
+	x.toolset = sv.toolset
 	status, v, _ := sv.answer(x, l)
 	x.status = status
 	sv.pl.finish(x)

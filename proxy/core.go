@@ -72,8 +72,11 @@ type Core struct {
 	config    *Config
 	approvals *Approvals
 
-	lists     sync.Map // authz.Signature → []*Listed
+	lists     sync.Map // listKey → []*Listed
 	listCount atomic.Int64
+
+	// toolsets maps each catalog toolset to the tools it selects.
+	toolsets map[string]map[*tool]bool
 }
 
 // Catalog returns the catalog c serves.
@@ -85,6 +88,10 @@ type Listed struct {
 	// MCP is the MCP Tool object (name, title, description, inputSchema,
 	// annotations) as compact JSON.
 	MCP []byte
+	// MCPBefore20250618 is MCP without outputSchema, for clients on a
+	// revision older than 2025-06-18, which has neither outputSchema nor
+	// structuredContent; nil when the tool declares no output schema.
+	MCPBefore20250618 []byte
 	// REST is {name, description, input_schema} as compact JSON.
 	REST []byte
 }
@@ -101,7 +108,8 @@ type Result struct {
 	Text    string
 	IsError bool
 	// Outcome is a bounded label for metrics and audit: ok, tool_error,
-	// denied, not_found, truncated, refused, awaiting_approval.
+	// denied, not_found, truncated, refused, awaiting_approval,
+	// output_invalid.
 	Outcome string
 	// InputRequired is set when the call needs the client's input first
 	// (a confirmation); the surface answers resultType input_required.
@@ -116,6 +124,9 @@ const (
 	OutcomeNotFound  = "not_found"
 	OutcomeTruncated = "truncated"
 	OutcomeRefused   = "refused"
+	// OutcomeOutputInvalid: the upstream's answer broke the tool's
+	// output_schema, and the caller got a tool error saying where.
+	OutcomeOutputInvalid = "output_invalid"
 	// OutcomeUnknownTool labels calls to a name no tool has, under the tool
 	// label UnknownToolLabel, so caller-chosen names never become labels.
 	OutcomeUnknownTool = "unknown_tool"
@@ -247,7 +258,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		}
 		t.redact = writeOnlyArgs(def.Input)
 		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
-		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def), REST: encodeRESTTool(def)}
+		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def, true), REST: encodeRESTTool(def)}
+		if def.OutputJSON != nil {
+			t.listed.MCPBefore20250618 = encodeMCPTool(def, false)
+		}
 		t.shape = shapeOptions(def)
 		t.pageArg, t.pageDefault, t.pageMax = pageBounds(def, &cat.Limits)
 		t.inline = int(cat.Limits.InlineBytes)
@@ -287,6 +301,16 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		if len(def.Response.Untrusted) > 0 {
 			fenced = true
 		}
+	}
+	c.toolsets = make(map[string]map[*tool]bool, len(cat.Toolsets))
+	for name, ts := range cat.Toolsets {
+		members := map[*tool]bool{}
+		for _, t := range c.order {
+			if ts.Selects(t.def) {
+				members[t] = true
+			}
+		}
+		c.toolsets[name] = members
 	}
 	instructions := cat.Server.Instructions
 	if fenced {
@@ -332,27 +356,46 @@ func (c *Core) Config() *Config { return c.config }
 // The result is shared between callers with the same authorization
 // signature and must not be modified.
 func (c *Core) List(ctx context.Context, p *authz.Principal) []*Listed {
+	l, _ := c.ListIn(ctx, p, "")
+	return l
+}
+
+// ListIn is [Core.List] within the toolset set ("" for the whole
+// catalog): the tools p may see that the set selects. An unknown set is
+// an [*UnknownToolsetError].
+func (c *Core) ListIn(ctx context.Context, p *authz.Principal, set string) ([]*Listed, error) {
+	members, err := c.toolset(set)
+	if err != nil {
+		return nil, err
+	}
 	sig, ok := c.policy.Signature(ctx, p)
+	key := listKey{set: set, sig: sig}
 	if ok {
-		if l, hit := c.lists.Load(sig); hit {
-			return l.([]*Listed)
+		if l, hit := c.lists.Load(key); hit {
+			return l.([]*Listed), nil
 		}
 	}
 	out := make([]*Listed, 0, len(c.order))
 	for _, t := range c.order {
-		if c.policy.Decide(ctx, p, t.def).Allowed {
+		if (members == nil || members[t]) && c.policy.Decide(ctx, p, t.def).Allowed {
 			out = append(out, t.listed)
 		}
 	}
 	// Equal signatures get equal decisions, so the list is computed once
-	// per signature. The number of signatures is bounded by the catalog,
-	// and the cache by maxListSignatures besides.
+	// per signature and toolset. The number of signatures is bounded by
+	// the catalog, and the cache by maxListSignatures besides.
 	if ok && c.listCount.Load() < maxListSignatures {
-		if _, loaded := c.lists.LoadOrStore(sig, out); !loaded {
+		if _, loaded := c.lists.LoadOrStore(key, out); !loaded {
 			c.listCount.Add(1)
 		}
 	}
-	return out
+	return out, nil
+}
+
+// listKey keys the list cache: one list per toolset and signature.
+type listKey struct {
+	set string
+	sig authz.Signature
 }
 
 // maxListSignatures caps the per-signature list cache.
@@ -360,7 +403,21 @@ const maxListSignatures = 4096
 
 // Call calls the tool name for p with args (a JSON object, or empty).
 func (c *Core) Call(ctx context.Context, p *authz.Principal, name string, args []byte) (*Result, error) {
+	return c.CallIn(ctx, p, "", name, args)
+}
+
+// CallIn is [Core.Call] within the toolset set ("" for the whole
+// catalog): a tool the set does not select is an unknown tool, exactly as
+// a name no tool has. An unknown set is an [*UnknownToolsetError].
+func (c *Core) CallIn(ctx context.Context, p *authz.Principal, set, name string, args []byte) (*Result, error) {
+	members, err := c.toolset(set)
+	if err != nil {
+		return nil, err
+	}
 	t := c.tools[name]
+	if t != nil && members != nil && !members[t] {
+		t = nil
+	}
 	if t == nil {
 		c.metrics.ToolCall(UnknownToolLabel, OutcomeUnknownTool, 0)
 		return nil, &UnknownToolError{Name: name}
@@ -458,6 +515,9 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		return toolError(OutcomeToolError, err.Error()), answeredStatus(err), nil
 	}
 	res, err := c.render(t, p, resp)
+	if err == nil {
+		res = c.checkOutput(t, resp.status, res)
+	}
 	return res, resp.status, err
 }
 

@@ -48,7 +48,7 @@ tools:
 	nobody := authz.NewPrincipal("n", "acme", "", nil, nil)
 	cached := func(p *authz.Principal) bool {
 		sig, _ := c.policy.Signature(ctx, p)
-		_, ok := c.lists.Load(sig)
+		_, ok := c.lists.Load(listKey{sig: sig})
 		return ok
 	}
 

@@ -32,8 +32,9 @@ func description(t *catalog.Tool) string {
 	return t.Description
 }
 
-// encodeMCPTool encodes t as an MCP Tool object, once, at load.
-func encodeMCPTool(t *catalog.Tool) []byte {
+// encodeMCPTool encodes t as an MCP Tool object, once, at load; output
+// says whether to include outputSchema.
+func encodeMCPTool(t *catalog.Tool, output bool) []byte {
 	b := []byte(`{"name":`)
 	b = rendering.AppendString(b, t.Name)
 	if t.Title != "" {
@@ -44,6 +45,12 @@ func encodeMCPTool(t *catalog.Tool) []byte {
 	b = rendering.AppendString(b, description(t))
 	b = append(b, `,"inputSchema":`...)
 	b = append(b, inputSchema(t)...)
+	if output && t.OutputJSON != nil {
+		// The published schema: the operator's plus the members the
+		// gateway may add (catalog.TruncatedMember, the sensitive note).
+		b = append(b, `,"outputSchema":`...)
+		b = append(b, t.OutputJSON...)
+	}
 	b = append(b, `,"annotations":{`...)
 	title := t.Title
 	a := t.Annotations
@@ -81,7 +88,8 @@ func encodeMCPTool(t *catalog.Tool) []byte {
 	return append(b, "}}"...)
 }
 
-// encodeRESTTool encodes t as the REST mirror's {name, description, input_schema}.
+// encodeRESTTool encodes t as the REST mirror's {name, description,
+// input_schema}, with output_schema when the tool declares one.
 func encodeRESTTool(t *catalog.Tool) []byte {
 	b := []byte(`{"name":`)
 	b = rendering.AppendString(b, t.Name)
@@ -89,6 +97,10 @@ func encodeRESTTool(t *catalog.Tool) []byte {
 	b = rendering.AppendString(b, description(t))
 	b = append(b, `,"input_schema":`...)
 	b = append(b, inputSchema(t)...)
+	if t.OutputJSON != nil {
+		b = append(b, `,"output_schema":`...)
+		b = append(b, t.OutputJSON...)
+	}
 	return append(b, '}')
 }
 

@@ -37,6 +37,7 @@ type metrics struct {
 	auditRecords  *prometheus.CounterVec
 	auditFailures prometheus.Counter
 	auditHealthy  prometheus.Gauge
+	outputInvalid *prometheus.CounterVec
 }
 
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
@@ -48,7 +49,7 @@ func newMetrics() *metrics {
 	m.inFlight = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_in_flight_requests", Help: "Requests being served."})
 	m.authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_auth_failures_total", Help: "Rejected bearer tokens by reason."}, []string{"reason"})
 	m.rateLimited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_rate_limited_total", Help: "Requests answered 429, by limit kind."}, []string{"kind"})
-	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_tool_calls_total", Help: "Tool calls by tool and outcome (ok, tool_error, denied, not_found, truncated, refused, unknown_tool)."}, []string{"tool", "outcome"})
+	m.toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_tool_calls_total", Help: "Tool calls by tool and outcome (ok, tool_error, denied, not_found, truncated, refused, output_invalid, unknown_tool)."}, []string{"tool", "outcome"})
 	m.toolTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gateway_tool_call_duration_seconds", Help: "Tool call latency, gateway work and upstream together.", Buckets: latencyBuckets}, []string{"tool"})
 	m.upstreamResp = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_upstream_responses_total", Help: "Upstream exchanges by upstream and status class (2xx..5xx, or error for transport failures)."}, []string{"upstream", "class"})
 	m.upstreamTime = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gateway_upstream_request_duration_seconds", Help: "Upstream exchange latency by upstream.", Buckets: latencyBuckets}, []string{"upstream"})
@@ -64,6 +65,8 @@ func newMetrics() *metrics {
 	m.auditHealthy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_audit_healthy", Help: "1 when the last audit record was written, 0 when it failed (write calls are then refused)."})
 	m.auditHealthy.Set(1)
 	m.reg.MustRegister(m.auditRecords, m.auditFailures, m.auditHealthy)
+	m.outputInvalid = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_output_schema_violations_total", Help: "Upstream answers that broke their tool's output_schema (each became a tool error), by tool."}, []string{"tool"})
+	m.reg.MustRegister(m.outputInvalid)
 	m.reg.MustRegister(m.requests, m.requestTime, m.inFlight, m.authFailures, m.rateLimited, m.toolCalls, m.toolTime,
 		m.upstreamResp, m.upstreamTime, m.reloads, m.catalogInfo, m.jwksFetches, m.reloadedAtSec,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -110,6 +113,9 @@ type proxyMetrics struct{ m *metrics }
 
 func (p proxyMetrics) ToolCall(tool, outcome string, d time.Duration) {
 	p.m.toolCalls.WithLabelValues(tool, outcome).Inc()
+	if outcome == proxy.OutcomeOutputInvalid {
+		p.m.outputInvalid.WithLabelValues(tool).Inc()
+	}
 	if outcome != proxy.OutcomeUnknownTool {
 		p.m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io"
 	"time"
 
@@ -18,6 +19,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	fs.SetOutput(stderr)
 	path := fs.String("catalog", envOr(env, "GATEWAY_CATALOG", "catalog.yaml"), "catalog file (env GATEWAY_CATALOG)")
 	watch := fs.Bool("watch", true, "reload the catalog when its file changes")
+	toolset := fs.String("toolset", "", "serve only this toolset of the catalog (toolsets:)")
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
@@ -36,6 +38,9 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err := rt.installFirst(ctx, cat); err != nil {
 		return err
 	}
+	if core, _ := rt.snapshot(); *toolset != "" && (core == nil || !core.HasToolset(*toolset)) {
+		return fmt.Errorf("--toolset %q: the catalog declares no such toolset", *toolset)
+	}
 	if *watch {
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
@@ -45,5 +50,5 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if token == "" {
 		logger.Warn("GATEWAY_TOKEN is empty: every request will be refused as unauthorized")
 	}
-	return mcp.ServeStdio(ctx, stdin, stdout, &mcp.StdioOptions{State: rt.snapshot, Token: token, Logger: logger, Metrics: rt.metrics.surfaces()})
+	return mcp.ServeStdio(ctx, stdin, stdout, &mcp.StdioOptions{State: rt.snapshot, Token: token, Logger: logger, Metrics: rt.metrics.surfaces(), Toolset: *toolset})
 }

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// strictTools are demo routes with an output_schema their answers break:
+// the schema admits nothing but the not_found result.
+const strictTools = `
+  - name: get_job_strict
+    description: get_job held to a schema the demo's answer breaks.
+    input: { type: object, properties: { job_id: { type: string } }, required: [job_id], additionalProperties: false }
+    request: { upstream: monitor, path: "/v1/jobs/{job_id}" }
+    response: { not_found: { status: [404] } }
+    output_schema: { type: object, properties: { found: { type: boolean } }, additionalProperties: false }
+  - name: cancel_job_strict
+    description: cancel_job held to a schema the demo's answer breaks.
+    kind: write
+    gate: cancel
+    input: { type: object, properties: { job_id: { type: string } }, required: [job_id], additionalProperties: false }
+    request: { upstream: operator, method: POST, path: "/v1/jobs/{job_id}/cancel" }
+    response: { not_found: { status: [404] } }
+    output_schema: { type: object, properties: { found: { type: boolean } }, additionalProperties: false }
+`
+
+// A broken shape is counted per tool, and a write's audit record says
+// output_invalid while the caller learns the write was performed.
+func TestOutputSchemaViolationMetricAndAudit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	rt, url, tok := auditGateway(t, strictTools+"\naudit:\n  path: "+path+"\n", nil)
+	text, isErr := callTool(t, url, tok, "get_job_strict", `{"job_id":"job-acme-0001"}`)
+	if !isErr || !strings.Contains(text, "does not match the output schema") {
+		t.Fatalf("get_job_strict = %q (isError %v)", text, isErr)
+	}
+	if text, isErr := callTool(t, url, tok, "get_job_strict", `{"job_id":"job-acme-9999"}`); isErr || text != `{"found":false}` {
+		t.Fatalf("get_job_strict(unknown) = %q (isError %v), want the not_found result", text, isErr)
+	}
+	text, isErr = callTool(t, url, tok, "cancel_job_strict", `{"job_id":"job-acme-0053"}`)
+	if !isErr || !strings.Contains(text, "the write was performed") {
+		t.Fatalf("cancel_job_strict = %q (isError %v)", text, isErr)
+	}
+	m := metricsText(t, rt)
+	for _, want := range []string{
+		`gateway_output_schema_violations_total{tool="get_job_strict"} 1`,
+		`gateway_output_schema_violations_total{tool="cancel_job_strict"} 1`,
+		`gateway_tool_calls_total{outcome="output_invalid",tool="get_job_strict"} 1`,
+		`gateway_tool_calls_total{outcome="not_found",tool="get_job_strict"} 1`,
+	} {
+		if !strings.Contains(m, want) {
+			t.Errorf("metrics lack %q:\n%s", want, grepLines(m, "_strict"))
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || !strings.Contains(string(b), `"outcome":"output_invalid"`) {
+		t.Fatalf("audit trail = %s, %v; want a completed record with outcome output_invalid", b, err)
+	}
+}
