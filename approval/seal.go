@@ -207,14 +207,19 @@ func Canonical(args []byte) ([]byte, error) {
 	if t := strings.TrimSpace(string(args)); t == "" || t == "null" {
 		return []byte("{}"), nil
 	}
+	// One JSON value and nothing after it: the decoder alone would stop
+	// after "null" in "null}0" (More reports false before a "}").
+	if !json.Valid(args) {
+		return nil, errors.New("arguments are not one JSON value")
+	}
 	dec := json.NewDecoder(strings.NewReader(string(args)))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("arguments are not JSON: %v", err)
 	}
-	if dec.More() {
-		return nil, errors.New("arguments are more than one JSON value")
+	if v == nil {
+		return []byte("{}"), nil // null, however spaced, is no arguments
 	}
 	// encoding/json sorts map keys and writes json.Number as written.
 	return json.Marshal(v)
