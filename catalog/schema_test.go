@@ -85,6 +85,10 @@ func TestSchemaValidationMessages(t *testing.T) {
 			`argument "count": must be an integer from -9223372036854775808 to 9223372036854775807`, "count"},
 		{"integral-float-below-int64", `{"job_id": "abc", "count": -9.3e18}`, `argument "count": must be an integer from`, "count"},
 		{"integer-alternative-past-int64", `{"job_id": "abc", "limit": 1e19}`, `argument "limit": must be an integer from`, "limit"},
+		// Exactly ±2^63 spelt as floats: -2^63 is int64's minimum, 2^63 is one
+		// past its maximum.
+		{"float-minus-2^63", `{"job_id": "abc", "count": -9.223372036854775808e18}`, "", ""},
+		{"float-2^63", `{"job_id": "abc", "count": 9.223372036854775808e18}`, `argument "count": must be an integer from`, "count"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var args any
