@@ -411,11 +411,11 @@ func (v *checker) upstreams() {
 			switch {
 			case (w.Header == "") == (w.Query == ""):
 				v.add(w.Pos, subj, "workspace binding needs exactly one of header or query")
-			case w.Header != "" && !validHeaderName(w.Header):
+			case w.Header != "" && !ValidHeaderName(w.Header):
 				v.add(w.At("header"), subj, "workspace header %q is not a valid header name", w.Header)
 			}
 		}
-		if u.ActorHeader != "" && !validHeaderName(u.ActorHeader) {
+		if u.ActorHeader != "" && !ValidHeaderName(u.ActorHeader) {
 			v.add(u.At("actor_header"), subj, "actor_header %q is not a valid header name", u.ActorHeader)
 		}
 		if u.Timeout <= 0 {
@@ -433,7 +433,7 @@ func (v *checker) upstreams() {
 		case n > 0 && u.MaxConcurrent > 0 && n > u.MaxConcurrent:
 			v.add(u.At("max_concurrent_per_workspace"), subj, "max_concurrent_per_workspace %d is over max_concurrent %d", n, u.MaxConcurrent)
 		}
-		if !validHeaderName(u.IdempotencyHeader) {
+		if !ValidHeaderName(u.IdempotencyHeader) {
 			v.add(u.At("idempotency_header"), subj, "idempotency_header %q is not a valid header name", u.IdempotencyHeader)
 		}
 		if u.ErrorDetail != ErrorDetailMessage && u.ErrorDetail != ErrorDetailStatus {
@@ -471,7 +471,7 @@ func (v *checker) inFileOrder(m map[string]string, path string) []string {
 func (v *checker) headerName(name string, p Pos, subj string, seen map[string]string) {
 	canon := http.CanonicalHeaderKey(name)
 	switch {
-	case !validHeaderName(name):
+	case !ValidHeaderName(name):
 		v.add(p, subj, "header name %q is not a valid token", name)
 	case slices.Contains(framingHeads, canon):
 		v.add(p, subj, "header %s is set by the gateway's HTTP client and cannot be configured", canon)
@@ -498,8 +498,9 @@ func validHeaderValue(v string) bool {
 	return true
 }
 
-// validHeaderName reports whether s is an RFC 9110 token.
-func validHeaderName(s string) bool {
+// ValidHeaderName reports whether s is an RFC 9110 token, as a header
+// name must be.
+func ValidHeaderName(s string) bool {
 	if s == "" {
 		return false
 	}

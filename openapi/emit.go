@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/mcpgw/gateway/catalog"
 	"gopkg.in/yaml.v3"
 )
 
@@ -149,7 +150,7 @@ func (im *importer) credentials() (header, value, note string) {
 		case "oauth2", "openidconnect":
 			return "Authorization", "Bearer ${" + env + "_TOKEN}", fmt.Sprintf(from, env+"_TOKEN to a token the gateway holds")
 		case "apikey":
-			if strings.EqualFold(s.In, "header") && validHeaderName(s.Name) {
+			if strings.EqualFold(s.In, "header") && catalog.ValidHeaderName(s.Name) {
 				return s.Name, "${" + env + "_API_KEY}", fmt.Sprintf(from, env+"_API_KEY")
 			}
 		}

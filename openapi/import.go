@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/mcpgw/gateway/catalog"
 	"gopkg.in/yaml.v3"
 )
 
@@ -340,7 +341,7 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 				t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
 				continue
 			}
-			if !validHeaderName(p.Name) {
+			if !catalog.ValidHeaderName(p.Name) {
 				im.skip(method, path, "header parameter %q is not a valid header name", p.Name)
 				return nil
 			}
@@ -513,19 +514,6 @@ func jsonMedia(content openapi3.Content) (*openapi3.MediaType, string) {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-func validHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
-}
 
 func (im *importer) result() (*Result, error) {
 	root := im.emit()
