@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
 )
 
@@ -32,17 +30,9 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 		fmt.Fprintln(stderr, "usage: gateway check --catalog FILE --openapi SPEC [--upstream NAME] [--format text|json] [--probe [--token T | --workspace W]]")
 		return exitError(2)
 	}
-	cat, err := catalog.Load(*path, &catalog.LoadOptions{Getenv: env})
+	cat, err := loadForCLI(*path, stderr, env)
 	if err != nil {
-		var le *catalog.LoadError
-		if errors.As(err, &le) {
-			for _, p := range le.Problems {
-				fmt.Fprintln(stderr, p.String())
-			}
-		} else {
-			fmt.Fprintf(stderr, "%s: %v\n", *path, err)
-		}
-		return exitError(1)
+		return err
 	}
 	data, err := os.ReadFile(*spec)
 	if err != nil {

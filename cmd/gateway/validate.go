@@ -16,17 +16,9 @@ func runValidate(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	if err := fs.Parse(args); err != nil {
 		return exitError(2)
 	}
-	cat, err := catalog.Load(*path, &catalog.LoadOptions{Getenv: env})
+	cat, err := loadForCLI(*path, stderr, env)
 	if err != nil {
-		var le *catalog.LoadError
-		if errors.As(err, &le) {
-			for _, p := range le.Problems {
-				fmt.Fprintln(stderr, p.String())
-			}
-			return exitError(1)
-		}
-		fmt.Fprintf(stderr, "%s: %v\n", *path, err)
-		return exitError(1)
+		return err
 	}
 	for _, w := range cat.Warnings {
 		fmt.Fprintln(stderr, "warning:", w)
@@ -49,4 +41,22 @@ func envOr(env lookupEnv, key, def string) string {
 		return v
 	}
 	return def
+}
+
+// loadForCLI loads the catalog at path for a command: each problem on its
+// own FILE:LINE:COL line on stderr, and exit status 1 when it does not
+// load.
+func loadForCLI(path string, stderr io.Writer, env lookupEnv) (*catalog.Catalog, error) {
+	cat, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+	if err == nil {
+		return cat, nil
+	}
+	if le, ok := errors.AsType[*catalog.LoadError](err); ok {
+		for _, p := range le.Problems {
+			fmt.Fprintln(stderr, p.String())
+		}
+	} else {
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+	}
+	return nil, exitError(1)
 }
