@@ -209,3 +209,25 @@ func FuzzOverrides(f *testing.F) {
 		}
 	})
 }
+
+// An argument must never replace a header the upstream sets itself (its
+// credentials): the tool's headers are written after the upstream's, so a
+// placeholder there would let the agent choose the credential.
+func TestToolHeaderCannotReplaceUpstreamHeader(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    workspace: none\n", "    workspace: none\n    headers: { X-Api-Key: k-of-the-gateway }\n", 1)
+	for _, h := range []string{`X-Api-Key: "{tenant}"`, `x-api-key: "k-{tenant}"`} {
+		f := strings.Replace(frag, `headers: { X-Tenant: "{tenant}" }`, `headers: { `+h+` }`, 1)
+		path := writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": f})
+		_, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+		if err == nil || !strings.Contains(err.Error(), `header x-api-key`) && !strings.Contains(err.Error(), `header X-Api-Key`) {
+			t.Errorf("%s: Load = %v, want the header refused as the upstream's own", h, err)
+		} else if !strings.Contains(err.Error(), "upstream") {
+			t.Errorf("%s: error %v does not say the upstream sets it", h, err)
+		}
+	}
+	// A literal (no argument in it) may still set a header per tool.
+	f := strings.Replace(frag, `headers: { X-Tenant: "{tenant}" }`, `headers: { X-Api-Key: other-literal }`, 1)
+	if _, err := catalog.Load(writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": f}), &catalog.LoadOptions{Getenv: env}); err != nil {
+		t.Errorf("a literal tool header over an upstream header: Load = %v, want it accepted", err)
+	}
+}

@@ -883,6 +883,7 @@ func (tc *toolCheck) request() {
 			}
 		}
 		tc.placeholders(tpl, p)
+		tc.upstreamHeader(r, name, tpl, p)
 		r.HeaderParams = append(r.HeaderParams, Param{Name: http.CanonicalHeaderKey(name), Template: tpl})
 	}
 	slices.SortStableFunc(r.HeaderParams, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
@@ -1060,5 +1061,23 @@ func (tc *toolCheck) gjsonPath(pos Pos, key, p string) {
 	}
 	if e := checkPath(p); e != nil {
 		tc.add(pos, tc.subj, "%s %q is not a valid gjson path: %s", key, p, e.msg)
+	}
+}
+
+// upstreamHeader refuses a tool header that an argument fills when the
+// upstream sets that header itself (its credentials): tool headers are
+// written after the upstream's, so the agent would choose its value.
+func (tc *toolCheck) upstreamHeader(r *Request, name string, tpl Template, p Pos) {
+	u := tc.c.Upstreams[r.Upstream]
+	if u == nil || !slices.ContainsFunc(tpl.Parts, func(pt Part) bool {
+		return pt.Name != "" && pt.Name != ReservedWorkspace && pt.Name != ReservedActor
+	}) {
+		return
+	}
+	for h := range u.Headers {
+		if strings.EqualFold(h, name) {
+			tc.add(p, tc.subj, "header %s: upstream %q sets this header itself (headers: %s), so an argument must not fill it here", name, r.Upstream, h)
+			return
+		}
 	}
 }

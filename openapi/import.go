@@ -86,6 +86,9 @@ type importer struct {
 	wsIn, wsName string
 	// actorSeen is set when an operation declares the ActorHeader header.
 	actorSeen bool
+	// cred is credHeader's answer once credDone.
+	cred     string
+	credDone bool
 }
 
 type tool struct {
@@ -103,6 +106,20 @@ type tool struct {
 	destructive, idempotent        *bool
 	notes                          []string // comments on guesses
 	nameNote                       string
+}
+
+// gatewayHeaders are header parameters never imported as arguments: the
+// upstream's credentials and what the gateway's HTTP client sets.
+var gatewayHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Content-Type", "Accept", "Content-Length", "Host", "Transfer-Encoding", "Connection"}
+
+// credHeader is the canonical name of the header the upstream's
+// credentials go in (see credentials), or "".
+func (im *importer) credHeader() string {
+	if !im.credDone {
+		h, _, _ := im.credentials()
+		im.cred, im.credDone = http.CanonicalHeaderKey(h), true
+	}
+	return im.cred
 }
 
 func (im *importer) skip(method, path, format string, args ...any) {
@@ -335,8 +352,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 				required = append(required, a)
 			}
 		case openapi3.ParameterInHeader:
-			switch http.CanonicalHeaderKey(p.Name) {
-			case "Authorization", "Content-Type", "Accept", "Content-Length", "Host":
+			switch h := http.CanonicalHeaderKey(p.Name); {
+			case slices.Contains(gatewayHeaders, h), h == im.credHeader():
+				// Credentials and framing are the upstream's and the
+				// HTTP client's: an argument must never choose them.
 				t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
 				continue
 			}
