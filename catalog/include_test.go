@@ -231,3 +231,24 @@ func TestToolHeaderCannotReplaceUpstreamHeader(t *testing.T) {
 		t.Errorf("a literal tool header over an upstream header: Load = %v, want it accepted", err)
 	}
 }
+
+// A hidden argument's fixed value fills a path placeholder as that
+// argument would: one segment, escaped, never "/", "." or "..".
+func TestHiddenPathArgumentStaysInItsSegment(t *testing.T) {
+	frag := strings.Replace(includeFragment, "path: /pets", "path: /pets/{tenant}", 1)
+	for _, v := range []string{`"../admin"`, `"a/../b"`, `".."`, `"a%2F..%2Fb"`, `"a\\b"`} {
+		main := includeMain + "overrides:\n  list_pets:\n    arguments:\n      tenant: { hide: true, value: " + v + " }\n"
+		_, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+		if err == nil || !strings.Contains(err.Error(), "segment") {
+			t.Errorf("hidden path value %s: Load = %v, want it refused as leaving its segment", v, err)
+		}
+	}
+	main := includeMain + "overrides:\n  list_pets:\n    arguments:\n      tenant: { hide: true, value: \"a b?c\" }\n"
+	c, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Tool("list_pets").Request.Path; got != "/pets/a%20b%3Fc" {
+		t.Errorf("path = %q, want the value escaped as one segment", got)
+	}
+}
