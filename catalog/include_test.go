@@ -252,3 +252,18 @@ func TestHiddenPathArgumentStaysInItsSegment(t *testing.T) {
 		t.Errorf("path = %q, want the value escaped as one segment", got)
 	}
 }
+
+// A tool renamed onto another's name is a duplicate, and the message
+// points at the first one's file and line, not at an internal number.
+func TestRenameOntoExistingToolNamesTheFirstFile(t *testing.T) {
+	second := strings.Replace(strings.Replace(includeFragment, "name: list_pets", "name: find_pets", 1), "upstreams:\n  pets:", "upstreams:\n  pets2:", 1)
+	second = strings.Replace(second, "upstream: pets", "upstream: pets2", 1)
+	main := includeMain + "overrides:\n  find_pets:\n    rename: list_pets\n"
+	_, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": includeFragment, "frag/b.yaml": second}), &catalog.LoadOptions{Getenv: env})
+	if err == nil {
+		t.Fatal("Load accepted two tools named list_pets")
+	}
+	if !strings.Contains(err.Error(), "duplicate tool name (first at ") || !strings.Contains(err.Error(), "a.yaml:6:") {
+		t.Errorf("Load = %v, want the duplicate to name the first tool's place as FILE:LINE:COL (a.yaml:6:…)", err)
+	}
+}

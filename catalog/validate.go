@@ -644,7 +644,14 @@ func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
 		tc.subj = path
 		v.add(outer, path, "name is required")
 	case dup:
-		v.add(t.At("name"), tc.subj, "duplicate tool name (first at line %d)", prev.Line)
+		// The first one's line, or FILE:LINE:COL when it is in another
+		// file (a fragment).
+		there := where(v.p, prev)
+		pf, pp := v.p.locate(prev)
+		if f, _ := v.p.locate(t.At("name")); f == pf {
+			there = fmt.Sprintf("line %d", pp.Line)
+		}
+		v.add(t.At("name"), tc.subj, "duplicate tool name (first at %s)", there)
 	case !mcpName.MatchString(t.Name):
 		v.add(t.At("name"), tc.subj, "name must match [A-Za-z0-9_.-]{1,128} (the MCP tool name rule)")
 	case !portableMCPName.MatchString(t.Name):
