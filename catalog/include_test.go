@@ -267,3 +267,11 @@ func TestRenameOntoExistingToolNamesTheFirstFile(t *testing.T) {
 		t.Errorf("Load = %v, want the duplicate to name the first tool's place as FILE:LINE:COL (a.yaml:6:…)", err)
 	}
 }
+
+func TestDuplicateKeyInFragmentNamesItsLine(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    description: List pets.\n", "    description: List pets.\n    description: Again.\n", 1)
+	_, err := catalog.Load(writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err == nil || !strings.Contains(err.Error(), `a.yaml:8:5:`) || !strings.Contains(err.Error(), `duplicate key "description" (first at line 7)`) {
+		t.Errorf("Load = %v, want a.yaml:8:5 … duplicate key \"description\" (first at line 7)", err)
+	}
+}
