@@ -59,6 +59,12 @@ type Result struct {
 
 var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodTrace}
 
+// MaxOperations bounds the operations one import maps (after --tags): a
+// 64 MiB document can hold a million one-line operations, which would cost
+// minutes and gigabytes. The largest real descriptions have a few
+// thousand.
+const MaxOperations = 50000
+
 var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Import maps d's operations to tools, one per operation, sorted by name.
@@ -72,6 +78,9 @@ func Import(d *Document, opts Options) (res *Result, err error) {
 		}
 	}()
 	im := &importer{d: d, opts: opts, names: map[string]int{}}
+	if n := im.operations(); n > MaxOperations {
+		return nil, fmt.Errorf("the document has %d operations to import, more than the %d one import maps; choose some with --tags", n, MaxOperations)
+	}
 	im.run()
 	return im.result()
 }
@@ -126,6 +135,30 @@ func (im *importer) skip(method, path, format string, args ...any) {
 	im.skipped = append(im.skipped, Skipped{Method: method, Path: path, Reason: fmt.Sprintf(format, args...)})
 }
 
+// selected reports whether --tags selects op.
+func (im *importer) selected(op *openapi3.Operation) bool {
+	return len(im.opts.Tags) == 0 || slices.ContainsFunc(op.Tags, func(t string) bool { return slices.Contains(im.opts.Tags, t) })
+}
+
+// operations counts the operations --tags selects.
+func (im *importer) operations() int {
+	n := 0
+	if im.d.doc.Paths == nil {
+		return 0
+	}
+	for _, item := range im.d.doc.Paths.Map() {
+		if item == nil {
+			continue
+		}
+		for _, op := range item.Operations() {
+			if op != nil && im.selected(op) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 func (im *importer) run() {
 	if im.d.doc.Paths == nil {
 		return
@@ -142,7 +175,7 @@ func (im *importer) run() {
 			if op == nil {
 				continue
 			}
-			if len(im.opts.Tags) > 0 && !slices.ContainsFunc(op.Tags, func(t string) bool { return slices.Contains(im.opts.Tags, t) }) {
+			if !im.selected(op) {
 				continue
 			}
 			write := m != http.MethodGet && m != http.MethodHead

@@ -240,3 +240,36 @@ paths:
 		t.Errorf("an ordinary header parameter was lost: %s", in)
 	}
 }
+
+// A document with more operations than an import maps is refused with a
+// clear error at once, not ground through for minutes: 50,001 one-line
+// operations fit in 2 MB, and a 64 MiB document holds a million.
+func TestImportRefusesTooManyOperations(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.0","info":{"title":"x","version":"1"},"paths":{`)
+	for i := range openapi.MaxOperations + 1 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"/a%d":{"get":{"responses":{}}}`, i)
+	}
+	b.WriteString("}}")
+	doc, err := openapi.Read([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := openapi.Import(doc, openapi.Options{Upstream: "u"}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "operations") || !strings.Contains(err.Error(), "--tags") {
+			t.Fatalf("Import = %v, want a refusal naming the operation count and --tags", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Import did not refuse within 10 s")
+	}
+	// The bound counts what --tags selects.
+	if _, err := openapi.Import(doc, openapi.Options{Upstream: "u", Tags: []string{"none"}}); err != nil && strings.Contains(err.Error(), "more than") {
+		t.Errorf("Import with --tags selecting none = %v, want no refusal for the count", err)
+	}
+}
