@@ -345,7 +345,7 @@ func (d *decoder) mapKeys(n *yaml.Node, path string, depth int, f func(key strin
 			continue
 		}
 		if line, dup := seen[k.Value]; dup {
-			d.p.add(nodePos(k), "%s: duplicate key %q (first at line %d)", d.where(path), k.Value, line)
+			d.p.add(nodePos(k), "%s: duplicate key %q (first at line %d)", d.where(path), k.Value, line%fragmentLines)
 			continue
 		}
 		seen[k.Value] = k.Line

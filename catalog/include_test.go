@@ -209,3 +209,69 @@ func FuzzOverrides(f *testing.F) {
 		}
 	})
 }
+
+// An argument must never replace a header the upstream sets itself (its
+// credentials): the tool's headers are written after the upstream's, so a
+// placeholder there would let the agent choose the credential.
+func TestToolHeaderCannotReplaceUpstreamHeader(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    workspace: none\n", "    workspace: none\n    headers: { X-Api-Key: k-of-the-gateway }\n", 1)
+	for _, h := range []string{`X-Api-Key: "{tenant}"`, `x-api-key: "k-{tenant}"`} {
+		f := strings.Replace(frag, `headers: { X-Tenant: "{tenant}" }`, `headers: { `+h+` }`, 1)
+		path := writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": f})
+		_, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+		if err == nil || !strings.Contains(err.Error(), `header x-api-key`) && !strings.Contains(err.Error(), `header X-Api-Key`) {
+			t.Errorf("%s: Load = %v, want the header refused as the upstream's own", h, err)
+		} else if !strings.Contains(err.Error(), "upstream") {
+			t.Errorf("%s: error %v does not say the upstream sets it", h, err)
+		}
+	}
+	// A literal (no argument in it) may still set a header per tool.
+	f := strings.Replace(frag, `headers: { X-Tenant: "{tenant}" }`, `headers: { X-Api-Key: other-literal }`, 1)
+	if _, err := catalog.Load(writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": f}), &catalog.LoadOptions{Getenv: env}); err != nil {
+		t.Errorf("a literal tool header over an upstream header: Load = %v, want it accepted", err)
+	}
+}
+
+// A hidden argument's fixed value fills a path placeholder as that
+// argument would: one segment, escaped, never "/", "." or "..".
+func TestHiddenPathArgumentStaysInItsSegment(t *testing.T) {
+	frag := strings.Replace(includeFragment, "path: /pets", "path: /pets/{tenant}", 1)
+	for _, v := range []string{`"../admin"`, `"a/../b"`, `".."`, `"a%2F..%2Fb"`, `"a\\b"`} {
+		main := includeMain + "overrides:\n  list_pets:\n    arguments:\n      tenant: { hide: true, value: " + v + " }\n"
+		_, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+		if err == nil || !strings.Contains(err.Error(), "segment") {
+			t.Errorf("hidden path value %s: Load = %v, want it refused as leaving its segment", v, err)
+		}
+	}
+	main := includeMain + "overrides:\n  list_pets:\n    arguments:\n      tenant: { hide: true, value: \"a b?c\" }\n"
+	c, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Tool("list_pets").Request.Path; got != "/pets/a%20b%3Fc" {
+		t.Errorf("path = %q, want the value escaped as one segment", got)
+	}
+}
+
+// A tool renamed onto another's name is a duplicate, and the message
+// points at the first one's file and line, not at an internal number.
+func TestRenameOntoExistingToolNamesTheFirstFile(t *testing.T) {
+	second := strings.Replace(strings.Replace(includeFragment, "name: list_pets", "name: find_pets", 1), "upstreams:\n  pets:", "upstreams:\n  pets2:", 1)
+	second = strings.Replace(second, "upstream: pets", "upstream: pets2", 1)
+	main := includeMain + "overrides:\n  find_pets:\n    rename: list_pets\n"
+	_, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": includeFragment, "frag/b.yaml": second}), &catalog.LoadOptions{Getenv: env})
+	if err == nil {
+		t.Fatal("Load accepted two tools named list_pets")
+	}
+	if !strings.Contains(err.Error(), "duplicate tool name (first at ") || !strings.Contains(err.Error(), "a.yaml:6:") {
+		t.Errorf("Load = %v, want the duplicate to name the first tool's place as FILE:LINE:COL (a.yaml:6:…)", err)
+	}
+}
+
+func TestDuplicateKeyInFragmentNamesItsLine(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    description: List pets.\n", "    description: List pets.\n    description: Again.\n", 1)
+	_, err := catalog.Load(writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err == nil || !strings.Contains(err.Error(), `a.yaml:8:5:`) || !strings.Contains(err.Error(), `duplicate key "description" (first at line 7)`) {
+		t.Errorf("Load = %v, want a.yaml:8:5 … duplicate key \"description\" (first at line 7)", err)
+	}
+}

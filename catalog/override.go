@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -352,6 +353,33 @@ func fixArgument(t *Tool, name string, v any) string {
 		text = fmt.Sprint(x)
 	}
 	var bad string
+	// In the path the value is what the argument would have sent: each
+	// segment escaped, and refused if it would leave its segment.
+	r := &t.Request
+	multi := slices.Contains(r.MultiSegment, name)
+	onlyPath := &Request{Path: r.Path}
+	rewriteTemplates(onlyPath, func(n string) (string, bool) {
+		if n != name {
+			return "", false
+		}
+		if !scalar {
+			bad = "a list or mapping value can only replace a whole body value"
+			return "", false
+		}
+		seg, msg := fixedSegments(text, multi)
+		if msg != "" {
+			bad = msg
+			return "", false
+		}
+		return escapeBraces(seg), true
+	}, func(string) (any, bool) { return nil, false })
+	if bad != "" {
+		return bad
+	}
+	if onlyPath.Path != r.Path {
+		r.Path = onlyPath.Path
+		r.MultiSegment = slices.DeleteFunc(r.MultiSegment, func(m string) bool { return m == name })
+	}
 	rewriteTemplates(&t.Request, func(n string) (string, bool) {
 		if n != name {
 			return "", false
@@ -367,6 +395,33 @@ func fixArgument(t *Tool, name string, v any) string {
 		return nil, false
 	})
 	return bad
+}
+
+// fixedSegments escapes a hidden argument's value for the request path,
+// as one segment (or, for a multi_segment argument, one per "/"), and
+// says why not when a segment, decoded any number of times as some
+// servers do, is empty, "." or "..", or holds "/", a backslash, NUL, CR
+// or LF (the rules proxy's checkSegment applies to argument values).
+func fixedSegments(v string, multi bool) (string, string) {
+	segs := []string{v}
+	if multi {
+		segs = strings.Split(v, "/")
+	}
+	for i, seg := range segs {
+		for d, n := seg, 0; n < 8; n++ {
+			dot, _, _ := strings.Cut(d, ";")
+			if d == "" || dot == "." || dot == ".." || strings.ContainsAny(d, "/\\\x00\r\n") {
+				return "", fmt.Sprintf("the value %q fills a path placeholder and must stay in its own segment (not empty, \".\" or \"..\", without \"/\" or a backslash, also once percent-decoded)", v)
+			}
+			next, err := url.PathUnescape(d)
+			if err != nil || next == d {
+				break
+			}
+			d = next
+		}
+		segs[i] = url.PathEscape(seg)
+	}
+	return strings.Join(segs, "/"), ""
 }
 
 func escapeBraces(s string) string {

@@ -646,7 +646,14 @@ func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
 		tc.subj = path
 		v.add(outer, path, "name is required")
 	case dup:
-		v.add(t.At("name"), tc.subj, "duplicate tool name (first at line %d)", prev.Line)
+		// The first one's line, or FILE:LINE:COL when it is in another
+		// file (a fragment).
+		there := where(v.p, prev)
+		pf, pp := v.p.locate(prev)
+		if f, _ := v.p.locate(t.At("name")); f == pf {
+			there = fmt.Sprintf("line %d", pp.Line)
+		}
+		v.add(t.At("name"), tc.subj, "duplicate tool name (first at %s)", there)
 	case !mcpName.MatchString(t.Name):
 		v.add(t.At("name"), tc.subj, "name must match [A-Za-z0-9_.-]{1,128} (the MCP tool name rule)")
 	case !portableMCPName.MatchString(t.Name):
@@ -885,6 +892,7 @@ func (tc *toolCheck) request() {
 			}
 		}
 		tc.placeholders(tpl, p)
+		tc.upstreamHeader(r, name, tpl, p)
 		r.HeaderParams = append(r.HeaderParams, Param{Name: http.CanonicalHeaderKey(name), Template: tpl})
 	}
 	slices.SortStableFunc(r.HeaderParams, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })
@@ -1062,5 +1070,23 @@ func (tc *toolCheck) gjsonPath(pos Pos, key, p string) {
 	}
 	if e := checkPath(p); e != nil {
 		tc.add(pos, tc.subj, "%s %q is not a valid gjson path: %s", key, p, e.msg)
+	}
+}
+
+// upstreamHeader refuses a tool header that an argument fills when the
+// upstream sets that header itself (its credentials): tool headers are
+// written after the upstream's, so the agent would choose its value.
+func (tc *toolCheck) upstreamHeader(r *Request, name string, tpl Template, p Pos) {
+	u := tc.c.Upstreams[r.Upstream]
+	if u == nil || !slices.ContainsFunc(tpl.Parts, func(pt Part) bool {
+		return pt.Name != "" && pt.Name != ReservedWorkspace && pt.Name != ReservedActor
+	}) {
+		return
+	}
+	for h := range u.Headers {
+		if strings.EqualFold(h, name) {
+			tc.add(p, tc.subj, "header %s: upstream %q sets this header itself (headers: %s), so an argument must not fill it here", name, r.Upstream, h)
+			return
+		}
 	}
 }

@@ -60,6 +60,12 @@ type Result struct {
 
 var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodTrace}
 
+// MaxOperations bounds the operations one import maps (after --tags): a
+// 64 MiB document can hold a million one-line operations, which would cost
+// minutes and gigabytes. The largest real descriptions have a few
+// thousand.
+const MaxOperations = 50000
+
 var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Import maps d's operations to tools, one per operation, sorted by name.
@@ -73,6 +79,9 @@ func Import(d *Document, opts Options) (res *Result, err error) {
 		}
 	}()
 	im := &importer{d: d, opts: opts, names: map[string]int{}}
+	if n := im.operations(); n > MaxOperations {
+		return nil, fmt.Errorf("the document has %d operations to import, more than the %d one import maps; choose some with --tags", n, MaxOperations)
+	}
 	im.run()
 	return im.result()
 }
@@ -87,6 +96,9 @@ type importer struct {
 	wsIn, wsName string
 	// actorSeen is set when an operation declares the ActorHeader header.
 	actorSeen bool
+	// cred is credHeader's answer once credDone.
+	cred     string
+	credDone bool
 }
 
 type tool struct {
@@ -106,8 +118,46 @@ type tool struct {
 	nameNote                       string
 }
 
+// gatewayHeaders are header parameters never imported as arguments: the
+// upstream's credentials and what the gateway's HTTP client sets.
+var gatewayHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Content-Type", "Accept", "Content-Length", "Host", "Transfer-Encoding", "Connection"}
+
+// credHeader is the canonical name of the header the upstream's
+// credentials go in (see credentials), or "".
+func (im *importer) credHeader() string {
+	if !im.credDone {
+		h, _, _ := im.credentials()
+		im.cred, im.credDone = http.CanonicalHeaderKey(h), true
+	}
+	return im.cred
+}
+
 func (im *importer) skip(method, path, format string, args ...any) {
 	im.skipped = append(im.skipped, Skipped{Method: method, Path: path, Reason: fmt.Sprintf(format, args...)})
+}
+
+// selected reports whether --tags selects op.
+func (im *importer) selected(op *openapi3.Operation) bool {
+	return len(im.opts.Tags) == 0 || slices.ContainsFunc(op.Tags, func(t string) bool { return slices.Contains(im.opts.Tags, t) })
+}
+
+// operations counts the operations --tags selects.
+func (im *importer) operations() int {
+	n := 0
+	if im.d.doc.Paths == nil {
+		return 0
+	}
+	for _, item := range im.d.doc.Paths.Map() {
+		if item == nil {
+			continue
+		}
+		for _, op := range item.Operations() {
+			if op != nil && im.selected(op) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func (im *importer) run() {
@@ -126,7 +176,7 @@ func (im *importer) run() {
 			if op == nil {
 				continue
 			}
-			if len(im.opts.Tags) > 0 && !slices.ContainsFunc(op.Tags, func(t string) bool { return slices.Contains(im.opts.Tags, t) }) {
+			if !im.selected(op) {
 				continue
 			}
 			write := m != http.MethodGet && m != http.MethodHead
@@ -336,8 +386,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 				required = append(required, a)
 			}
 		case openapi3.ParameterInHeader:
-			switch http.CanonicalHeaderKey(p.Name) {
-			case "Authorization", "Content-Type", "Accept", "Content-Length", "Host":
+			switch h := http.CanonicalHeaderKey(p.Name); {
+			case slices.Contains(gatewayHeaders, h), h == im.credHeader():
+				// Credentials and framing are the upstream's and the
+				// HTTP client's: an argument must never choose them.
 				t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
 				continue
 			}

@@ -181,3 +181,95 @@ func FuzzImport(f *testing.F) {
 		}
 	})
 }
+
+// Header parameters that carry credentials or framing never become
+// arguments: the one the security scheme names (the upstream sets it from
+// ${VAR}), Authorization, Proxy-Authorization, Cookie, and the headers
+// the HTTP client sets. The operation is still imported, with a note.
+func TestImportLeavesCredentialHeadersToTheUpstream(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    key: { type: apiKey, in: header, name: X-API-Key }
+security: [ { key: [] } ]
+paths:
+  /things/{id}:
+    get:
+      operationId: getThing
+      parameters:
+        - { name: id, in: path, required: true, schema: { type: string } }
+        - { name: x-api-key, in: header, required: true, schema: { type: string } }
+        - { name: Cookie, in: header, schema: { type: string } }
+        - { name: Proxy-Authorization, in: header, schema: { type: string } }
+        - { name: Transfer-Encoding, in: header, schema: { type: string } }
+        - { name: Connection, in: header, schema: { type: string } }
+        - { name: X-Request-Tag, in: header, schema: { type: string } }
+      responses: { "200": { description: ok } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	tool := cat.Tool("get_thing")
+	if tool == nil {
+		t.Fatalf("get_thing was not imported (skipped: %v)\n%s", res.Skipped, res.YAML)
+	}
+	for _, h := range []string{"X-Api-Key", "Cookie", "Proxy-Authorization", "Transfer-Encoding", "Connection"} {
+		for _, p := range tool.Request.HeaderParams {
+			if p.Name == h {
+				t.Errorf("header %s is filled from an argument (%q)", h, p.Template.Raw)
+			}
+		}
+	}
+	in := string(tool.InputJSON)
+	for _, a := range []string{"x_api_key", "cookie", "proxy_authorization"} {
+		if strings.Contains(in, `"`+a+`"`) {
+			t.Errorf("argument %q published: %s", a, in)
+		}
+	}
+	if !strings.Contains(in, `"x_request_tag"`) {
+		t.Errorf("an ordinary header parameter was lost: %s", in)
+	}
+}
+
+// A document with more operations than an import maps is refused with a
+// clear error at once, not ground through for minutes: 50,001 one-line
+// operations fit in 2 MB, and a 64 MiB document holds a million.
+func TestImportRefusesTooManyOperations(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`{"openapi":"3.0.0","info":{"title":"x","version":"1"},"paths":{`)
+	for i := range openapi.MaxOperations + 1 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"/a%d":{"get":{"responses":{}}}`, i)
+	}
+	b.WriteString("}}")
+	doc, err := openapi.Read([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := openapi.Import(doc, openapi.Options{Upstream: "u"}); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "operations") || !strings.Contains(err.Error(), "--tags") {
+			t.Fatalf("Import = %v, want a refusal naming the operation count and --tags", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Import did not refuse within 10 s")
+	}
+	// The bound counts what --tags selects.
+	if _, err := openapi.Import(doc, openapi.Options{Upstream: "u", Tags: []string{"none"}}); err != nil && strings.Contains(err.Error(), "more than") {
+		t.Errorf("Import with --tags selecting none = %v, want no refusal for the count", err)
+	}
+}

@@ -419,7 +419,13 @@ func (x *exchange) show(id string) {
 		x.decisionError(err)
 		return
 	}
-	x.pg.render(x.w, http.StatusOK, &view{Title: "Approval " + r.ID, Base: x.base(), Me: p, CSRF: s.CSRF, Item: x.item(r, p), Notice: x.r.URL.Query().Get("done")})
+	// The notice states the decision decide redirected with; any other
+	// text in a link's query is not shown as if the gateway said it.
+	notice := x.r.URL.Query().Get("done")
+	if notice != string(approval.StatusApproved) && notice != string(approval.StatusRejected) {
+		notice = ""
+	}
+	x.pg.render(x.w, http.StatusOK, &view{Title: "Approval " + r.ID, Base: x.base(), Me: p, CSRF: s.CSRF, Item: x.item(r, p), Notice: notice})
 }
 
 // decide is the page's form: a session, its CSRF token, then the same

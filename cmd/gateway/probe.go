@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"net/http"
 	"slices"
 	"strings"
 
@@ -30,7 +31,8 @@ type probeResult struct {
 // probe calls every read tool of cat through the proxy core, the same
 // request builder, bindings and rendering a client's call goes through,
 // and holds each answer to the shape the document or output_schema
-// promises. Write tools are never called. The principal is the token's
+// promises. Write tools, and read tools bound to a method other than GET
+// or HEAD, are never called. The principal is the token's
 // (verified by the catalog's own auth) or, without one, a synthetic
 // principal in workspace holding every gate's scopes; sensitive tools are
 // then skipped.
@@ -77,6 +79,12 @@ func probe(ctx context.Context, cat *catalog.Catalog, doc *openapi.Document, tok
 		}
 		args, missing := openapi.ProbeArguments(doc, t)
 		switch {
+		case t.Request.Method != http.MethodGet && t.Request.Method != http.MethodHead:
+			// A read tool bound to another method may change state (the
+			// static check says so): the probe never sends it.
+			r.Outcome, r.Detail = "skipped", t.Request.Method+" may change state: the probe sends only GET and HEAD"
+			results = append(results, r)
+			continue
 		case t.Sensitive && token == "":
 			r.Outcome, r.Detail = "skipped", "sensitive: pass --token to probe it"
 			results = append(results, r)

@@ -1,0 +1,218 @@
+package proxy_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/approval"
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// approvalRig is a core with a four-eyes tool and a confirm tool against
+// a counting upstream, its approvals in a real file store.
+type approvalRig struct {
+	core      *proxy.Core
+	storePath string
+	sent      atomic.Int64
+	mu        sync.Mutex
+	bodies    []string
+	keys      []string
+	now       time.Time
+}
+
+func newApprovalRig(t *testing.T) *approvalRig {
+	t.Helper()
+	rig := &approvalRig{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rig.sent.Add(1)
+		b := make([]byte, 4096)
+		n, _ := r.Body.Read(b)
+		rig.mu.Lock()
+		rig.bodies = append(rig.bodies, string(b[:n]))
+		rig.keys = append(rig.keys, r.Header.Get("Idempotency-Key"))
+		rig.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(srv.Close)
+	yaml := `version: 1
+server: { name: t }
+auth:
+  jwt: { hmac_secret_env: S, algorithms: [HS256], issuer: i, audience: a }
+gates:
+  op: { scopes: [op] }
+  approver: { scopes: [approve] }
+upstreams:
+  up: { base_url: "` + srv.URL + `", workspace: none }
+tools:
+  - name: cancel
+    description: Cancel.
+    kind: write
+    gate: op
+    approval: { approvers: approver, ttl: 10m }
+    input: { type: object, properties: { q: { type: string }, n: { type: number } } }
+    request: { upstream: up, method: POST, path: /cancel, body: { q: "{q}", n: "{n}" } }
+  - name: pause
+    description: Pause.
+    kind: write
+    gate: op
+    approval: confirm
+    input: { type: object, properties: { q: { type: string } } }
+    request: { upstream: up, method: POST, path: /pause, body: { q: "{q}" } }
+`
+	cat, err := catalog.Parse("t.yaml", []byte(yaml), &catalog.LoadOptions{Getenv: func(string) (string, bool) { return "x", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, _ := approval.NewSealer(approval.RandomKey())
+	rig.storePath = filepath.Join(t.TempDir(), "approvals.json")
+	store, err := approval.OpenFileStore(rig.storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rig.core, err = proxy.New(cat, &proxy.Options{Audit: discardAudit{}, Now: func() time.Time { return rig.now },
+		Approvals: &proxy.Approvals{Sealer: sealer, Store: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rig
+}
+
+var (
+	requester = authz.NewPrincipal("alice", "", "alice", []string{"op"}, nil)
+	approver  = authz.NewPrincipal("bob", "", "bob", []string{"approve"}, nil)
+)
+
+// idOf returns the approval id an awaiting answer names.
+func idOf(t *testing.T, res *proxy.Result) string {
+	t.Helper()
+	i := strings.Index(res.Text, "apr_")
+	if !res.IsError || i < 0 {
+		t.Fatalf("want an awaiting isError naming an approval, got %+v", res)
+	}
+	return res.Text[i : i+36]
+}
+
+// A broken approval store refuses the write with a clear isError and
+// sends nothing: a corrupt file, a file that cannot be read.
+func TestApprovalStoreFailureFailsClosed(t *testing.T) {
+	for name, breakIt := range map[string]func(path string) error{
+		"corrupt":    func(p string) error { return os.WriteFile(p, []byte(`{"requests":`), 0o600) },
+		"unreadable": func(p string) error { os.Remove(p); return os.Mkdir(p, 0o700) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			rig := newApprovalRig(t)
+			ctx := context.Background()
+			args := []byte(`{"q":"x"}`)
+			res, err := rig.core.Call(ctx, requester, "cancel", args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			id := idOf(t, res)
+			if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
+				t.Fatal(err)
+			}
+			if err := breakIt(rig.storePath); err != nil {
+				t.Fatal(err)
+			}
+			res, err = rig.core.Call(ctx, requester, "cancel", args)
+			if err != nil || !res.IsError || !strings.Contains(res.Text, "approval store is unavailable") || !strings.Contains(res.Text, "nothing was sent") {
+				t.Errorf("four-eyes retry with a %s store = %+v, %v; want an isError saying the store is unavailable", name, res, err)
+			}
+			askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
+			p, err := rig.core.Call(askCtx, requester, "pause", args)
+			if err != nil || p.InputRequired == nil {
+				t.Fatalf("confirm prompt = %+v, %v", p, err)
+			}
+			askCtx = proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true, RequestState: p.InputRequired.State,
+				Responses: json.RawMessage(`{"confirm":{"action":"accept","content":{"confirm":true}}}`)})
+			res, err = rig.core.Call(askCtx, requester, "pause", args)
+			if err != nil || !res.IsError || !strings.Contains(res.Text, "approval store is unavailable") {
+				t.Errorf("confirmed retry with a %s store = %+v, %v; want an isError saying the store is unavailable", name, res, err)
+			}
+			if n := rig.sent.Load(); n != 0 {
+				t.Errorf("the upstream received %d requests with a %s store, want 0", n, name)
+			}
+		})
+	}
+}
+
+// Arguments the approver saw are the arguments the upstream receives:
+// duplicate keys, key order, escapes and number spellings never let an
+// approval for one call release another.
+func TestApprovalArgumentsAreWhatTheUpstreamGets(t *testing.T) {
+	rig := newApprovalRig(t)
+	ctx := context.Background()
+	raw := []byte(`{"q":"safe","n":1,"q":"\u0064rop"}`)
+	id := idOf(t, rig.call(t, raw))
+	got, err := rig.core.GetApproval(ctx, approver, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shown map[string]any
+	json.Unmarshal(got.Arguments, &shown)
+	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
+		t.Fatal(err)
+	}
+	// Other spellings of other values do not release it.
+	for _, other := range []string{`{"q":"safe","n":1}`, `{"q":"drop","n":1.0}`, `{"q":"drop","n":1e0}`, `{"n":1,"q":"drop","q":"safe"}`} {
+		res := rig.call(t, []byte(other))
+		if !res.IsError || rig.sent.Load() != 0 {
+			t.Fatalf("%s released approval %s for %s: %+v", other, id, got.Arguments, res)
+		}
+	}
+	// The same call in another key order and spacing does.
+	res := rig.call(t, []byte(` { "n" : 1 , "q" : "drop" } `))
+	if res.IsError || rig.sent.Load() != 1 {
+		t.Fatalf("the approved call did not run: %+v", res)
+	}
+	var sent map[string]any
+	json.Unmarshal([]byte(rig.bodies[0]), &sent)
+	if shown["q"] != sent["q"] || shown["q"] != "drop" {
+		t.Errorf("approver was shown q=%v, upstream received q=%v", shown["q"], sent["q"])
+	}
+	if rig.keys[0] != "mcpgw-"+id {
+		t.Errorf("Idempotency-Key = %q, want mcpgw-%s", rig.keys[0], id)
+	}
+	// A second retry does not run again.
+	if res := rig.call(t, raw); !res.IsError || rig.sent.Load() != 1 {
+		t.Errorf("second retry: %+v, sent %d", res, rig.sent.Load())
+	}
+}
+
+// At its expiry an approved approval no longer releases the call.
+func TestApprovedApprovalExpiresAtItsBoundary(t *testing.T) {
+	rig := newApprovalRig(t)
+	ctx := context.Background()
+	args := []byte(`{"q":"x"}`)
+	id := idOf(t, rig.call(t, args))
+	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
+		t.Fatal(err)
+	}
+	rig.now = rig.now.Add(10 * time.Minute)
+	res := rig.call(t, args)
+	if !res.IsError || !strings.Contains(res.Text, "expired") || rig.sent.Load() != 0 {
+		t.Errorf("retry at the expiry = %+v, sent %d; want refused as expired", res, rig.sent.Load())
+	}
+}
+
+// call calls the four-eyes tool as the requester.
+func (rig *approvalRig) call(t *testing.T, args []byte) *proxy.Result {
+	t.Helper()
+	res, err := rig.core.Call(context.Background(), requester, "cancel", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
