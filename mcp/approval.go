@@ -35,6 +35,9 @@ func (x *exchange) withAsking() {
 			}
 		}
 	}
+	if !x.modern && x.live != nil && x.version >= "2025-06-18" && formElicitation(m.metaCaps) {
+		a.Ask = x.live.ask
+	}
 	x.ctx = proxy.WithAsking(x.ctx, a)
 }
 

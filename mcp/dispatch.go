@@ -54,10 +54,13 @@ func (pl *pipeline) decodeAndServe(x *exchange, body []byte) (int, value, *failu
 // HTTP status and the response, nil for an accepted notification or
 // response (202, no body), and the failure the response renders, if any.
 // The transport is stateless; notifications (initialized, cancelled:
-// nothing to cancel on a stateless node) and legacy responses are
-// dropped.
+// nothing to cancel on a stateless node) are dropped, and so are legacy
+// responses, except those answering a live confirmation (elicit.go).
 func (pl *pipeline) serveRPC(x *exchange) (int, value, *failure) {
 	m := x.msg
+	if m.kind == kindResponse && pl.live != nil {
+		return pl.live.deliver(x)
+	}
 	if m.kind != kindRequest {
 		return 202, nil, nil
 	}

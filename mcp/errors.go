@@ -24,6 +24,8 @@ import (
 //	batch array, bad envelope, duplicate or     400   -32600  id echoed when readable, else null
 //	  wrong-case member, bad id, bad "jsonrpc"
 //	notification, or a response POSTed          202   —       no body
+//	response to a live confirmation (elicit.go)  202   —       403/404 + JSON-RPC error without id
+//	  from another principal, or unknown here           when it cannot be taken
 //	modern: _meta version not a string,         400   -32602
 //	  clientCapabilities missing; header says
 //	  2026-07-28 but _meta has no version

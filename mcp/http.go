@@ -41,7 +41,8 @@ type Options struct {
 // a reload:
 //
 //   - POST {mcp_path}: Streamable HTTP for both protocol eras, stateless,
-//     JSON responses only; no Mcp-Session-Id is ever issued, and one
+//     JSON responses, except a legacy-era live confirmation, answered as
+//     an SSE stream (elicit.go); no Mcp-Session-Id is ever issued, and one
 //     received is ignored. GET and DELETE get 405.
 //   - GET {admin_path}/tools and POST {admin_path}/call: the REST mirror,
 //     when admin_path is not "".
@@ -61,7 +62,9 @@ func NewHandler(opts *Options) http.Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	return &handler{newPipeline(opts.State, opts.Logger, opts.Metrics, opts.InFlightWait)}
+	pl := newPipeline(opts.State, opts.Logger, opts.Metrics, opts.InFlightWait)
+	pl.live = newLiveHub()
+	return &handler{pl}
 }
 
 type handler struct{ pl *pipeline }
@@ -171,7 +174,12 @@ func (h *handler) serveMCP(w http.ResponseWriter, r *http.Request, x *exchange) 
 		Method:          r.Header.Get("Mcp-Method"),
 		Name:            r.Header.Get("Mcp-Name"),
 	}
+	x.live = h.pl.live.stream(w, r, x)
 	status, v, f := h.pl.decodeAndServe(x, body)
+	if x.live.started() {
+		x.live.finish(v)
+		return
+	}
 	if v == nil {
 		w.WriteHeader(status)
 		return

@@ -51,6 +51,9 @@ type message struct {
 	// Members of params._meta that decide the era, raw; nil when absent.
 	metaVersion []byte // io.modelcontextprotocol/protocolVersion
 	metaCaps    []byte // io.modelcontextprotocol/clientCapabilities
+
+	// A response's result or error, raw (elicit.go reads them).
+	result, errv []byte
 }
 
 // Meta keys of the modern era (BASE §_meta).
@@ -184,12 +187,13 @@ func decode(b []byte) (*message, *decodeError) {
 	}
 
 	if method == nil {
-		// A response. Legacy clients may POST one; it is acknowledged and
-		// dropped since this server never sends requests.
+		// A response. Legacy clients may POST one: the answer to a live
+		// confirmation's elicitation (elicit.go), or anything else, which is
+		// acknowledged and dropped.
 		if params != nil || id == nil || (result == nil) == (errv == nil) {
 			return nil, &decodeError{code: codeInvalidRequest, msg: "a message needs a method, or an id with exactly one of result and error", id: m.id}
 		}
-		m.kind = kindResponse
+		m.kind, m.result, m.errv = kindResponse, result, errv
 		return &m, nil
 	}
 	if result != nil || errv != nil {

@@ -61,6 +61,7 @@ type pipeline struct {
 	metrics Metrics
 	limits  *limits
 	cur     atomic.Pointer[state]
+	live    *liveHub // HTTP only: calls waiting for an elicitation answer (elicit.go)
 }
 
 func newPipeline(source func() (*proxy.Core, authz.Verifier), log *slog.Logger, m Metrics, wait time.Duration) *pipeline {
@@ -109,7 +110,8 @@ type exchange struct {
 	msg     *message
 	hdr     *Headers // nil on stdio: header checks are skipped
 	modern  bool
-	version string // the revision the answer is shaped for; "" for initialize
+	version string      // the revision the answer is shaped for; "" for initialize
+	live    *liveStream // HTTP POST that may turn into an SSE stream (elicit.go); nil elsewhere
 }
 
 // begin starts an exchange on surface.

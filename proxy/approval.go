@@ -43,6 +43,10 @@ type Asking struct {
 	RequestState string
 	// Responses is params.inputResponses of a retry (a JSON object), or nil.
 	Responses json.RawMessage
+	// Ask, when set, asks the user now over the live connection (a legacy
+	// era client that declared elicitation, on a stream the surface keeps
+	// open; see elicit.go) and returns the answer.
+	Ask AskFunc
 }
 
 type askingKey struct{}
@@ -151,8 +155,11 @@ func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, ra
 func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string) (*Result, string, string) {
 	name := t.def.Name
 	ask := askingFrom(ctx)
+	if ask != nil && !ask.Modern && ask.Ask != nil {
+		return c.confirmLive(ctx, p, t, raw, ask.Ask)
+	}
 	if ask == nil || !ask.Modern || !ask.Elicitation {
-		return toolError(OutcomeRefused, fmt.Sprintf("%s needs the user's confirmation, and this client cannot ask its user: it must speak MCP 2026-07-28 and declare the elicitation capability. Arguments cannot carry a confirmation. Nothing was sent upstream.", name)), "", ""
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs the user's confirmation, and this client cannot ask its user: it must speak MCP 2026-07-28 and declare the elicitation capability, or speak 2025-06-18 or later, declare elicitation in params._meta[\"io.modelcontextprotocol/clientCapabilities\"] of the call and accept text/event-stream. Arguments cannot carry a confirmation. Nothing was sent upstream.", name)), "", ""
 	}
 	if c.approvals.Sealer == nil {
 		return toolError(OutcomeRefused, name+" needs the user's confirmation, and no sealing key is configured on this gateway; nothing was sent upstream"), "", ""
@@ -192,20 +199,8 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 		// The answer is missing: ask again (MRTR §Error Handling).
 		return c.prompt(p, t, raw, digest, now), "", ""
 	}
-	switch r.Action {
-	case "accept":
-	case "decline":
-		return refuse("the user declined")
-	case "cancel":
-		return refuse("the user cancelled")
-	default:
-		return refuse(fmt.Sprintf("the elicitation action %q is not accept, decline or cancel", r.Action))
-	}
-	var content struct {
-		Confirm *bool `json:"confirm"`
-	}
-	if json.Unmarshal(r.Content, &content) != nil || content.Confirm == nil || !*content.Confirm {
-		return refuse("the user accepted the form without ticking confirm (declined)")
+	if why := judgeAnswer(r.Action, r.Content); why != "" {
+		return refuse(why)
 	}
 	fresh, err := c.approvals.Store.Spend(ctx, st.Nonce, time.Unix(st.Expires, 0))
 	if err != nil {
@@ -227,15 +222,41 @@ func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, no
 	if err != nil {
 		return toolError(OutcomeRefused, "confirmation could not be prepared; nothing was sent upstream")
 	}
+	msg := confirmMessage(p, t, raw, time.Unix(st.Expires, 0))
+	return &Result{IsError: false, Outcome: OutcomeAwaiting, Text: msg,
+		InputRequired: &InputRequired{Key: ConfirmKey, Message: msg, Schema: confirmSchema, State: sealed}}
+}
+
+// confirmMessage is the text a confirmation shows the user.
+func confirmMessage(p *authz.Principal, t *tool, raw []byte, until time.Time) string {
 	canon, _ := approval.Canonical(raw)
 	title := t.def.Title
 	if title == "" {
 		title = t.def.Name
 	}
-	msg := fmt.Sprintf("Confirm: %s (%s) in workspace %q with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
-		title, t.def.Name, p.Workspace, canon, time.Unix(st.Expires, 0).UTC().Format(time.RFC3339))
-	return &Result{IsError: false, Outcome: OutcomeAwaiting, Text: msg,
-		InputRequired: &InputRequired{Key: ConfirmKey, Message: msg, Schema: confirmSchema, State: sealed}}
+	return fmt.Sprintf("Confirm: %s (%s) in workspace %q with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
+		title, t.def.Name, p.Workspace, canon, until.UTC().Format(time.RFC3339))
+}
+
+// judgeAnswer says why an elicitation answer does not confirm the call,
+// or "" when it does (accept with confirm ticked).
+func judgeAnswer(action string, content json.RawMessage) string {
+	switch action {
+	case "accept":
+	case "decline":
+		return "the user declined"
+	case "cancel":
+		return "the user cancelled"
+	default:
+		return fmt.Sprintf("the elicitation action %q is not accept, decline or cancel", action)
+	}
+	var c struct {
+		Confirm *bool `json:"confirm"`
+	}
+	if json.Unmarshal(content, &c) != nil || c.Confirm == nil || !*c.Confirm {
+		return "the user accepted the form without ticking confirm (declined)"
+	}
+	return ""
 }
 
 // fourEyes finds this call's approval by requester, tool and exact
