@@ -192,7 +192,7 @@ func (s *RedisStore) Spend(ctx context.Context, nonce string, expires time.Time)
 	return ok, nil
 }
 
-func (s *RedisStore) Latest(ctx context.Context, workspace, requester, tool, digest string) (*Request, error) {
+func (s *RedisStore) Latest(ctx context.Context, workspace, requester, actor, tool, digest string) (*Request, error) {
 	// Newest first; a workspace holds a day of requests at most.
 	ids, err := s.rdb.ZRevRange(ctx, s.wsKey(workspace), 0, -1).Result()
 	if err != nil {
@@ -206,7 +206,7 @@ func (s *RedisStore) Latest(ctx context.Context, workspace, requester, tool, dig
 		if err != nil {
 			return nil, err
 		}
-		if matches(r, workspace, requester, tool, digest) {
+		if matches(r, workspace, requester, actor, tool, digest) {
 			return r, nil
 		}
 	}

@@ -27,6 +27,7 @@ const sealVersion = "v1."
 // prompt; it is spent when the confirmed call executes.
 type State struct {
 	Subject   string `json:"sub"`
+	Actor     string `json:"act,omitempty"` // the token's actor: who acts for the subject
 	Workspace string `json:"ws"`
 	Tool      string `json:"tool"`
 	Digest    string `json:"args"` // hex SHA-256 of the canonical arguments
@@ -156,10 +157,12 @@ const (
 	MismatchExpired   Mismatch = "expired"
 )
 
-// Check compares st with the call that carries it.
-func (st *State) Check(subject, workspace, tool, digest string, now time.Time) Mismatch {
+// Check compares st with the call that carries it. The principal is the
+// subject and the actor together: one subject's tokens may act for
+// several agents, and a confirmation given for one is not the other's.
+func (st *State) Check(subject, actor, workspace, tool, digest string, now time.Time) Mismatch {
 	switch {
-	case st.Subject != subject:
+	case st.Subject != subject || st.Actor != actor:
 		return MismatchPrincipal
 	case st.Workspace != workspace:
 		return MismatchWorkspace

@@ -45,22 +45,25 @@ func TestSealOpensWithEveryKeyAndRefusesTampering(t *testing.T) {
 
 func TestStateCheckNamesTheMismatch(t *testing.T) {
 	now := time.Unix(1000, 0)
-	st := &approval.State{Subject: "alice", Workspace: "acme", Tool: "t", Digest: "d", Expires: 1060}
+	st := &approval.State{Subject: "alice", Actor: "agent-1", Workspace: "acme", Tool: "t", Digest: "d", Expires: 1060}
 	cases := []struct {
-		name                  string
-		sub, ws, tool, digest string
-		at                    time.Time
-		want                  approval.Mismatch
+		name                       string
+		sub, act, ws, tool, digest string
+		at                         time.Time
+		want                       approval.Mismatch
 	}{
-		{"matching", "alice", "acme", "t", "d", now, approval.MismatchNone},
-		{"other-principal", "mallory", "acme", "t", "d", now, approval.MismatchPrincipal},
-		{"other-workspace", "alice", "globex", "t", "d", now, approval.MismatchWorkspace},
-		{"other-tool", "alice", "acme", "u", "d", now, approval.MismatchTool},
-		{"changed-arguments", "alice", "acme", "t", "e", now, approval.MismatchArguments},
-		{"at-expiry", "alice", "acme", "t", "d", time.Unix(1060, 0), approval.MismatchExpired},
+		{"matching", "alice", "agent-1", "acme", "t", "d", now, approval.MismatchNone},
+		{"other-principal", "mallory", "agent-1", "acme", "t", "d", now, approval.MismatchPrincipal},
+		// The same subject acting through another agent is another principal.
+		{"other-actor", "alice", "agent-2", "acme", "t", "d", now, approval.MismatchPrincipal},
+		{"no-actor", "alice", "", "acme", "t", "d", now, approval.MismatchPrincipal},
+		{"other-workspace", "alice", "agent-1", "globex", "t", "d", now, approval.MismatchWorkspace},
+		{"other-tool", "alice", "agent-1", "acme", "u", "d", now, approval.MismatchTool},
+		{"changed-arguments", "alice", "agent-1", "acme", "t", "e", now, approval.MismatchArguments},
+		{"at-expiry", "alice", "agent-1", "acme", "t", "d", time.Unix(1060, 0), approval.MismatchExpired},
 	}
 	for _, c := range cases {
-		if got := st.Check(c.sub, c.ws, c.tool, c.digest, c.at); got != c.want {
+		if got := st.Check(c.sub, c.act, c.ws, c.tool, c.digest, c.at); got != c.want {
 			t.Errorf("%s: Check = %q, want %q", c.name, got, c.want)
 		}
 	}

@@ -74,7 +74,7 @@ type Store interface {
 	// Latest returns the newest request of workspace by requester for
 	// tool with these exact arguments (digest), whatever its status, or
 	// ErrNotFound: the retry of a call finds its approval this way.
-	Latest(ctx context.Context, workspace, requester, tool, digest string) (*Request, error)
+	Latest(ctx context.Context, workspace, requester, actor, tool, digest string) (*Request, error)
 	// Decide moves a request pending at now to approved (approve) or
 	// rejected, recording approver. Otherwise it changes nothing and
 	// returns the request as it stands with ErrConflict.
@@ -162,7 +162,7 @@ func (e *ReleaseError) Error() string { return "approval not released: " + e.Rea
 // unexpired at now; then it is claimed, atomically, so only one retry
 // (on any node sharing the store) ever gets it. Anything else is a
 // *ReleaseError and nothing may be sent.
-func Release(ctx context.Context, s Store, id, subject, workspace, tool, digest string, now time.Time) (*Request, error) {
+func Release(ctx context.Context, s Store, id, subject, actor, workspace, tool, digest string, now time.Time) (*Request, error) {
 	r, err := s.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &ReleaseError{Reason: "not_found"}
@@ -173,7 +173,7 @@ func Release(ctx context.Context, s Store, id, subject, workspace, tool, digest 
 	switch {
 	case r.Workspace != workspace:
 		return nil, &ReleaseError{Reason: "not_found"} // never confirm it exists elsewhere
-	case r.Requester != subject:
+	case r.Requester != subject || r.Actor != actor:
 		return nil, &ReleaseError{Reason: "other_requester", Request: r}
 	case r.Tool != tool:
 		return nil, &ReleaseError{Reason: "other_tool", Request: r}
@@ -198,6 +198,6 @@ func newer(a, b *Request) bool {
 	return a.ID > b.ID
 }
 
-func matches(r *Request, workspace, requester, tool, digest string) bool {
-	return r.Workspace == workspace && r.Requester == requester && r.Tool == tool && r.Digest == digest
+func matches(r *Request, workspace, requester, actor, tool, digest string) bool {
+	return r.Workspace == workspace && r.Requester == requester && r.Actor == actor && r.Tool == tool && r.Digest == digest
 }

@@ -206,7 +206,7 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 							wg.Add(1)
 							go func() {
 								defer wg.Done()
-								r, err := approval.Release(ctx, nodes[i%2], m.r.ID, sub, "acme", m.r.Tool, digest, now)
+								r, err := approval.Release(ctx, nodes[i%2], m.r.ID, sub, sub, "acme", m.r.Tool, digest, now)
 								if err != nil {
 									refused.Add(1)
 									return

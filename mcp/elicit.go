@@ -57,8 +57,8 @@ type liveHub struct {
 // liveWait is one waiting elicitation: whose it is, and where its answer
 // goes (buffered: the deliverer never blocks).
 type liveWait struct {
-	subject, workspace string
-	answer             chan liveAnswer
+	subject, actor, workspace string
+	answer                    chan liveAnswer
 }
 
 // liveAnswer is a response POST's result or error member, raw.
@@ -107,7 +107,7 @@ func (s *liveStream) ask(ctx context.Context, message string, schema json.RawMes
 	if err != nil {
 		return nil, err
 	}
-	wt := &liveWait{subject: x.principal.Subject, workspace: x.principal.Workspace, answer: make(chan liveAnswer, 1)}
+	wt := &liveWait{subject: x.principal.Subject, actor: x.principal.Actor, workspace: x.principal.Workspace, answer: make(chan liveAnswer, 1)}
 	s.hub.mu.Lock()
 	s.hub.waiting[id] = wt
 	s.hub.mu.Unlock()
@@ -206,7 +206,7 @@ func (h *liveHub) deliver(x *exchange) (int, value, *failure) {
 	}
 	h.mu.Lock()
 	wt := h.waiting[id]
-	mine := wt != nil && x.principal != nil && wt.subject == x.principal.Subject && wt.workspace == x.principal.Workspace
+	mine := wt != nil && x.principal != nil && wt.subject == x.principal.Subject && wt.actor == x.principal.Actor && wt.workspace == x.principal.Workspace
 	if mine {
 		delete(h.waiting, id)
 	}

@@ -89,7 +89,7 @@ func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Req
 	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.cat.ApprovalPage == nil || c.approvals.Sealer == nil {
 		return res
 	}
-	st := &approval.State{Subject: p.Subject, Workspace: p.Workspace, Tool: r.Tool, Digest: r.Digest, Expires: r.Expires.Unix(), Nonce: r.ID}
+	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: r.Tool, Digest: r.Digest, Expires: r.Expires.Unix(), Nonce: r.ID}
 	plain, _ := json.Marshal(st)
 	sealed, err := c.approvals.Sealer.SealData("four-eyes-url", plain)
 	if err != nil {
@@ -175,7 +175,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	if err != nil {
 		return refuse("the request state is not one this gateway issued, or it was altered (tampered)")
 	}
-	switch st.Check(p.Subject, p.Workspace, name, digest, now) {
+	switch st.Check(p.Subject, p.Actor, p.Workspace, name, digest, now) {
 	case approval.MismatchPrincipal:
 		return refuse("the confirmation was issued to another principal (replayed by another principal)")
 	case approval.MismatchWorkspace:
@@ -216,7 +216,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 
 // prompt seals a new confirmation state and asks the user.
 func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, now time.Time) *Result {
-	st := &approval.State{Subject: p.Subject, Workspace: p.Workspace, Tool: t.def.Name, Digest: digest,
+	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: t.def.Name, Digest: digest,
 		Expires: now.Add(time.Duration(t.def.Approval.TTL)).Unix(), Nonce: approval.NewNonce()}
 	sealed, err := c.approvals.Sealer.Seal(st)
 	if err != nil {
@@ -268,7 +268,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 		c.logger.Error("approval store failed", "error", err)
 		return toolError(OutcomeRefused, name+" needs approval and the approval store is unavailable; nothing was sent upstream"), "", "", ""
 	}
-	r, err := store.Latest(ctx, p.Workspace, p.Subject, name, digest)
+	r, err := store.Latest(ctx, p.Workspace, p.Subject, p.Actor, name, digest)
 	if err != nil && !errors.Is(err, approval.ErrNotFound) {
 		return unavailable(err)
 	}
@@ -285,7 +285,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 		case approval.StatusExpired:
 			note = fmt.Sprintf("approval %s expired at %s without being used; nothing was sent upstream. ", r.ID, r.Expires.UTC().Format(time.RFC3339))
 		case approval.StatusApproved:
-			got, err := approval.Release(ctx, store, r.ID, p.Subject, p.Workspace, name, digest, now)
+			got, err := approval.Release(ctx, store, r.ID, p.Subject, p.Actor, p.Workspace, name, digest, now)
 			var re *approval.ReleaseError
 			switch {
 			case errors.As(err, &re):

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/gateway/approval"
@@ -362,5 +363,50 @@ func TestTwoGatewaysShareApprovalsThroughRedis(t *testing.T) {
 	}
 	if res, text := callText(t, manual, p); !res.IsError || !strings.Contains(text, "already used") {
 		t.Errorf("the same confirmation on node 1 again: isError %v %q", res.IsError, text)
+	}
+}
+
+// TestApprovalIsBoundToTheActor: one subject's tokens may act for several
+// agents (the actor claim differs). An approval granted to the call that
+// one agent made does not release the same call made by another agent
+// under the same subject: that call is a request of its own.
+func TestApprovalIsBoundToTheActor(t *testing.T) {
+	up := startUpstream(t)
+	store := filepath.Join(t.TempDir(), "approvals.json")
+	g := startGateway(t, up, "", approvalKeys(), "GATEWAY_APPROVAL_STORE=file:"+store)
+	asActor := func(actor string) string {
+		now := time.Now()
+		s, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+			"iss": testIssuer, "aud": testAudience, "sub": "operator", "ws": "acme",
+			"scope": strings.Join(operatorScopes, " "), "email": actor,
+			"iat": now.Unix(), "exp": now.Add(time.Hour).Unix(),
+		}).SignedString([]byte(testSecret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	agent1 := sdkClient(t, g.MCP, asActor("agent-1@example.com"), nil, nil, false)
+	agent2 := sdkClient(t, g.MCP, asActor("agent-2@example.com"), nil, nil, false)
+	approver := token(t, "approver", "acme", approverScopes...)
+	args := map[string]any{"workflow_id": "wf-actor", "reason": "e2e"}
+	path := "/v1/workflows/wf-actor/cancel"
+
+	id := fourEyesRequest(t, agent1, args)
+	if code, body, _ := rest(t, "POST", g.URL+"/admin/mcp/approvals/"+id+"/approve", approver); code != 200 {
+		t.Fatalf("approve: %d %v", code, body)
+	}
+	if other := fourEyesRequest(t, agent2, args); other == id {
+		t.Errorf("agent-2's call released agent-1's approval %s", id)
+	}
+	if n := len(sent(up, path)); n != 0 {
+		t.Fatalf("upstream saw %d cancels after agent-2's retry, want none", n)
+	}
+	res, text := callText(t, agent1, &mcp.CallToolParams{Name: "cancel_workflow", Arguments: args})
+	if res.IsError {
+		t.Fatalf("agent-1's approved retry: %q", text)
+	}
+	if got := sent(up, path); len(got) != 1 || got[0].Header.Get("X-Actor") != "agent-1@example.com" {
+		t.Fatalf("upstream saw %v, want one cancel acted by agent-1", got)
 	}
 }
