@@ -2,10 +2,13 @@ package approval
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -52,6 +55,15 @@ func (s *RedisStore) Close() error { return s.rdb.Close() }
 
 func (s *RedisStore) reqKey(id string) string { return s.prefix + "req:" + id }
 func (s *RedisStore) wsKey(ws string) string  { return s.prefix + "ws:" + ws }
+
+// callKey indexes the requests of one call: the same requester and actor
+// asking the same tool with the same arguments in one workspace, so
+// Latest reads one entry instead of the workspace's whole day.
+func (s *RedisStore) callKey(workspace, requester, actor, tool, digest string) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{workspace, requester, actor, tool, digest}, "\x00")))
+	return s.prefix + "call:" + hex.EncodeToString(sum[:])
+}
+
 func (s *RedisStore) nonceKey(n string) string {
 	return s.prefix + "nonce:" + n
 }
@@ -75,6 +87,9 @@ func (s *RedisStore) Create(ctx context.Context, r *Request) error {
 		p.Expire(ctx, key, ttl)
 		p.ZAdd(ctx, s.wsKey(r.Workspace), redis.Z{Score: float64(r.Created.UnixNano()), Member: r.ID})
 		p.Expire(ctx, s.wsKey(r.Workspace), ttl)
+		ck := s.callKey(r.Workspace, r.Requester, r.Actor, r.Tool, r.Digest)
+		p.ZAdd(ctx, ck, redis.Z{Score: float64(r.Created.UnixNano()), Member: r.ID})
+		p.Expire(ctx, ck, ttl)
 		return nil
 	})
 	if err != nil {
@@ -193,8 +208,9 @@ func (s *RedisStore) Spend(ctx context.Context, nonce string, expires time.Time)
 }
 
 func (s *RedisStore) Latest(ctx context.Context, workspace, requester, actor, tool, digest string) (*Request, error) {
-	// Newest first; a workspace holds a day of requests at most.
-	ids, err := s.rdb.ZRevRange(ctx, s.wsKey(workspace), 0, -1).Result()
+	// Newest first, from this call's own index; an id whose request has
+	// gone (expired out of Redis) is skipped.
+	ids, err := s.rdb.ZRevRange(ctx, s.callKey(workspace, requester, actor, tool, digest), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("approval store: %w", err)
 	}

@@ -233,3 +233,38 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestLatestFindsTheCallAmongOthers: Latest answers for one call (the
+// requester, actor, tool and arguments) whatever else the workspace holds,
+// newest first; another actor of the same requester is another call.
+func TestLatestFindsTheCallAmongOthers(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			s, _ := k.open(t)
+			now := time.Now().Truncate(time.Millisecond)
+			older := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
+			newer := newRequest("alice", "acme", `{"id":"w1"}`, now.Add(time.Second), time.Minute)
+			for _, r := range []*approval.Request{older, newer} {
+				if err := s.Create(ctx, r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for i := range 50 {
+				noise := newRequest(fmt.Sprintf("user%d", i), "acme", `{"id":"w1"}`, now.Add(2*time.Second), time.Minute)
+				if err := s.Create(ctx, noise); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got, err := s.Latest(ctx, "acme", "alice", "alice", "cancel_workflow", newer.Digest); err != nil || got.ID != newer.ID {
+				t.Errorf("Latest = %v, %v; want %s", got, err, newer.ID)
+			}
+			if _, err := s.Latest(ctx, "acme", "alice", "bot", "cancel_workflow", newer.Digest); !errors.Is(err, approval.ErrNotFound) {
+				t.Errorf("Latest for another actor = %v, want ErrNotFound", err)
+			}
+			if _, err := s.Latest(ctx, "globex", "alice", "alice", "cancel_workflow", newer.Digest); !errors.Is(err, approval.ErrNotFound) {
+				t.Errorf("Latest in another workspace = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
