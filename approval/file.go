@@ -207,41 +207,37 @@ func compareStrings(a, b string) int {
 }
 
 func (s *FileStore) Decide(_ context.Context, id, approver string, approve bool, now time.Time) (*Request, error) {
-	var out *Request
-	err := s.update(func(d *fileData) (bool, error) {
-		r := d.Requests[id]
-		if r == nil {
-			return false, ErrNotFound
-		}
-		if r.StatusAt(now) != StatusPending {
-			out = clone(r)
-			out.Status = r.StatusAt(now)
-			return false, conflict(out)
-		}
+	return s.transition(id, StatusPending, now, func(r *Request) {
 		r.Status = StatusRejected
 		if approve {
 			r.Status = StatusApproved
 		}
 		r.Approver, r.Decided = approver, now
-		out = clone(r)
-		return true, nil
 	})
-	return out, err
 }
 
 func (s *FileStore) Claim(_ context.Context, id string, now time.Time) (*Request, error) {
+	return s.transition(id, StatusApproved, now, func(r *Request) {
+		r.Status, r.Executed = StatusExecuted, now
+	})
+}
+
+// transition applies change to request id, under the file's lock, when its
+// status at now is from; otherwise it returns the request as it stands
+// with a conflict, and changes nothing.
+func (s *FileStore) transition(id string, from Status, now time.Time, change func(*Request)) (*Request, error) {
 	var out *Request
 	err := s.update(func(d *fileData) (bool, error) {
 		r := d.Requests[id]
 		if r == nil {
 			return false, ErrNotFound
 		}
-		if r.StatusAt(now) != StatusApproved {
+		if r.StatusAt(now) != from {
 			out = clone(r)
 			out.Status = r.StatusAt(now)
 			return false, conflict(out)
 		}
-		r.Status, r.Executed = StatusExecuted, now
+		change(r)
 		out = clone(r)
 		return true, nil
 	})
