@@ -115,11 +115,17 @@ const (
 // confirmSchema is the form: one boolean the user ticks.
 var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Run this call","description":"Tick to let the gateway send this call once."}},"required":["confirm"]}`)
 
+// beginFunc writes a write's started audit record, naming the approval
+// (id) and who gave it; it is called once the call is cleared to go and
+// before its approval is spent, so a record that cannot be written leaves
+// the approval unspent.
+type beginFunc func(id, approver string) error
+
 // gateApproval decides whether the write t, built into req for p, may be
 // sent now. It returns a result to answer instead (a prompt, a pending
-// approval, a refusal), or nil after setting req's idempotency header and
-// noting the approval in ae. raw is the arguments as the agent sent them.
-func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, raw []byte, req *http.Request, ae *auditEntry) *Result {
+// approval, a refusal), or nil after begin and setting req's idempotency
+// header. raw is the arguments as the agent sent them.
+func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, raw []byte, req *http.Request, begin beginFunc) *Result {
 	a := t.def.Approval
 	if a == nil {
 		return nil
@@ -132,44 +138,40 @@ func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, ra
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error())
 	}
-	var key, id, approver string
 	var res *Result
+	var key string
 	if a.Confirm {
-		res, key, id = c.confirm(ctx, p, t, raw, digest)
-		approver = p.Subject
+		res, key = c.confirm(ctx, p, t, raw, digest, begin)
 	} else {
-		res, key, id, approver = c.fourEyes(ctx, p, t, raw, digest)
+		res, key = c.fourEyes(ctx, p, t, raw, digest, begin)
 	}
 	if res != nil {
 		return res
 	}
 	req.Header.Set(t.up.def.IdempotencyHeader, key)
-	if ae != nil {
-		ae.approvalID, ae.approver = id, approver
-	}
 	return nil
 }
 
 // confirm is the requester's own yes, through their client: a sealed
 // state out, the acceptance and the same state back, once.
-func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string) (*Result, string, string) {
+func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string, begin beginFunc) (*Result, string) {
 	name := t.def.Name
 	ask := askingFrom(ctx)
 	if ask != nil && !ask.Modern && ask.Ask != nil {
-		return c.confirmLive(ctx, p, t, raw, ask.Ask)
+		return c.confirmLive(ctx, p, t, raw, ask.Ask, begin)
 	}
 	if ask == nil || !ask.Modern || !ask.Elicitation {
-		return toolError(OutcomeRefused, fmt.Sprintf("%s needs the user's confirmation, and this client cannot ask its user: it must speak MCP 2026-07-28 and declare the elicitation capability, or speak 2025-06-18 or later, declare elicitation in params._meta[\"io.modelcontextprotocol/clientCapabilities\"] of the call and accept text/event-stream. Arguments cannot carry a confirmation. Nothing was sent upstream.", name)), "", ""
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs the user's confirmation, and this client cannot ask its user: it must speak MCP 2026-07-28 and declare the elicitation capability, or speak 2025-06-18 or later, declare elicitation in params._meta[\"io.modelcontextprotocol/clientCapabilities\"] of the call and accept text/event-stream. Arguments cannot carry a confirmation. Nothing was sent upstream.", name)), ""
 	}
 	if c.approvals.Sealer == nil {
-		return toolError(OutcomeRefused, name+" needs the user's confirmation, and no sealing key is configured on this gateway; nothing was sent upstream"), "", ""
+		return toolError(OutcomeRefused, name+" needs the user's confirmation, and no sealing key is configured on this gateway; nothing was sent upstream"), ""
 	}
 	now := c.now()
 	if ask.RequestState == "" {
-		return c.prompt(p, t, raw, digest, now), "", ""
+		return c.prompt(p, t, raw, digest, now), ""
 	}
-	refuse := func(why string) (*Result, string, string) {
-		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), "", ""
+	refuse := func(why string) (*Result, string) {
+		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), ""
 	}
 	st, err := c.approvals.Sealer.Open(ask.RequestState)
 	if err != nil {
@@ -197,10 +199,14 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	r, ok := responses[ConfirmKey]
 	if !ok {
 		// The answer is missing: ask again (MRTR §Error Handling).
-		return c.prompt(p, t, raw, digest, now), "", ""
+		return c.prompt(p, t, raw, digest, now), ""
 	}
 	if why := judgeAnswer(r.Action, r.Content); why != "" {
 		return refuse(why)
+	}
+	id := "cfm_" + st.Nonce
+	if err := begin(id, p.Subject); err != nil {
+		return toolError(OutcomeRefused, msgAuditUnavailable), ""
 	}
 	fresh, err := c.approvals.Store.Spend(ctx, st.Nonce, time.Unix(st.Expires, 0))
 	if err != nil {
@@ -210,8 +216,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	if !fresh {
 		return refuse("this confirmation was already used; a confirmed call runs once (replayed)")
 	}
-	id := "cfm_" + st.Nonce
-	return nil, approval.IdempotencyKey(id), id
+	return nil, approval.IdempotencyKey(id)
 }
 
 // prompt seals a new confirmation state and asks the user.
@@ -262,11 +267,11 @@ func judgeAnswer(action string, content json.RawMessage) string {
 // fourEyes finds this call's approval by requester, tool and exact
 // arguments: none yet (or the last one finished) creates one; an approved
 // one is claimed once and released.
-func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string) (res *Result, key, id, approver string) {
+func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string, begin beginFunc) (res *Result, key string) {
 	name, store, now := t.def.Name, c.approvals.Store, c.now()
-	unavailable := func(err error) (*Result, string, string, string) {
+	unavailable := func(err error) (*Result, string) {
 		c.logger.Error("approval store failed", "error", err)
-		return toolError(OutcomeRefused, name+" needs approval and the approval store is unavailable; nothing was sent upstream"), "", "", ""
+		return toolError(OutcomeRefused, name+" needs approval and the approval store is unavailable; nothing was sent upstream"), ""
 	}
 	r, err := store.Latest(ctx, p.Workspace, p.Subject, p.Actor, name, digest)
 	if err != nil && !errors.Is(err, approval.ErrNotFound) {
@@ -276,24 +281,27 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	if r != nil {
 		switch r.StatusAt(now) {
 		case approval.StatusPending:
-			return c.offerURL(ctx, p, r, c.awaiting(r, "still awaits approval")), "", "", ""
+			return c.offerURL(ctx, p, r, c.awaiting(r, "still awaits approval")), ""
 		case approval.StatusRejected:
 			if now.Before(r.Expires) {
 				return toolError(OutcomeRefused, fmt.Sprintf("%s was rejected: approval %s was rejected by %s at %s; nothing was sent upstream. The same call is refused until %s.",
-					name, r.ID, r.Approver, r.Decided.UTC().Format(time.RFC3339), r.Expires.UTC().Format(time.RFC3339))), "", "", ""
+					name, r.ID, r.Approver, r.Decided.UTC().Format(time.RFC3339), r.Expires.UTC().Format(time.RFC3339))), ""
 			}
 		case approval.StatusExpired:
 			note = fmt.Sprintf("approval %s expired at %s without being used; nothing was sent upstream. ", r.ID, r.Expires.UTC().Format(time.RFC3339))
 		case approval.StatusApproved:
+			if err := begin(r.ID, r.Approver); err != nil {
+				return toolError(OutcomeRefused, msgAuditUnavailable), ""
+			}
 			got, err := approval.Release(ctx, store, r.ID, p.Subject, p.Actor, p.Workspace, name, digest, now)
 			var re *approval.ReleaseError
 			switch {
 			case errors.As(err, &re):
-				return toolError(OutcomeRefused, fmt.Sprintf("%s was not run: approval %s is %s (another retry used it); nothing was sent upstream again", name, r.ID, re.Reason)), "", "", ""
+				return toolError(OutcomeRefused, fmt.Sprintf("%s was not run: approval %s is %s (another retry used it); nothing was sent upstream again", name, r.ID, re.Reason)), ""
 			case err != nil:
 				return unavailable(err)
 			}
-			return nil, approval.IdempotencyKey(got.ID), got.ID, got.Approver
+			return nil, approval.IdempotencyKey(got.ID)
 		}
 		// Executed, or rejected and past its expiry: a new request.
 	}
@@ -307,7 +315,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	c.auditApproval(ctx, StageApprovalRequested, p, nr, "")
 	res = c.awaiting(nr, "awaits approval")
 	res.Text = note + res.Text
-	return c.offerURL(ctx, p, nr, res), "", "", ""
+	return c.offerURL(ctx, p, nr, res), ""
 }
 
 // awaiting says a call is held, with the approval's id and URL.

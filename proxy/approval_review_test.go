@@ -33,6 +33,13 @@ type approvalRig struct {
 
 func newApprovalRig(t *testing.T) *approvalRig {
 	t.Helper()
+	return newApprovalRigAudit(t, discardAudit{})
+}
+
+// newApprovalRigAudit is newApprovalRig with its audit records going to
+// sink.
+func newApprovalRigAudit(t *testing.T, sink proxy.AuditSink) *approvalRig {
+	t.Helper()
 	rig := &approvalRig{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rig.sent.Add(1)
@@ -81,7 +88,7 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
-	rig.core, err = proxy.New(cat, &proxy.Options{Audit: discardAudit{}, Now: func() time.Time { return rig.now },
+	rig.core, err = proxy.New(cat, &proxy.Options{Audit: sink, Now: func() time.Time { return rig.now },
 		Approvals: &proxy.Approvals{Sealer: sealer, Store: store}})
 	if err != nil {
 		t.Fatal(err)
@@ -215,4 +222,68 @@ func (rig *approvalRig) call(t *testing.T, args []byte) *proxy.Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// An approved write whose started record cannot be written is refused
+// (nothing sent) and its approval is not spent: once the disk recovers,
+// the retry runs, once. The same holds for a confirmation's state.
+func TestAuditFailureLeavesTheApprovalUnspent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	if err := os.Symlink(devFull(t), path); err != nil {
+		t.Fatal(err)
+	}
+	trail := proxy.NewAuditTrail(openAudit(t, path, nil), nil, nil)
+	rig := newApprovalRigAudit(t, trail)
+	ctx := context.Background()
+	args := []byte(`{"q":"x"}`)
+
+	// The request record fails too, but the request is held, not sent.
+	res, err := rig.core.Call(ctx, requester, "cancel", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := idOf(t, res)
+	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
+		t.Fatal(err)
+	}
+	askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
+	p, err := rig.core.Call(askCtx, requester, "pause", args)
+	if err != nil || p.InputRequired == nil {
+		t.Fatalf("confirm prompt = %+v, %v", p, err)
+	}
+	confirmed := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true, RequestState: p.InputRequired.State,
+		Responses: json.RawMessage(`{"confirm":{"action":"accept","content":{"confirm":true}}}`)})
+
+	for _, c := range []struct {
+		tool string
+		ctx  context.Context
+	}{{"cancel", ctx}, {"pause", confirmed}} {
+		res, err := rig.core.Call(c.ctx, requester, c.tool, args)
+		if err != nil || !res.IsError || !strings.Contains(res.Text, "auditing is unavailable") {
+			t.Fatalf("%s with a full audit disk = %+v, %v; want refused: auditing is unavailable", c.tool, res, err)
+		}
+	}
+	if n := rig.sent.Load(); n != 0 {
+		t.Fatalf("upstream received %d requests while audit records could not be written", n)
+	}
+
+	if err := os.Remove(path); err != nil { // the disk recovers
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tool string
+		ctx  context.Context
+	}{{"cancel", ctx}, {"pause", confirmed}} {
+		res, err := rig.core.Call(c.ctx, requester, c.tool, args)
+		if err != nil || res.IsError {
+			t.Fatalf("%s after the disk recovered = %+v, %v; want it to run on the unspent approval", c.tool, res, err)
+		}
+	}
+	if n := rig.sent.Load(); n != 2 {
+		t.Fatalf("upstream received %d requests, want the two approved writes once each", n)
+	}
+	recs := readAudit(t, path)
+	if len(recs) != 4 || recs[0].Stage != proxy.StageStarted || recs[0].ApprovalID != id || recs[0].Approver != "bob" {
+		t.Errorf("records after recovery = %+v, want started (naming %s and bob) and completed for each write", recs, id)
+	}
 }

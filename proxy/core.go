@@ -116,6 +116,10 @@ type Result struct {
 	InputRequired *InputRequired
 }
 
+// msgAuditUnavailable refuses a write whose started record could not be
+// written.
+const msgAuditUnavailable = "write refused: auditing is unavailable (the audit record could not be written), so nothing was sent upstream; reads still work"
+
 // Outcome labels.
 const (
 	OutcomeOK        = "ok"
@@ -497,13 +501,28 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		}
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
+	// The started record comes before anything is spent or sent: for a
+	// write under approval, before its approval is claimed (so a failed
+	// record leaves the approval for the retry), otherwise here.
+	begun := false
+	begin := func(id, approver string) error {
+		if ae == nil {
+			return nil
+		}
+		ae.approvalID, ae.approver = id, approver
+		if err := ae.started(ctx); err != nil {
+			return err
+		}
+		begun = true
+		return nil
+	}
 	// A write that needs a human's yes stops here until it has one.
-	if res := c.gateApproval(ctx, p, t, raw, req, ae); res != nil {
+	if res := c.gateApproval(ctx, p, t, raw, req, begin); res != nil {
 		return res, 0, nil
 	}
 	if ae != nil {
-		if err := ae.started(ctx); err != nil {
-			return toolError(OutcomeRefused, "write refused: auditing is unavailable (the audit record could not be written), so nothing was sent upstream; reads still work"), 0, nil
+		if !begun && begin("", "") != nil {
+			return toolError(OutcomeRefused, msgAuditUnavailable), 0, nil
 		}
 		// Once sent, a write runs to its answer (within the upstream's
 		// timeout) even if the caller leaves: its record must say what

@@ -37,14 +37,14 @@ const LiveConfirmWait = 5 * time.Minute
 // confirmLive asks now and decides on the answer: accept with confirm
 // ticked releases the call (once: the answer belongs to this request and
 // nothing else); anything else refuses it, and nothing is sent upstream.
-func (c *Core) confirmLive(ctx context.Context, p *authz.Principal, t *tool, raw []byte, ask AskFunc) (*Result, string, string) {
+func (c *Core) confirmLive(ctx context.Context, p *authz.Principal, t *tool, raw []byte, ask AskFunc, begin beginFunc) (*Result, string) {
 	wait := min(time.Duration(t.def.Approval.TTL), LiveConfirmWait)
 	if wait <= 0 {
 		wait = LiveConfirmWait
 	}
 	msg := confirmMessage(p, t, raw, c.now().Add(wait))
-	refuse := func(why string) (*Result, string, string) {
-		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), "", ""
+	refuse := func(why string) (*Result, string) {
+		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), ""
 	}
 	ans, err := ask(ctx, msg, confirmSchema, wait)
 	if err != nil {
@@ -54,5 +54,8 @@ func (c *Core) confirmLive(ctx context.Context, p *authz.Principal, t *tool, raw
 		return refuse(why)
 	}
 	id := "cfm_" + approval.NewNonce()
-	return nil, approval.IdempotencyKey(id), id
+	if err := begin(id, p.Subject); err != nil {
+		return toolError(OutcomeRefused, msgAuditUnavailable), ""
+	}
+	return nil, approval.IdempotencyKey(id)
 }
