@@ -275,3 +275,42 @@ func TestDuplicateKeyInFragmentNamesItsLine(t *testing.T) {
 		t.Errorf("Load = %v, want a.yaml:8:5 … duplicate key \"description\" (first at line 7)", err)
 	}
 }
+
+// TestOverrideBoundaries: an override may narrow an argument's schema to
+// exactly its own bounds, or to a subset of its enum, and never past them;
+// a hidden argument's value must fit the schema; a paging argument cannot
+// be hidden.
+func TestOverrideBoundaries(t *testing.T) {
+	frag := map[string]string{"frag/a.yaml": includeFragment}
+	paged := map[string]string{"frag/a.yaml": strings.Replace(includeFragment, "    output_schema:", "    paging: { page_size_argument: limit }\n    output_schema:", 1)}
+	over := func(args string) string {
+		return includeMain + "overrides:\n  list_pets:\n    arguments:\n" + args
+	}
+	for _, tc := range []struct {
+		name, main string
+		files      map[string]string
+		want       string // "": loads
+	}{
+		{"maximum-equal", over("      limit: { schema: { maximum: 100 } }\n"), frag, ""},
+		{"maximum-narrower", over("      limit: { schema: { maximum: 99 } }\n"), frag, ""},
+		{"maximum-wider", over("      limit: { schema: { maximum: 101 } }\n"), frag, `schema maximum 101 would widen 100`},
+		{"minimum-equal", over("      limit: { schema: { minimum: 1 } }\n"), frag, ""},
+		{"minimum-wider", over("      limit: { schema: { minimum: 0 } }\n"), frag, `schema minimum 0 would widen 1`},
+		{"enum-subset", over("      kind: { schema: { enum: [cat, dog] } }\n"), frag, ""},
+		{"enum-other-value", over("      kind: { schema: { enum: [cat, bird] } }\n"), frag, `enum value bird is not one of the argument's own values`},
+		{"hidden-value-fits", over("      limit: { hide: true, value: 100 }\n"), frag, ""},
+		{"hidden-value-outside-schema", over("      limit: { hide: true, value: 500 }\n"), frag, `argument "limit": value does not fit the argument's schema`},
+		{"hide-paging-argument", over("      limit: { hide: true, value: 10 }\n"), paged, `argument "limit": a paging argument cannot be hidden`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := writeCatalog(t, tc.main, tc.files)
+			_, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("Load = %v, want it to load", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("Load = %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
