@@ -53,3 +53,19 @@ func TestApprovalPageRefusals(t *testing.T) {
 		t.Errorf("loopback issuer: %v", err)
 	}
 }
+
+// TestApprovalPageSessionBounds: session_ttl is greater than 0 and at
+// most MaxApprovalSessionTTL (1h), at each edge.
+func TestApprovalPageSessionBounds(t *testing.T) {
+	const server = "server: { name: t, public_url: \"https://mcp.example.com\" }"
+	for ttl, ok := range map[string]bool{"0s": false, "1ns": true, "59m59s": true, "1h": true, "3600000000001ns": false} {
+		page := "approval_page: { issuer: \"https://idp.example.com\", client_id: g, session_ttl: " + ttl + " }"
+		_, err := catalog.Parse("catalog.yaml", []byte(approvalPageCatalog(server, page)), nil)
+		if ok != (err == nil) {
+			t.Errorf("session_ttl %s: err = %v, want accepted %v", ttl, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "session_ttl must be greater than 0 and at most 1h0m0s") {
+			t.Errorf("session_ttl %s: err = %v, want the bound named", ttl, err)
+		}
+	}
+}
