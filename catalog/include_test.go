@@ -1,6 +1,7 @@
 package catalog_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -312,5 +313,24 @@ func TestOverrideBoundaries(t *testing.T) {
 				t.Errorf("Load = %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestIncludeFileBound: include may match up to 256 fragment files; one
+// more is refused with the count, before any is read.
+func TestIncludeFileBound(t *testing.T) {
+	for _, n := range []int{256, 257} {
+		files := map[string]string{"frag/a.yaml": includeFragment}
+		for i := 1; i < n; i++ {
+			files[fmt.Sprintf("frag/e%03d.yaml", i)] = "upstreams: {}\n"
+		}
+		path := writeCatalog(t, includeMain, files)
+		_, err := catalog.Load(path, &catalog.LoadOptions{Getenv: env})
+		switch {
+		case n == 256 && err != nil:
+			t.Errorf("%d fragments: %v, want them loaded", n, err)
+		case n == 257 && (err == nil || !strings.Contains(err.Error(), "include matches 257 files, more than 256")):
+			t.Errorf("%d fragments: %v, want the bound named", n, err)
+		}
 	}
 }
