@@ -3,6 +3,7 @@ package proxy_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -285,5 +286,47 @@ func TestAuditFailureLeavesTheApprovalUnspent(t *testing.T) {
 	recs := readAudit(t, path)
 	if len(recs) != 4 || recs[0].Stage != proxy.StageStarted || recs[0].ApprovalID != id || recs[0].Approver != "bob" {
 		t.Errorf("records after recovery = %+v, want started (naming %s and bob) and completed for each write", recs, id)
+	}
+}
+
+// Who may see and decide an approval, at the core: the requester and
+// holders of the approvers gate in its workspace see it; another
+// workspace, or a caller of the same workspace without the gate, get "no
+// approval" (never a hint that it exists); the requester cannot decide it.
+func TestApprovalVisibility(t *testing.T) {
+	rig := newApprovalRig(t)
+	ctx := context.Background()
+	res, err := rig.core.Call(ctx, requester, "cancel", []byte(`{"q":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := idOf(t, res)
+	outsider := authz.NewPrincipal("carol", "globex", "carol", []string{"approve"}, nil)
+	nogate := authz.NewPrincipal("dave", "", "dave", []string{"op"}, nil)
+	for _, c := range []struct {
+		name string
+		p    *authz.Principal
+		sees bool
+	}{{"requester", requester, true}, {"approver", approver, true}, {"other-workspace", outsider, false}, {"no-gate", nogate, false}} {
+		r, err := rig.core.GetApproval(ctx, c.p, id)
+		if c.sees != (err == nil && r != nil && r.ID == id) {
+			t.Errorf("%s: GetApproval = %v, %v; want seen %v", c.name, r, err, c.sees)
+		}
+		if !c.sees && (err == nil || !errors.Is(err, proxy.ErrApprovalNotFound)) {
+			t.Errorf("%s: GetApproval error = %v, want not found", c.name, err)
+		}
+		list, err := rig.core.PendingApprovals(ctx, c.p)
+		if err != nil || c.sees != (len(list) == 1) {
+			t.Errorf("%s: PendingApprovals = %d, %v; want listed %v", c.name, len(list), err, c.sees)
+		}
+	}
+	if _, err := rig.core.DecideApproval(ctx, requester, id, true); err == nil || !errors.Is(err, proxy.ErrApprovalForbidden) {
+		t.Errorf("the requester deciding their own approval = %v, want forbidden", err)
+	}
+	if _, err := rig.core.DecideApproval(ctx, outsider, id, true); err == nil || !errors.Is(err, proxy.ErrApprovalNotFound) {
+		t.Errorf("another workspace deciding = %v, want not found", err)
+	}
+	if r, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil || r.Status != approval.StatusApproved || r.Approver != "bob" {
+		t.Errorf("the approver deciding = %+v, %v; want approved by bob", r, err)
 	}
 }
