@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/mcpgw/gateway/proxy"
@@ -14,11 +15,12 @@ import (
 // withAsking puts into x's context what the core needs to ask for a
 // confirmation: the era, whether the client declared form or url
 // elicitation, and params.requestState and params.inputResponses of a
-// retry.
+// retry. It runs on every tools/call, so the capabilities are decoded at
+// most once, and not at all when they do not mention elicitation.
 func (x *exchange) withAsking() {
 	m := x.msg
-	a := &proxy.Asking{Modern: x.modern, Elicitation: x.modern && formElicitation(m.metaCaps),
-		URLElicitation: x.modern && urlElicitation(m.metaCaps)}
+	form, url := elicitationModes(m.metaCaps)
+	a := &proxy.Asking{Modern: x.modern, Elicitation: x.modern && form, URLElicitation: x.modern && url}
 	if x.modern {
 		for it := newObjIter(m.params); ; {
 			rawKey, val, ok := it.next()
@@ -35,39 +37,31 @@ func (x *exchange) withAsking() {
 			}
 		}
 	}
-	if !x.modern && x.live != nil && x.version >= "2025-06-18" && formElicitation(m.metaCaps) {
+	if !x.modern && x.live != nil && x.version >= "2025-06-18" && form {
 		a.Ask = x.live.ask
 	}
 	x.ctx = proxy.WithAsking(x.ctx, a)
 }
 
-// formElicitation reports whether clientCapabilities declares
-// elicitation in form mode: "elicitation": {} (form implied, as before
-// modes existed) or "elicitation": {"form": {...}}.
-func formElicitation(caps []byte) bool {
+// elicitationModes reports which elicitation modes clientCapabilities
+// declares: form for "elicitation": {} (form implied, as before modes
+// existed) or "elicitation": {"form": {...}}; url for
+// "elicitation": {"url": {...}}.
+func elicitationModes(caps []byte) (form, url bool) {
+	if !bytes.Contains(caps, []byte("elicitation")) {
+		return false, false
+	}
 	var c struct {
 		Elicitation *struct {
 			Form *json.RawMessage `json:"form"`
 			URL  *json.RawMessage `json:"url"`
 		} `json:"elicitation"`
 	}
-	if len(caps) == 0 || json.Unmarshal(caps, &c) != nil || c.Elicitation == nil {
-		return false
+	if json.Unmarshal(caps, &c) != nil || c.Elicitation == nil {
+		return false, false
 	}
 	e := c.Elicitation
-	return e.Form != nil || e.URL == nil
-}
-
-// urlElicitation reports whether clientCapabilities declares
-// elicitation in url mode: "elicitation": {"url": {...}}.
-func urlElicitation(caps []byte) bool {
-	var c struct {
-		Elicitation *struct {
-			URL *json.RawMessage `json:"url"`
-		} `json:"elicitation"`
-	}
-	return len(caps) > 0 && json.Unmarshal(caps, &c) == nil && c.Elicitation != nil && c.Elicitation.URL != nil &&
-		string(*c.Elicitation.URL) != "null"
+	return e.Form != nil || e.URL == nil, e.URL != nil && string(*e.URL) != "null"
 }
 
 // inputRequired answers a call that needs the user's input first:
