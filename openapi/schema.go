@@ -115,26 +115,8 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 			out["examples"] = []any{v}
 		}
 	}
-	if s.Min != nil {
-		if s.ExclusiveMin.Bool != nil && *s.ExclusiveMin.Bool {
-			out["exclusiveMinimum"] = *s.Min
-		} else {
-			out["minimum"] = *s.Min
-		}
-	}
-	if s.ExclusiveMin.Value != nil {
-		out["exclusiveMinimum"] = *s.ExclusiveMin.Value
-	}
-	if s.Max != nil {
-		if s.ExclusiveMax.Bool != nil && *s.ExclusiveMax.Bool {
-			out["exclusiveMaximum"] = *s.Max
-		} else {
-			out["maximum"] = *s.Max
-		}
-	}
-	if s.ExclusiveMax.Value != nil {
-		out["exclusiveMaximum"] = *s.ExclusiveMax.Value
-	}
+	setBound(out, "minimum", "exclusiveMinimum", s.Min, s.ExclusiveMin)
+	setBound(out, "maximum", "exclusiveMaximum", s.Max, s.ExclusiveMax)
 	if s.MultipleOf != nil && *s.MultipleOf > 0 {
 		out["multipleOf"] = *s.MultipleOf
 	}
@@ -251,4 +233,20 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// setBound writes one numeric bound in JSON Schema 2020-12 terms: OpenAPI
+// 3.0 marks the bound exclusive with a boolean beside it, 3.1 gives the
+// exclusive bound as a number of its own.
+func setBound(out map[string]any, inclusive, exclusive string, v *float64, ex openapi3.ExclusiveBound) {
+	if v != nil {
+		if ex.Bool != nil && *ex.Bool {
+			out[exclusive] = *v
+		} else {
+			out[inclusive] = *v
+		}
+	}
+	if ex.Value != nil {
+		out[exclusive] = *ex.Value
+	}
 }
