@@ -17,8 +17,9 @@ import (
 //
 // Struct fields map by their yaml tag; an embedded Meta records where the
 // mapping and each written key's value stood. A null value counts as absent.
-// Every scalar is ${VAR}-expanded before it is parsed, so
-// "enabled: ${FLAG:-true}" works for a bool.
+// Every configuration scalar is ${VAR}-expanded before it is parsed, so
+// "enabled: ${FLAG:-true}" works for a bool; text and schemas an agent
+// reads or the gateway sends are taken verbatim (see verbatim).
 
 // Bounds on what one catalog may cost to decode. Aliases can make a small
 // file describe a huge tree ("billion laughs"), or a cyclic one: decoding
@@ -238,6 +239,9 @@ func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
 	if n.Kind != yaml.ScalarNode {
 		d.mismatch(n, path, want)
 		return "", false
+	}
+	if verbatim(path) {
+		return n.Value, true
 	}
 	s, unset, err := expand(n.Value, d.lookup)
 	if err != nil {

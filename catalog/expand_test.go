@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -68,13 +69,81 @@ func TestExpand(t *testing.T) {
 // TestExpansionCannotReshapeTheDocument: a variable holding YAML syntax
 // stays one string value.
 func TestExpansionCannotReshapeTheDocument(t *testing.T) {
-	src := base + `  - { name: a, description: "${DESC}", request: { upstream: svc, path: /a } }
+	src := strings.Replace(base, "name: t", `name: "${NAME}"`, 1) + `  - { name: a, description: A., request: { upstream: svc, path: /a } }
 `
-	desc := "x\n  kind: write\n  gate: operate\nenabled: false"
-	c := mustParse(t, src, map[string]string{"DESC": desc})
+	name := "x\n  kind: write\n  gate: operate\nenabled: false"
+	c := mustParse(t, src, map[string]string{"NAME": name})
 	a := c.Tool("a")
-	if a == nil || a.Description != desc || a.Kind != KindRead {
-		t.Fatalf("Tool(a) = %+v, want a read tool whose description is the variable's text", a)
+	if c.Server.Name != name || a == nil || a.Kind != KindRead {
+		t.Fatalf("Server.Name = %q, Tool(a) = %+v, want the variable's text and a read tool", c.Server.Name, a)
+	}
+}
+
+// TestTextAndSchemasAreNeverExpanded: what an agent reads and what the
+// gateway sends in a body or path is taken as written, so a catalog
+// imported from a hostile document cannot publish the gateway's secrets.
+// Configuration beside it still expands.
+func TestTextAndSchemasAreNeverExpanded(t *testing.T) {
+	const ref = "${GATEWAY_JWT_SECRET}"
+	src := `version: 1
+server: { name: t }
+auth: { api_keys_file: keys.yaml }
+gates: { operate: { scopes: [op] } }
+upstreams: { svc: { base_url: "${SVC_URL}", headers: { Authorization: "Bearer ${GATEWAY_JWT_SECRET}" } } }
+overrides:
+  b:
+    description: "${GATEWAY_JWT_SECRET} via override"
+    title: "$$ ${GATEWAY_JWT_SECRET}"
+    arguments:
+      q: { default: "${GATEWAY_JWT_SECRET}", description: "${GATEWAY_JWT_SECRET}" }
+tools:
+  - name: a
+    title: "${GATEWAY_JWT_SECRET}"
+    description: "${GATEWAY_JWT_SECRET}"
+    tags: ["${GATEWAY_JWT_SECRET}"]
+    enabled: "${A_ON:-true}"
+    input:
+      type: object
+      properties:
+        state: { type: string, enum: ["${GATEWAY_JWT_SECRET}", open], default: "${GATEWAY_JWT_SECRET}", examples: ["${GATEWAY_JWT_SECRET}"], description: "${GATEWAY_JWT_SECRET}" }
+    output_schema: { type: object, description: "${GATEWAY_JWT_SECRET}" }
+    kind: write
+    gate: operate
+    request: { upstream: svc, method: POST, path: "/a/$GATEWAY_JWT_SECRET", query: { state: "{state}", key: "${GATEWAY_JWT_SECRET}" }, body: { k: "$$GATEWAY_JWT_SECRET" } }
+  - name: b
+    description: B.
+    input: { type: object, properties: { q: { type: string } } }
+    request: { upstream: svc, path: /b, query: { q: "{q}" } }
+`
+	c := mustParse(t, src, map[string]string{"GATEWAY_JWT_SECRET": "s3cret", "SVC_URL": "http://127.0.0.1:1"})
+	a, b := c.Tool("a"), c.Tool("b")
+	if a == nil || b == nil {
+		t.Fatalf("tools a and b must load")
+	}
+	for what, got := range map[string]string{
+		"title": a.Title, "description": a.Description, "tag": a.Tags[0],
+		"input": string(a.InputJSON), "override description": b.Description,
+		"override title": b.Title, "override argument": string(b.InputJSON),
+		"output_schema": fmt.Sprint(a.OutputSchema),
+	} {
+		if strings.Contains(got, "s3cret") || !strings.Contains(got, ref) && what != "override title" {
+			t.Errorf("%s = %q, want %s as written", what, got, ref)
+		}
+	}
+	if a.Request.Path != "/a/$GATEWAY_JWT_SECRET" || fmt.Sprint(a.Request.Body) != "map[k:$$GATEWAY_JWT_SECRET]" {
+		t.Errorf("path %q, body %v, want both as written", a.Request.Path, a.Request.Body)
+	}
+	if b.Title != "$$ "+ref {
+		t.Errorf("override title = %q, want $$ kept as written", b.Title)
+	}
+	if got := c.Upstreams["svc"].Headers["Authorization"]; got != "Bearer s3cret" {
+		t.Errorf("upstream header = %q, want the variable expanded", got)
+	}
+	if got := a.Request.Query["key"]; got != "s3cret" {
+		t.Errorf("fixed query value = %q, want the variable expanded", got)
+	}
+	if !a.Enabled {
+		t.Errorf("enabled: ${A_ON:-true} must still expand")
 	}
 }
 
