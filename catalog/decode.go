@@ -189,6 +189,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 	case t == workspaceBindingType && n.Kind == yaml.ScalarNode && !isNull(n):
 		d.decodeWorkspaceNone(n, v, path)
 		return
+	case t == outputOverrideType:
+		d.decodeOutputOverride(n, v, path, depth)
+		return
 	case t == approvalType && n.Kind == yaml.ScalarNode && !isNull(n):
 		d.decodeApprovalScalar(n, v, path)
 		return

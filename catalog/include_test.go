@@ -195,6 +195,10 @@ func FuzzOverrides(f *testing.F) {
 		"  nope: {}\n",
 		"  list_pets: { enabled: false, sensitive: true, requires: [x], annotations: { destructive: true } }\n",
 		"  list_pets:\n    arguments:\n      tenant: { hide: true, value: [1, {a: 2}] }\n",
+		"  list_pets: { kind: write, gate: write, approval: { approvers: write, ttl: 1m } }\n",
+		"  list_pets: { approval: none, output_schema: none }\n",
+		"  list_pets: { output_schema: { keep: [items, items.x] } }\n",
+		"  list_pets: { output_schema: { type: object, properties: { a: { $ref: \"#/x\" } } } }\n",
 	} {
 		f.Add(seed)
 	}
@@ -332,5 +336,94 @@ func TestIncludeFileBound(t *testing.T) {
 		case n == 257 && (err == nil || !strings.Contains(err.Error(), "include matches 257 files, more than 256")):
 			t.Errorf("%d fragments: %v, want the bound named", n, err)
 		}
+	}
+}
+
+// TestOverrideWrittenZeroReplaces: a field an override writes replaces the
+// tool's even when it is the zero value, and what it does not write stays.
+func TestOverrideWrittenZeroReplaces(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    tags: [pets]\n",
+		"    tags: [pets]\n    sensitive: true\n    annotations: { open_world: true }\n", 1)
+	main := strings.Replace(includeMain, "gates:\n", "prerequisites:\n  kb: { claim: kb }\ngates:\n", 1)
+	for _, tc := range []struct {
+		name, override string
+		check          func(*catalog.Tool) string
+	}{
+		{"sensitive-false-leaves-the-triple-lock", "sensitive: false", func(tool *catalog.Tool) string {
+			if tool.Sensitive {
+				return "still sensitive"
+			}
+			return ""
+		}},
+		{"absent-sensitive-keeps-the-lock", "title: Pets", func(tool *catalog.Tool) string {
+			if !tool.Sensitive || tool.Annotations == nil || tool.Annotations.OpenWorld == nil {
+				return "an unwritten field changed"
+			}
+			return ""
+		}},
+		{"empty-annotations-clear", "annotations: {}", func(tool *catalog.Tool) string {
+			if a := tool.Annotations; a != nil && a.OpenWorld != nil {
+				return "open_world survived annotations: {}"
+			}
+			return ""
+		}},
+		{"empty-requires-clear", "requires: []", func(tool *catalog.Tool) string {
+			if len(tool.Requires) != 0 {
+				return fmt.Sprintf("requires = %v", tool.Requires)
+			}
+			return ""
+		}},
+		{"empty-gate-is-view", "gate: \"\"", func(tool *catalog.Tool) string {
+			if tool.Gate != "view" {
+				return "gate = " + tool.Gate
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The fragment's tool requires kb, so that requires: [] has
+			// something to clear.
+			f := strings.Replace(frag, "    tags: [pets]\n", "    tags: [pets]\n    requires: [kb]\n    gate: write\n", 1)
+			m := main + "overrides:\n  list_pets: { " + tc.override + " }\n"
+			c, err := catalog.Load(writeCatalog(t, m, map[string]string{"frag/a.yaml": f}), &catalog.LoadOptions{Getenv: env})
+			if err != nil {
+				t.Fatalf("Load = %v", err)
+			}
+			if msg := tc.check(c.Tool("list_pets")); msg != "" {
+				t.Error(msg)
+			}
+		})
+	}
+}
+
+// TestOverrideOutputSchema: keep trims what tools/list advertises while
+// the upstream's full answer still passes the check; a replacement that
+// is wrong is reported at the override, in the catalog, not in the
+// fragment it replaced.
+func TestOverrideOutputSchema(t *testing.T) {
+	frag := strings.Replace(includeFragment, "        items: { type: array }\n",
+		"        items: { type: array, items: { type: object, additionalProperties: false, properties: { id: { type: integer }, name: { type: string }, photo: { type: string } } } }\n"+
+			"        next: { type: string }\n      additionalProperties: false\n", 1)
+	main := includeMain + "overrides:\n  list_pets:\n    output_schema: { keep: [items.id, items.name] }\n"
+	c, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	tool := c.Tool("list_pets")
+	if js := string(tool.OutputJSON); strings.Contains(js, "photo") || strings.Contains(js, "next") || !strings.Contains(js, `"name"`) {
+		t.Errorf("advertised output schema = %s, want items.id and items.name only", js)
+	}
+	answer := map[string]any{"next": "c2", "items": []any{map[string]any{"id": 1, "name": "Rex", "photo": "rex.png"}}}
+	if err := tool.Output.Validate(answer); err != nil {
+		t.Errorf("the upstream's full answer fails the trimmed schema: %v", err)
+	}
+	if err := tool.Output.Validate(map[string]any{"items": []any{map[string]any{"id": "one"}}}); err == nil {
+		t.Error("a kept property lost its type")
+	}
+
+	main = includeMain + "overrides:\n  list_pets:\n    output_schema:\n      type: object\n      properties: { items: { type: arrray } }\n"
+	_, err = catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err == nil || !strings.Contains(err.Error(), "catalog.yaml:12:") || strings.Contains(err.Error(), "a.yaml") {
+		t.Errorf("Load = %v, want the replaced schema's problem at catalog.yaml:12", err)
 	}
 }
