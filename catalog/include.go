@@ -12,6 +12,7 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -79,10 +80,18 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 	p.includes = files
 	h := sha256.New()
 	h.Write(data)
-	upstreamAt := map[string]Pos{}
-	for name := range c.Upstreams {
-		upstreamAt[name] = first(d.pos[childKey("upstreams", name)])
+	// The catalog's own entry for an upstream a fragment declares adds
+	// the operator's settings to it (mergeUpstream); its positions are
+	// kept aside, since decoding the fragment records its own under the
+	// same paths.
+	own := maps.Clone(c.Upstreams)
+	ownPos := map[string]Pos{}
+	for k, at := range d.pos {
+		if strings.HasPrefix(k, "upstreams.") || strings.HasPrefix(k, "upstreams[") {
+			ownPos[k] = at
+		}
 	}
+	upstreamAt := map[string]Pos{} // where a fragment declared each upstream
 	for k, f := range files {
 		raw, err := os.ReadFile(f)
 		if err != nil {
@@ -117,14 +126,23 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 				for _, name := range slices.Sorted(mapsKeys(ups)) {
 					u := ups[name]
 					if prev, dup := upstreamAt[name]; dup {
-						p.add(u.Pos, "upstream %q is declared twice (first at %s)", name, where(p, prev))
+						p.add(u.Pos, "upstream %q is declared by two fragments (first at %s); a fragment's upstream is settled in the catalog's own upstreams: entry of that name", name, where(p, prev))
 						continue
+					}
+					upstreamAt[name] = u.Pos
+					if o := own[name]; o != nil {
+						mergeUpstream(u, o)
+						prefix := childKey("upstreams", name)
+						for k, at := range ownPos {
+							if k == prefix || strings.HasPrefix(k, prefix+".") || strings.HasPrefix(k, prefix+"[") {
+								d.pos[k] = at
+							}
+						}
 					}
 					if c.Upstreams == nil {
 						c.Upstreams = map[string]*Upstream{}
 					}
 					c.Upstreams[name] = u
-					upstreamAt[name] = u.Pos
 				}
 			case "tools":
 				var tools []*Tool
@@ -153,6 +171,34 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 		c.Keys["tools"] = c.At("include")
 	}
 	return hex.EncodeToString(h.Sum(nil))
+}
+
+// mergeUpstream lays the catalog's own entry o for an upstream over the
+// fragment's u, so that the operator's settings (base URL, credentials,
+// timeouts) live outside the file an import rewrites: every field o
+// writes replaces u's, except headers, which merge by name (compared
+// without case, as HTTP does), o's value winning.
+func mergeUpstream(u, o *Upstream) {
+	si := infoOf(reflect.TypeFor[Upstream]())
+	uv, ov := reflect.ValueOf(u).Elem(), reflect.ValueOf(o).Elem()
+	for _, key := range si.names {
+		if !o.Has(key) {
+			continue
+		}
+		u.Keys[key] = o.Keys[key]
+		if key != "headers" {
+			uv.Field(si.fields[key]).Set(ov.Field(si.fields[key]))
+			continue
+		}
+		h := make(map[string]string, len(u.Headers)+len(o.Headers))
+		for name, v := range u.Headers {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(o.Headers)), func(n string) bool { return strings.EqualFold(n, name) }) {
+				h[name] = v
+			}
+		}
+		maps.Copy(h, o.Headers)
+		u.Headers = h
+	}
 }
 
 // where formats pos as FILE:LINE:COL.

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -142,9 +144,9 @@ func TestIncludeProblems(t *testing.T) {
 		{"hidden-without-value", includeMain + "overrides:\n  list_pets:\n    arguments:\n      limit: { hide: true }\n",
 			map[string]string{"frag/a.yaml": includeFragment},
 			[]string{`a hidden argument needs a value`}},
-		{"duplicate-upstream", includeMain + "upstreams:\n  pets: { base_url: http://127.0.0.1:1, workspace: none }\n",
-			map[string]string{"frag/a.yaml": includeFragment},
-			[]string{`a.yaml:3:5: upstream "pets" is declared twice (first at `}},
+		{"upstream-in-two-fragments", includeMain,
+			map[string]string{"frag/a.yaml": includeFragment, "frag/b.yaml": "upstreams:\n  pets: { base_url: http://127.0.0.1:1, workspace: none }\n"},
+			[]string{`b.yaml:2:9: upstream "pets" is declared by two fragments (first at `, `a.yaml:3:5)`}},
 		{"output-schema-not-object", includeMain,
 			map[string]string{"frag/a.yaml": strings.Replace(includeFragment, "      type: object\n      properties:\n        items", "      type: array\n      properties:\n        items", 1)},
 			[]string{`output_schema must be a JSON Schema with type: object`}},
@@ -425,5 +427,47 @@ func TestOverrideOutputSchema(t *testing.T) {
 	_, err = catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
 	if err == nil || !strings.Contains(err.Error(), "catalog.yaml:12:") || strings.Contains(err.Error(), "a.yaml") {
 		t.Errorf("Load = %v, want the replaced schema's problem at catalog.yaml:12", err)
+	}
+}
+
+// TestCatalogSettlesFragmentUpstream: the catalog's own entry for an
+// upstream that a fragment declares adds the operator's settings (base
+// URL, credentials, timeout) to it, so a re-import never touches them.
+func TestCatalogSettlesFragmentUpstream(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    workspace: none\n",
+		"    workspace: none\n    timeout: 3s\n    headers: { Accept: application/json, authorization: Bearer from-the-document }\n", 1)
+	main := includeMain + `upstreams:
+  pets:
+    base_url: ${PETS_URL:-https://pets.internal/api}
+    timeout: 30s
+    headers: { Authorization: "Bearer ${PETS_TOKEN}" }
+`
+	getenv := func(k string) (string, bool) {
+		if k == "PETS_TOKEN" {
+			return "t0k", true
+		}
+		return env(k)
+	}
+	c, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	u := c.Upstreams["pets"]
+	if u.BaseURL != "https://pets.internal/api" || u.Timeout.D() != 30*time.Second {
+		t.Errorf("base_url, timeout = %q, %s; want the catalog's", u.BaseURL, u.Timeout)
+	}
+	want := map[string]string{"Accept": "application/json", "Authorization": "Bearer t0k"}
+	if !reflect.DeepEqual(u.Headers, want) {
+		t.Errorf("headers = %v, want %v (merged by name, the catalog's winning)", u.Headers, want)
+	}
+	if u.Workspace == nil || !u.Workspace.None {
+		t.Errorf("workspace = %+v, want the fragment's none", u.Workspace)
+	}
+
+	// A setting the catalog adds is checked where the catalog wrote it.
+	bad := strings.Replace(main, "timeout: 30s", "timeout: 0s", 1)
+	_, err = catalog.Load(writeCatalog(t, bad, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: getenv})
+	if err == nil || !strings.Contains(err.Error(), "catalog.yaml:11:14: upstream \"pets\": timeout must be greater than 0") {
+		t.Errorf("Load = %v, want the catalog's timeout refused at catalog.yaml:11:14", err)
 	}
 }
