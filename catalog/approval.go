@@ -62,7 +62,7 @@ func (d *decoder) decodeApprovalScalar(n *yaml.Node, v reflect.Value, path strin
 		return
 	}
 	if s != ApprovalConfirm {
-		d.p.add(nodePos(n), "%s: want %s, got %q", d.where(path), want, clip(s))
+		d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, d.shown(n, s))
 		return
 	}
 	a := v.Addr().Interface().(*Approval)

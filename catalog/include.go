@@ -59,9 +59,19 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 			pattern = filepath.Join(dir, pattern)
 		}
 		matches, err := filepath.Glob(pattern)
+		var hidden []string
+		matches = slices.DeleteFunc(matches, func(m string) bool {
+			if hiddenMatch(pattern, m) {
+				hidden = append(hidden, m)
+				return true
+			}
+			return false
+		})
 		switch {
 		case err != nil:
 			p.add(at, "include %q: %v", g, err)
+		case len(matches) == 0 && len(hidden) > 0:
+			p.add(at, "include %q matches only hidden files such as %s: include never reads a file whose name starts with \".\" (where .env files and keys live), nor looks into such a directory through a wildcard", g, filepath.Base(hidden[0]))
 		case len(matches) == 0:
 			p.add(at, "include %q matches no file", g)
 		}
@@ -102,7 +112,7 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 		h.Write([]byte(f))
 		h.Write([]byte{0})
 		h.Write(raw)
-		fp := &problems{file: f}
+		fp := &problems{file: f, redact: true}
 		root := parseYAML(raw, fp)
 		if root == nil {
 			p.list = append(p.list, fp.list...)
@@ -114,8 +124,10 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 		}
 		shiftLines(root, (k+1)*fragmentLines, map[*yaml.Node]bool{})
 		d.maxVisits += 2*countNodes(root) + aliasSlack
+		d.redact = true
 		if root.Kind != yaml.MappingNode {
-			p.add(nodePos(root), "a fragment is a mapping of upstreams and tools, got %s", describe(root))
+			p.add(nodePos(root), "a fragment is a mapping of upstreams and tools, got %s", d.describe(root))
+			d.redact = false
 			continue
 		}
 		d.mapKeys(root, "", 0, func(key string, k, val *yaml.Node) {
@@ -162,6 +174,7 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 				p.add(nodePos(k), "field %q not found in a fragment (it holds upstreams and tools)", key)
 			}
 		})
+		d.redact = false
 	}
 	// Upstreams and tools that come from fragments count as written.
 	if !c.Has("upstreams") && len(c.Upstreams) > 0 {
@@ -199,6 +212,29 @@ func mergeUpstream(u, o *Upstream) {
 		maps.Copy(h, o.Headers)
 		u.Headers = h
 	}
+}
+
+// hiddenMatch reports whether m, a match of the glob pattern, is hidden
+// from include: its file name starts with ".", or a wildcard in the
+// pattern matched a directory whose name does (".git", ".secrets").
+// Directories the pattern names literally may be hidden ones
+// (~/.config/gateway/*.yaml): the operator chose them.
+func hiddenMatch(pattern, m string) bool {
+	hidden := func(name string) bool { return strings.HasPrefix(name, ".") && name != "." && name != ".." }
+	if hidden(filepath.Base(m)) {
+		return true
+	}
+	pe := strings.Split(filepath.ToSlash(pattern), "/")
+	me := strings.Split(filepath.ToSlash(m), "/")
+	if len(pe) != len(me) {
+		return false
+	}
+	for i := range me {
+		if hidden(me[i]) && strings.ContainsAny(pe[i], `*?[\`) {
+			return true
+		}
+	}
+	return false
 }
 
 // where formats pos as FILE:LINE:COL.

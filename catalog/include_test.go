@@ -471,3 +471,101 @@ func TestCatalogSettlesFragmentUpstream(t *testing.T) {
 		t.Errorf("Load = %v, want the catalog's timeout refused at catalog.yaml:11:14", err)
 	}
 }
+
+// TestIncludeSkipsHiddenFiles: a wildcard never reaches a file or
+// directory whose name starts with "." (a .env beside the fragments, a
+// .git directory), and a pattern that matches only such files is an
+// error that says so.
+func TestIncludeSkipsHiddenFiles(t *testing.T) {
+	files := map[string]string{
+		"frag/a.yaml":         includeFragment,
+		"frag/.env":           "PETS_TOKEN=hunter2-secret\n",
+		"frag/.secret.yaml":   "upstreams: hunter2-secret\n",
+		"frag/.git/x.yaml":    "upstreams: hunter2-secret\n",
+		"frag/.hidden/b.yaml": "upstreams: hunter2-secret\n",
+	}
+	for _, tc := range []struct {
+		name, glob string
+		want       string // "": loads a.yaml alone
+	}{
+		{"star", "frag/*", ""},
+		{"star-yaml", "frag/*.yaml", ""},
+		{"star-in-directory", "frag/*/*.yaml", `include "frag/*/*.yaml" matches only hidden files such as x.yaml`},
+		{"dot-star", "frag/.*", `include "frag/.*" matches only hidden files such as .env: include never reads a file whose name starts with "."`},
+		{"literal-dotfile", "frag/.secret.yaml", `include "frag/.secret.yaml" matches only hidden files such as .secret.yaml`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			main := strings.Replace(includeMain, `include: ["frag/*.yaml"]`, `include: ["frag/*.yaml", "`+tc.glob+`"]`, 1)
+			c, err := catalog.Load(writeCatalog(t, main, files), &catalog.LoadOptions{Getenv: env})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Load = %v", err)
+			case tc.want == "":
+				if len(c.Files) != 1 || filepath.Base(c.Files[0]) != "a.yaml" {
+					t.Errorf("Files = %v, want a.yaml alone", c.Files)
+				}
+			case err == nil || !strings.Contains(err.Error(), tc.want):
+				t.Errorf("Load = %v, want an error containing %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error quotes a hidden file's content: %v", err)
+			}
+		})
+	}
+}
+
+// TestIncludedFileContentIsNeverQuoted: a file a glob matched by mistake
+// (an env file, a key, a broken YAML file holding a password) fails the
+// load with its position and the rule, never with its text: load errors
+// reach logs and /status.
+func TestIncludedFileContentIsNeverQuoted(t *testing.T) {
+	const secret = "hunter2-secret"
+	for name, body := range map[string]string{
+		"env-file":         "DB_PASSWORD=" + secret + "\nAPI_TOKEN=tok\n",
+		"pem-key":          "-----BEGIN PRIVATE KEY-----\n" + secret + "\n-----END PRIVATE KEY-----\n",
+		"unclosed-quote":   "password: \"" + secret + "\nnext: x\n",
+		"flow-list":        "key: [" + secret + "\n",
+		"json":             `{"k": "` + secret + `" "j": 1}`,
+		"unknown-anchor":   "x: &a 1\ny: *" + secret + "\n",
+		"scalar-sections":  "upstreams: " + secret + "\ntools: " + secret + "\n",
+		"bad-field-values": "upstreams:\n  x: { timeout: " + secret + ", max_concurrent: " + secret + ", follow_redirects: " + secret + ", max_response_bytes: " + secret + ", base_url: \"${" + secret + "\", workspace: " + secret + " }\n",
+		"bad-tool-values":  "tools:\n  - { name: x, enabled: " + secret + ", approval: " + secret + ", input: { maximum: 1" + strings.Repeat("9", 400) + " } }\n",
+		"expanded-value":   "upstreams:\n  x: { timeout: \"${DB_PASSWORD}\" }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			getenv := func(k string) (string, bool) {
+				if k == "DB_PASSWORD" {
+					return secret, true
+				}
+				return env(k)
+			}
+			_, err := catalog.Load(writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": body}), &catalog.LoadOptions{Getenv: getenv})
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "9999") || strings.Contains(err.Error(), "API_TOKEN") {
+				t.Errorf("the error quotes the file's content:\n%v", err)
+			}
+			if !strings.Contains(err.Error(), "a.yaml:") {
+				t.Errorf("the error does not name the file and line:\n%v", err)
+			}
+		})
+	}
+}
+
+// TestExpandedValueIsNeverQuoted: in the catalog itself, a value that is
+// wrong after expansion is shown as written, never as the variable's
+// value.
+func TestExpandedValueIsNeverQuoted(t *testing.T) {
+	main := includeMain + "upstreams:\n  x: { base_url: http://127.0.0.1:1, workspace: none, timeout: \"${DB_PASSWORD}\", max_concurrent: \"${DB_PASSWORD}\" }\ntools:\n  - { name: t, description: d, request: { upstream: x, path: / }, enabled: \"${DB_PASSWORD}\" }\n"
+	getenv := func(k string) (string, bool) {
+		if k == "DB_PASSWORD" {
+			return "hunter2-secret", true
+		}
+		return env(k)
+	}
+	_, err := catalog.Load(writeCatalog(t, main, nil), &catalog.LoadOptions{Getenv: getenv})
+	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Count(err.Error(), `"${DB_PASSWORD}" (expanded; its value is not shown)`) != 3 {
+		t.Errorf("Load = %v, want three problems showing ${DB_PASSWORD} as written, never its value", err)
+	}
+}

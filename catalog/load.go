@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -152,7 +153,10 @@ func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
 	return c, nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var (
+	yamlLine   = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	yamlQuoted = regexp.MustCompile("'[^']*'|`[^`]*`|\"[^\"]*\"")
+)
 
 // parseYAML returns the single document's top node, or nil after adding
 // the reason to p.
@@ -195,7 +199,10 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 
 // problems collects what is wrong, and what is merely odd, with one file.
 type problems struct {
-	file     string
+	file string
+	// redact drops quoted text from yaml.v3's messages (an included
+	// file's, which may hold secrets: see decoder.redact).
+	redact   bool
 	includes []string // included fragment files; see fragmentLines
 	list     []Problem
 	warnings []Problem
@@ -215,6 +222,16 @@ func (p *problems) warn(pos Pos, format string, args ...any) {
 // problem on that line.
 func (p *problems) addYAMLError(err error, data []byte) {
 	msg := err.Error()
+	if p.redact {
+		// yaml.v3 quotes anchor names and, in some messages, values.
+		// A quoted punctuation mark is the syntax it expected: kept.
+		msg = yamlQuoted.ReplaceAllStringFunc(msg, func(q string) string {
+			if len(q) == 3 && !unicode.IsLetter(rune(q[1])) && !unicode.IsDigit(rune(q[1])) {
+				return q
+			}
+			return "…"
+		})
+	}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		// yaml.v3 may name the line after the last one at end of input.

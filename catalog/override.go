@@ -68,7 +68,7 @@ func (d *decoder) decodeOutputOverride(n *yaml.Node, v reflect.Value, path strin
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if n.Value != WorkspaceNone {
-			d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, describe(n))
+			d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, d.describe(n))
 			return
 		}
 		o.None = true
