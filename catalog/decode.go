@@ -46,6 +46,8 @@ type decoder struct {
 	// and load errors reach logs and /status, so messages about it show
 	// positions and rules, never its values.
 	redact bool
+	// authOnly decodes only what LoadOptions.AuthOnly asks for.
+	authOnly bool
 }
 
 func newDecoder(p *problems, lookup func(string) (string, bool)) *decoder {

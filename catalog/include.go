@@ -133,6 +133,9 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 		d.mapKeys(root, "", 0, func(key string, k, val *yaml.Node) {
 			switch key {
 			case "upstreams":
+				if d.authOnly {
+					val = workspacesOnly(val)
+				}
 				var ups map[string]*Upstream
 				d.decode(val, reflect.ValueOf(&ups).Elem(), "upstreams", 1)
 				for _, name := range slices.Sorted(mapsKeys(ups)) {
@@ -157,6 +160,9 @@ func includeFragments(c *Catalog, d *decoder, p *problems, data []byte) string {
 					c.Upstreams[name] = u
 				}
 			case "tools":
+				if d.authOnly {
+					return
+				}
 				var tools []*Tool
 				if val.Kind != yaml.SequenceNode {
 					d.mismatch(val, "tools", "a list of mappings")
