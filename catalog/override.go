@@ -130,6 +130,7 @@ func applyOverrides(c *Catalog, p *problems, pos map[string]Pos) {
 		byName[t.Name] = append(byName[t.Name], i)
 		names = append(names, t.Name)
 	}
+	moves := map[string][]string{} // an override's field → the tools' fields it replaced
 	for _, name := range slices.Sorted(maps.Keys(c.Overrides)) {
 		o := c.Overrides[name]
 		subj := fmt.Sprintf("overrides %q", name)
@@ -145,11 +146,13 @@ func applyOverrides(c *Catalog, p *problems, pos map[string]Pos) {
 			// override wrote them, not where the tool first had them.
 			for _, key := range []string{"requires", "output_schema", "tags"} {
 				if o.Has(key) && (key != "output_schema" || o.OutputSchema.Schema != nil) {
-					movePositions(pos, childKey(childKey("overrides", name), key), childKey(childIndex("tools", i), key))
+					from := childKey(childKey("overrides", name), key)
+					moves[from] = append(moves[from], childKey(childIndex("tools", i), key))
 				}
 			}
 		}
 	}
+	movePositions(pos, moves)
 }
 
 func applyOverride(t *Tool, o *Override, subj string, p *problems) {
@@ -385,22 +388,60 @@ func deepCopy(v any) any {
 	return v
 }
 
-// movePositions makes the positions recorded under from (an override's
-// value) stand for to (the tool's field it replaced).
-func movePositions(pos map[string]Pos, from, to string) {
-	under := func(k, root string) bool {
-		return k == root || strings.HasPrefix(k, root) && (k[len(root)] == '.' || k[len(root)] == '[')
+// movePositions makes the positions recorded under each key of moves (an
+// override's value) stand for the tool fields it lists, which the
+// override replaced. One pass over pos each way: an imported catalog
+// records a position for every value of thousands of tools.
+func movePositions(pos map[string]Pos, moves map[string][]string) {
+	if len(moves) == 0 {
+		return
+	}
+	replaced := map[string]bool{}
+	for _, tos := range moves {
+		for _, to := range tos {
+			replaced[to] = true
+		}
 	}
 	for k := range pos {
-		if under(k, to) {
+		if replaced[fieldRoot(k)] {
 			delete(pos, k)
 		}
 	}
-	for k, p := range pos {
-		if under(k, from) {
-			pos[to+k[len(from):]] = p
+	for k, at := range pos {
+		r := fieldRoot(k)
+		for _, to := range moves[r] {
+			pos[to+k[len(r):]] = at
 		}
 	}
+}
+
+// fieldRoot cuts a decoder path after its second element, the field of
+// a tool or an override: tools[3].requires[0] → tools[3].requires,
+// overrides.x.output_schema.type → overrides.x.output_schema; "" for
+// other paths.
+func fieldRoot(k string) string {
+	i := -1
+	switch {
+	case strings.HasPrefix(k, "tools["):
+		i = strings.IndexByte(k, ']') + 1
+	case strings.HasPrefix(k, `overrides["`):
+		// A name holding `"]` cuts early: a position is then missed,
+		// and the problem points at the tool's field instead.
+		if j := strings.Index(k, `"]`); j >= 0 {
+			i = j + 2
+		}
+	case strings.HasPrefix(k, "overrides."):
+		if j := strings.IndexAny(k[len("overrides."):], ".["); j >= 0 {
+			i = len("overrides.") + j
+		}
+	}
+	if i <= 0 || i >= len(k) || k[i] != '.' {
+		return ""
+	}
+	if j := strings.IndexAny(k[i+1:], ".["); j >= 0 {
+		return k[:i+1+j]
+	}
+	return k
 }
 
 // renameArgument renames an argument in t's schema and templates.
