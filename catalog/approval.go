@@ -3,6 +3,7 @@ package catalog
 import (
 	"fmt"
 	"reflect"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -32,6 +33,8 @@ type Approval struct {
 	// AllowSelf lets the requester approve their own request.
 	AllowSelf bool `yaml:"allow_self"`
 	Confirm   bool `yaml:"-"`
+
+	none bool // "approval: none" in an override: remove the tool's
 }
 
 // Mode is ApprovalConfirm or "four_eyes".
@@ -52,8 +55,14 @@ func (d *decoder) decodeApprovalScalar(n *yaml.Node, v reflect.Value, path strin
 	if !ok {
 		return
 	}
+	if s == WorkspaceNone && strings.HasPrefix(path, "overrides") {
+		a := v.Addr().Interface().(*Approval)
+		a.Meta = Meta{Pos: nodePos(n), Keys: map[string]Pos{}}
+		a.none = true
+		return
+	}
 	if s != ApprovalConfirm {
-		d.p.add(nodePos(n), "%s: want %s, got %q", d.where(path), want, clip(s))
+		d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, d.shown(n, s))
 		return
 	}
 	a := v.Addr().Interface().(*Approval)

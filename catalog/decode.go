@@ -41,6 +41,13 @@ type decoder struct {
 	maxVisits int
 	active    map[*yaml.Node]bool // anchors being decoded: an alias to one is a cycle
 	tooBig    bool
+	// redact is set while an included file is decoded: a glob may have
+	// matched a file that was never meant for the catalog (a .env, a key),
+	// and load errors reach logs and /status, so messages about it show
+	// positions and rules, never its values.
+	redact bool
+	// authOnly decodes only what LoadOptions.AuthOnly asks for.
+	authOnly bool
 }
 
 func newDecoder(p *problems, lookup func(string) (string, bool)) *decoder {
@@ -73,6 +80,30 @@ func describe(n *yaml.Node) string {
 		return strconv.Quote(clip(n.Value))
 	}
 	return "an unsupported node"
+}
+
+// notShown stands for a value of an included file in messages.
+const notShown = "a value not shown (an included file may hold secrets)"
+
+// shown is how a message shows scalar n, whose expanded text is s: quoted
+// as written, so that an expansion (an environment variable's value, often
+// a secret) never appears; in an included file, not at all.
+func (d *decoder) shown(n *yaml.Node, s string) string {
+	switch {
+	case d.redact:
+		return notShown
+	case s != n.Value:
+		return strconv.Quote(clip(n.Value)) + " (expanded; its value is not shown)"
+	}
+	return strconv.Quote(clip(s))
+}
+
+// describe is describe, with scalars shown as d.shown does.
+func (d *decoder) describe(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode && !isNull(n) {
+		return d.shown(n, n.Value)
+	}
+	return describe(n)
 }
 
 // childKey extends a path with a mapping key; childIndex with a list index.
@@ -189,6 +220,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 	case t == workspaceBindingType && n.Kind == yaml.ScalarNode && !isNull(n):
 		d.decodeWorkspaceNone(n, v, path)
 		return
+	case t == outputOverrideType:
+		d.decodeOutputOverride(n, v, path, depth)
+		return
 	case t == approvalType && n.Kind == yaml.ScalarNode && !isNull(n):
 		d.decodeApprovalScalar(n, v, path)
 		return
@@ -231,7 +265,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 
 // mismatch reports a value of the wrong shape.
 func (d *decoder) mismatch(n *yaml.Node, path, want string) {
-	d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, describe(n))
+	d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, d.describe(n))
 }
 
 // scalar returns n's expanded text, or false after reporting.
@@ -245,7 +279,11 @@ func (d *decoder) scalar(n *yaml.Node, path, want string) (string, bool) {
 	}
 	s, unset, err := expand(n.Value, d.lookup)
 	if err != nil {
-		d.p.add(nodePos(n), "%s: %v", d.where(path), err)
+		msg := err.Error()
+		if d.redact {
+			msg = "malformed ${…}: want ${NAME} or ${NAME:-default} (write $$ for a literal $)"
+		}
+		d.p.add(nodePos(n), "%s: %s", d.where(path), msg)
 		return "", false
 	}
 	for _, name := range unset {
@@ -271,7 +309,7 @@ func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
 	if !ok {
 		return
 	}
-	bad := func() { d.p.add(nodePos(n), "%s: want %s, got %q", d.where(path), want, clip(s)) }
+	bad := func() { d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, d.shown(n, s)) }
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString(s)
@@ -327,6 +365,11 @@ func (d *decoder) decodeUnmarshaler(n *yaml.Node, v reflect.Value, path string) 
 	c := *n
 	c.Value = s
 	if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(&c); err != nil {
+		if d.redact || s != n.Value {
+			// The parser's message quotes the value it was given.
+			d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), shape(v.Type()), d.shown(n, s))
+			return
+		}
 		d.p.add(nodePos(n), "%s: %v", d.where(path), err)
 	}
 }
@@ -342,7 +385,7 @@ func (d *decoder) mapKeys(n *yaml.Node, path string, depth int, f func(key strin
 		}
 		switch {
 		case k.Kind != yaml.ScalarNode:
-			d.p.add(nodePos(k), "%s: keys must be plain strings, got %s", d.where(path), describe(k))
+			d.p.add(nodePos(k), "%s: keys must be plain strings, got %s", d.where(path), d.describe(k))
 			continue
 		case k.ShortTag() == "!!merge":
 			d.p.add(nodePos(k), "%s: merge keys (<<) are not supported; repeat the keys or alias a whole value", d.where(path))
@@ -543,11 +586,19 @@ func (d *decoder) generic(n *yaml.Node, path string, depth int) (any, bool) {
 			if err := n.Decode(&x); err != nil {
 				// yaml.v3's text names its tags and Go types; say it plainly.
 				what := map[string]string{"!!bool": "a boolean", "!!int": "an integer", "!!float": "a number"}[n.ShortTag()]
-				d.p.add(nodePos(n), "%s: %s is not %s this catalog can hold", d.where(path), clip(n.Value), what)
+				shown := clip(n.Value) // a plain number, never expanded
+				if d.redact {
+					shown = notShown
+				}
+				d.p.add(nodePos(n), "%s: %s is not %s this catalog can hold", d.where(path), shown, what)
 				return nil, false
 			}
 			if f, isFloat := x.(float64); isFloat && (math.IsNaN(f) || math.IsInf(f, 0)) {
-				d.p.add(nodePos(n), "%s: %s has no JSON form", d.where(path), n.Value)
+				shown := n.Value
+				if d.redact {
+					shown = notShown
+				}
+				d.p.add(nodePos(n), "%s: %s has no JSON form", d.where(path), shown)
 				return nil, false
 			}
 			return x, true

@@ -22,8 +22,15 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte(base + "  - { name: a, description: A., request: { upstream: svc, path: /a } }\n"))
 	opts := testOptions()
+	authOnly := testOptions()
+	authOnly.AuthOnly = true
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// What tokens read loads whenever the whole catalog does.
+		ac, aerr := Parse("f.yaml", data, authOnly)
 		c, err := Parse("f.yaml", data, opts)
+		if err == nil && (aerr != nil || ac.Auth.Principal.WorkspaceOptional != c.Auth.Principal.WorkspaceOptional) {
+			t.Fatalf("AuthOnly Parse = %v, want the auth of a catalog that loads", aerr)
+		}
 		if err != nil {
 			var le *LoadError
 			if !errors.As(err, &le) || c != nil {

@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -142,9 +144,9 @@ func TestIncludeProblems(t *testing.T) {
 		{"hidden-without-value", includeMain + "overrides:\n  list_pets:\n    arguments:\n      limit: { hide: true }\n",
 			map[string]string{"frag/a.yaml": includeFragment},
 			[]string{`a hidden argument needs a value`}},
-		{"duplicate-upstream", includeMain + "upstreams:\n  pets: { base_url: http://127.0.0.1:1, workspace: none }\n",
-			map[string]string{"frag/a.yaml": includeFragment},
-			[]string{`a.yaml:3:5: upstream "pets" is declared twice (first at `}},
+		{"upstream-in-two-fragments", includeMain,
+			map[string]string{"frag/a.yaml": includeFragment, "frag/b.yaml": "upstreams:\n  pets: { base_url: http://127.0.0.1:1, workspace: none }\n"},
+			[]string{`b.yaml:2:9: upstream "pets" is declared by two fragments (first at `, `a.yaml:3:5)`}},
 		{"output-schema-not-object", includeMain,
 			map[string]string{"frag/a.yaml": strings.Replace(includeFragment, "      type: object\n      properties:\n        items", "      type: array\n      properties:\n        items", 1)},
 			[]string{`output_schema must be a JSON Schema with type: object`}},
@@ -195,6 +197,10 @@ func FuzzOverrides(f *testing.F) {
 		"  nope: {}\n",
 		"  list_pets: { enabled: false, sensitive: true, requires: [x], annotations: { destructive: true } }\n",
 		"  list_pets:\n    arguments:\n      tenant: { hide: true, value: [1, {a: 2}] }\n",
+		"  list_pets: { kind: write, gate: write, approval: { approvers: write, ttl: 1m } }\n",
+		"  list_pets: { approval: none, output_schema: none }\n",
+		"  list_pets: { output_schema: { keep: [items, items.x] } }\n",
+		"  list_pets: { output_schema: { type: object, properties: { a: { $ref: \"#/x\" } } } }\n",
 	} {
 		f.Add(seed)
 	}
@@ -332,5 +338,234 @@ func TestIncludeFileBound(t *testing.T) {
 		case n == 257 && (err == nil || !strings.Contains(err.Error(), "include matches 257 files, more than 256")):
 			t.Errorf("%d fragments: %v, want the bound named", n, err)
 		}
+	}
+}
+
+// TestOverrideWrittenZeroReplaces: a field an override writes replaces the
+// tool's even when it is the zero value, and what it does not write stays.
+func TestOverrideWrittenZeroReplaces(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    tags: [pets]\n",
+		"    tags: [pets]\n    sensitive: true\n    annotations: { open_world: true }\n", 1)
+	main := strings.Replace(includeMain, "gates:\n", "prerequisites:\n  kb: { claim: kb }\ngates:\n", 1)
+	for _, tc := range []struct {
+		name, override string
+		check          func(*catalog.Tool) string
+	}{
+		{"sensitive-false-leaves-the-triple-lock", "sensitive: false", func(tool *catalog.Tool) string {
+			if tool.Sensitive {
+				return "still sensitive"
+			}
+			return ""
+		}},
+		{"absent-sensitive-keeps-the-lock", "title: Pets", func(tool *catalog.Tool) string {
+			if !tool.Sensitive || tool.Annotations == nil || tool.Annotations.OpenWorld == nil {
+				return "an unwritten field changed"
+			}
+			return ""
+		}},
+		{"empty-annotations-clear", "annotations: {}", func(tool *catalog.Tool) string {
+			if a := tool.Annotations; a != nil && a.OpenWorld != nil {
+				return "open_world survived annotations: {}"
+			}
+			return ""
+		}},
+		{"empty-requires-clear", "requires: []", func(tool *catalog.Tool) string {
+			if len(tool.Requires) != 0 {
+				return fmt.Sprintf("requires = %v", tool.Requires)
+			}
+			return ""
+		}},
+		{"empty-gate-is-view", "gate: \"\"", func(tool *catalog.Tool) string {
+			if tool.Gate != "view" {
+				return "gate = " + tool.Gate
+			}
+			return ""
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The fragment's tool requires kb, so that requires: [] has
+			// something to clear.
+			f := strings.Replace(frag, "    tags: [pets]\n", "    tags: [pets]\n    requires: [kb]\n    gate: write\n", 1)
+			m := main + "overrides:\n  list_pets: { " + tc.override + " }\n"
+			c, err := catalog.Load(writeCatalog(t, m, map[string]string{"frag/a.yaml": f}), &catalog.LoadOptions{Getenv: env})
+			if err != nil {
+				t.Fatalf("Load = %v", err)
+			}
+			if msg := tc.check(c.Tool("list_pets")); msg != "" {
+				t.Error(msg)
+			}
+		})
+	}
+}
+
+// TestOverrideOutputSchema: keep trims what tools/list advertises while
+// the upstream's full answer still passes the check; a replacement that
+// is wrong is reported at the override, in the catalog, not in the
+// fragment it replaced.
+func TestOverrideOutputSchema(t *testing.T) {
+	frag := strings.Replace(includeFragment, "        items: { type: array }\n",
+		"        items: { type: array, items: { type: object, additionalProperties: false, properties: { id: { type: integer }, name: { type: string }, photo: { type: string } } } }\n"+
+			"        next: { type: string }\n      additionalProperties: false\n", 1)
+	main := includeMain + "overrides:\n  list_pets:\n    output_schema: { keep: [items.id, items.name] }\n"
+	c, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	tool := c.Tool("list_pets")
+	if js := string(tool.OutputJSON); strings.Contains(js, "photo") || strings.Contains(js, "next") || !strings.Contains(js, `"name"`) {
+		t.Errorf("advertised output schema = %s, want items.id and items.name only", js)
+	}
+	answer := map[string]any{"next": "c2", "items": []any{map[string]any{"id": 1, "name": "Rex", "photo": "rex.png"}}}
+	if err := tool.Output.Validate(answer); err != nil {
+		t.Errorf("the upstream's full answer fails the trimmed schema: %v", err)
+	}
+	if err := tool.Output.Validate(map[string]any{"items": []any{map[string]any{"id": "one"}}}); err == nil {
+		t.Error("a kept property lost its type")
+	}
+
+	main = includeMain + "overrides:\n  list_pets:\n    output_schema:\n      type: object\n      properties: { items: { type: arrray } }\n"
+	_, err = catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: env})
+	if err == nil || !strings.Contains(err.Error(), "catalog.yaml:12:") || strings.Contains(err.Error(), "a.yaml") {
+		t.Errorf("Load = %v, want the replaced schema's problem at catalog.yaml:12", err)
+	}
+}
+
+// TestCatalogSettlesFragmentUpstream: the catalog's own entry for an
+// upstream that a fragment declares adds the operator's settings (base
+// URL, credentials, timeout) to it, so a re-import never touches them.
+func TestCatalogSettlesFragmentUpstream(t *testing.T) {
+	frag := strings.Replace(includeFragment, "    workspace: none\n",
+		"    workspace: none\n    timeout: 3s\n    headers: { Accept: application/json, authorization: Bearer from-the-document }\n", 1)
+	main := includeMain + `upstreams:
+  pets:
+    base_url: ${PETS_URL:-https://pets.internal/api}
+    timeout: 30s
+    headers: { Authorization: "Bearer ${PETS_TOKEN}" }
+`
+	getenv := func(k string) (string, bool) {
+		if k == "PETS_TOKEN" {
+			return "t0k", true
+		}
+		return env(k)
+	}
+	c, err := catalog.Load(writeCatalog(t, main, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatalf("Load = %v", err)
+	}
+	u := c.Upstreams["pets"]
+	if u.BaseURL != "https://pets.internal/api" || u.Timeout.D() != 30*time.Second {
+		t.Errorf("base_url, timeout = %q, %s; want the catalog's", u.BaseURL, u.Timeout)
+	}
+	want := map[string]string{"Accept": "application/json", "Authorization": "Bearer t0k"}
+	if !reflect.DeepEqual(u.Headers, want) {
+		t.Errorf("headers = %v, want %v (merged by name, the catalog's winning)", u.Headers, want)
+	}
+	if u.Workspace == nil || !u.Workspace.None {
+		t.Errorf("workspace = %+v, want the fragment's none", u.Workspace)
+	}
+
+	// A setting the catalog adds is checked where the catalog wrote it.
+	bad := strings.Replace(main, "timeout: 30s", "timeout: 0s", 1)
+	_, err = catalog.Load(writeCatalog(t, bad, map[string]string{"frag/a.yaml": frag}), &catalog.LoadOptions{Getenv: getenv})
+	if err == nil || !strings.Contains(err.Error(), "catalog.yaml:11:14: upstream \"pets\": timeout must be greater than 0") {
+		t.Errorf("Load = %v, want the catalog's timeout refused at catalog.yaml:11:14", err)
+	}
+}
+
+// TestIncludeSkipsHiddenFiles: a wildcard never reaches a file or
+// directory whose name starts with "." (a .env beside the fragments, a
+// .git directory), and a pattern that matches only such files is an
+// error that says so.
+func TestIncludeSkipsHiddenFiles(t *testing.T) {
+	files := map[string]string{
+		"frag/a.yaml":         includeFragment,
+		"frag/.env":           "PETS_TOKEN=hunter2-secret\n",
+		"frag/.secret.yaml":   "upstreams: hunter2-secret\n",
+		"frag/.git/x.yaml":    "upstreams: hunter2-secret\n",
+		"frag/.hidden/b.yaml": "upstreams: hunter2-secret\n",
+	}
+	for _, tc := range []struct {
+		name, glob string
+		want       string // "": loads a.yaml alone
+	}{
+		{"star", "frag/*", ""},
+		{"star-yaml", "frag/*.yaml", ""},
+		{"star-in-directory", "frag/*/*.yaml", `include "frag/*/*.yaml" matches only hidden files such as x.yaml`},
+		{"dot-star", "frag/.*", `include "frag/.*" matches only hidden files such as .env: include never reads a file whose name starts with "."`},
+		{"literal-dotfile", "frag/.secret.yaml", `include "frag/.secret.yaml" matches only hidden files such as .secret.yaml`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			main := strings.Replace(includeMain, `include: ["frag/*.yaml"]`, `include: ["frag/*.yaml", "`+tc.glob+`"]`, 1)
+			c, err := catalog.Load(writeCatalog(t, main, files), &catalog.LoadOptions{Getenv: env})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("Load = %v", err)
+			case tc.want == "":
+				if len(c.Files) != 1 || filepath.Base(c.Files[0]) != "a.yaml" {
+					t.Errorf("Files = %v, want a.yaml alone", c.Files)
+				}
+			case err == nil || !strings.Contains(err.Error(), tc.want):
+				t.Errorf("Load = %v, want an error containing %q", err, tc.want)
+			}
+			if err != nil && strings.Contains(err.Error(), "hunter2") {
+				t.Errorf("the error quotes a hidden file's content: %v", err)
+			}
+		})
+	}
+}
+
+// TestIncludedFileContentIsNeverQuoted: a file a glob matched by mistake
+// (an env file, a key, a broken YAML file holding a password) fails the
+// load with its position and the rule, never with its text: load errors
+// reach logs and /status.
+func TestIncludedFileContentIsNeverQuoted(t *testing.T) {
+	const secret = "hunter2-secret"
+	for name, body := range map[string]string{
+		"env-file":         "DB_PASSWORD=" + secret + "\nAPI_TOKEN=tok\n",
+		"pem-key":          "-----BEGIN PRIVATE KEY-----\n" + secret + "\n-----END PRIVATE KEY-----\n",
+		"unclosed-quote":   "password: \"" + secret + "\nnext: x\n",
+		"flow-list":        "key: [" + secret + "\n",
+		"json":             `{"k": "` + secret + `" "j": 1}`,
+		"unknown-anchor":   "x: &a 1\ny: *" + secret + "\n",
+		"scalar-sections":  "upstreams: " + secret + "\ntools: " + secret + "\n",
+		"bad-field-values": "upstreams:\n  x: { timeout: " + secret + ", max_concurrent: " + secret + ", follow_redirects: " + secret + ", max_response_bytes: " + secret + ", base_url: \"${" + secret + "\", workspace: " + secret + " }\n",
+		"bad-tool-values":  "tools:\n  - { name: x, enabled: " + secret + ", approval: " + secret + ", input: { maximum: 1" + strings.Repeat("9", 400) + " } }\n",
+		"expanded-value":   "upstreams:\n  x: { timeout: \"${DB_PASSWORD}\" }\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			getenv := func(k string) (string, bool) {
+				if k == "DB_PASSWORD" {
+					return secret, true
+				}
+				return env(k)
+			}
+			_, err := catalog.Load(writeCatalog(t, includeMain, map[string]string{"frag/a.yaml": body}), &catalog.LoadOptions{Getenv: getenv})
+			if err == nil {
+				t.Fatal("Load succeeded")
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(err.Error(), "9999") || strings.Contains(err.Error(), "API_TOKEN") {
+				t.Errorf("the error quotes the file's content:\n%v", err)
+			}
+			if !strings.Contains(err.Error(), "a.yaml:") {
+				t.Errorf("the error does not name the file and line:\n%v", err)
+			}
+		})
+	}
+}
+
+// TestExpandedValueIsNeverQuoted: in the catalog itself, a value that is
+// wrong after expansion is shown as written, never as the variable's
+// value.
+func TestExpandedValueIsNeverQuoted(t *testing.T) {
+	main := includeMain + "upstreams:\n  x: { base_url: http://127.0.0.1:1, workspace: none, timeout: \"${DB_PASSWORD}\", max_concurrent: \"${DB_PASSWORD}\" }\ntools:\n  - { name: t, description: d, request: { upstream: x, path: / }, enabled: \"${DB_PASSWORD}\" }\n"
+	getenv := func(k string) (string, bool) {
+		if k == "DB_PASSWORD" {
+			return "hunter2-secret", true
+		}
+		return env(k)
+	}
+	_, err := catalog.Load(writeCatalog(t, main, nil), &catalog.LoadOptions{Getenv: getenv})
+	if err == nil || strings.Contains(err.Error(), "hunter2") || strings.Count(err.Error(), `"${DB_PASSWORD}" (expanded; its value is not shown)`) != 3 {
+		t.Errorf("Load = %v, want three problems showing ${DB_PASSWORD} as written, never its value", err)
 	}
 }

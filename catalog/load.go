@@ -27,6 +27,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -36,6 +37,14 @@ import (
 type LoadOptions struct {
 	// Getenv looks up ${VAR}. Nil: os.LookupEnv.
 	Getenv func(string) (string, bool)
+	// AuthOnly loads only what verifying and minting tokens reads: the
+	// auth section, and each upstream's workspace binding (from the
+	// catalog and its fragments), which decides whether tokens need a
+	// workspace ([Principal.WorkspaceOptional]). Nothing else is decoded,
+	// expanded or validated, so ${VAR}s elsewhere (upstream credentials,
+	// base URLs) need not be set. The catalog returned has no tools and
+	// must not be served. False: the whole catalog.
+	AuthOnly bool
 }
 
 // Problem is one thing wrong with a catalog, at a position in its file.
@@ -119,6 +128,10 @@ func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
 	c.Hash = hex.EncodeToString(sum[:])
 
 	d := newDecoder(p, lookup)
+	if opts != nil && opts.AuthOnly {
+		d.authOnly = true
+		root = authOnlyRoot(root)
+	}
 	d.decodeRoot(root, c)
 	if len(p.list) > 0 {
 		return nil, p.err()
@@ -134,6 +147,16 @@ func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
 		return nil, p.err()
 	}
 	applyDefaults(c)
+	if d.authOnly {
+		v := &checker{c: c, p: p, pos: d.pos}
+		v.auth()
+		v.tenantless()
+		if len(p.list) > 0 {
+			return nil, p.err()
+		}
+		c.byName = map[string]*Tool{}
+		return c, nil
+	}
 	validate(c, p, d.pos)
 	if len(p.list) > 0 {
 		return nil, p.err()
@@ -152,7 +175,60 @@ func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
 	return c, nil
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+// authOnlyRoot keeps of a catalog's top mapping what [LoadOptions.AuthOnly]
+// loads: version, auth, include, and the workspace of each upstream.
+func authOnlyRoot(root *yaml.Node) *yaml.Node {
+	if root.Kind != yaml.MappingNode {
+		return root // reported as the catalog's shape
+	}
+	keep := *root
+	keep.Content = nil
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		switch k.Value {
+		case "version", "auth", "include":
+		case "upstreams":
+			v = workspacesOnly(v)
+		default:
+			continue
+		}
+		keep.Content = append(keep.Content, k, v)
+	}
+	return &keep
+}
+
+// workspacesOnly keeps of an upstreams: mapping each upstream's
+// workspace binding.
+func workspacesOnly(ups *yaml.Node) *yaml.Node {
+	if ups.Kind != yaml.MappingNode {
+		return ups
+	}
+	out := *ups
+	out.Content = make([]*yaml.Node, 0, len(ups.Content))
+	for i := 0; i+1 < len(ups.Content); i += 2 {
+		name, u := ups.Content[i], ups.Content[i+1]
+		if u.Kind == yaml.AliasNode && u.Alias != nil {
+			u = u.Alias
+		}
+		if u.Kind == yaml.MappingNode {
+			w := *u
+			w.Content = nil
+			for j := 0; j+1 < len(u.Content); j += 2 {
+				if u.Content[j].Value == "workspace" {
+					w.Content = append(w.Content, u.Content[j], u.Content[j+1])
+				}
+			}
+			u = &w
+		}
+		out.Content = append(out.Content, name, u)
+	}
+	return &out
+}
+
+var (
+	yamlLine   = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+	yamlQuoted = regexp.MustCompile("'[^']*'|`[^`]*`|\"[^\"]*\"")
+)
 
 // parseYAML returns the single document's top node, or nil after adding
 // the reason to p.
@@ -195,7 +271,10 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 
 // problems collects what is wrong, and what is merely odd, with one file.
 type problems struct {
-	file     string
+	file string
+	// redact drops quoted text from yaml.v3's messages (an included
+	// file's, which may hold secrets: see decoder.redact).
+	redact   bool
 	includes []string // included fragment files; see fragmentLines
 	list     []Problem
 	warnings []Problem
@@ -215,6 +294,16 @@ func (p *problems) warn(pos Pos, format string, args ...any) {
 // problem on that line.
 func (p *problems) addYAMLError(err error, data []byte) {
 	msg := err.Error()
+	if p.redact {
+		// yaml.v3 quotes anchor names and, in some messages, values.
+		// A quoted punctuation mark is the syntax it expected: kept.
+		msg = yamlQuoted.ReplaceAllStringFunc(msg, func(q string) string {
+			if len(q) == 3 && !unicode.IsLetter(rune(q[1])) && !unicode.IsDigit(rune(q[1])) {
+				return q
+			}
+			return "…"
+		})
+	}
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		// yaml.v3 may name the line after the last one at end of input.

@@ -194,6 +194,12 @@ func summary(c *Catalog) string {
 			res, _ := marshalJSON(nf.Result)
 			p("  not_found %v %s", nf.Status, res)
 		}
+		if a := t.Approval; a != nil {
+			p("  approval %s approvers=%q ttl=%s allow_self=%t", a.Mode(), a.Approvers, a.TTL, a.AllowSelf)
+		}
+		if t.OutputSchema != nil {
+			p("  output_schema %s", t.OutputJSON)
+		}
 	}
 	for _, w := range c.Warnings {
 		p("warning %s", w)

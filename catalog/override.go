@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Override changes the tool named by its key under overrides:.
@@ -24,14 +27,76 @@ type Override struct {
 	Title       string   `yaml:"title"`
 	Description string   `yaml:"description"`
 	Tags        []string `yaml:"tags"`
-	Gate        string   `yaml:"gate"`
-	Enabled     bool     `yaml:"enabled"`
-	Sensitive   bool     `yaml:"sensitive"`
-	Requires    []string `yaml:"requires"`
+	// Kind makes the tool a read or a write; a write needs a gate other
+	// than view, as any write does.
+	Kind      string   `yaml:"kind"`
+	Gate      string   `yaml:"gate"`
+	Enabled   bool     `yaml:"enabled"`
+	Sensitive bool     `yaml:"sensitive"`
+	Requires  []string `yaml:"requires"`
 	// Annotations replace the tool's annotations as a whole.
 	Annotations *Annotations `yaml:"annotations"`
+	// Approval replaces the tool's approval; written as "none", it
+	// removes it.
+	Approval *Approval `yaml:"approval"`
+	// OutputSchema replaces, trims or removes the tool's output_schema.
+	OutputSchema *OutputOverride `yaml:"output_schema"`
 	// Arguments change the tool's arguments by name.
 	Arguments map[string]*ArgumentOverride `yaml:"arguments"`
+}
+
+// OutputOverride changes a tool's output_schema. Written as "none", None
+// is set and the tool advertises no output schema; as {keep: [...]}, Keep
+// lists the properties the schema keeps ("a.b" keeps b of the object, or
+// of each item of the array, a); as any other mapping, Schema replaces the
+// tool's schema.
+type OutputOverride struct {
+	Meta   `yaml:"-"`
+	None   bool           `yaml:"-"`
+	Keep   []string       `yaml:"keep"`
+	Schema map[string]any `yaml:"-"`
+}
+
+var outputOverrideType = reflect.TypeFor[OutputOverride]()
+
+// decodeOutputOverride decodes output_schema under an override: none,
+// {keep: [...]}, or a schema.
+func (d *decoder) decodeOutputOverride(n *yaml.Node, v reflect.Value, path string, depth int) {
+	const want = "none, {keep: [PROPERTY, ...]}, or a JSON Schema that replaces the tool's"
+	o := v.Addr().Interface().(*OutputOverride)
+	o.Meta = Meta{Pos: nodePos(n), Keys: map[string]Pos{}}
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Value != WorkspaceNone {
+			d.p.add(nodePos(n), "%s: want %s, got %s", d.where(path), want, d.describe(n))
+			return
+		}
+		o.None = true
+	case yaml.MappingNode:
+		var keep *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == "keep" {
+				keep = n.Content[i+1]
+			}
+		}
+		if keep == nil {
+			if x, ok := d.generic(n, path, depth); ok {
+				o.Schema, _ = x.(map[string]any)
+			}
+			return
+		}
+		if len(n.Content) > 2 {
+			d.p.add(nodePos(n), "%s: keep trims the tool's own schema and stands alone; to replace the schema, write one without keep", d.where(path))
+			return
+		}
+		o.Keys["keep"] = nodePos(keep)
+		d.decode(keep, reflect.ValueOf(&o.Keep).Elem(), childKey(path, "keep"), depth+1)
+		if o.Keep == nil && !d.tooBig {
+			o.Keep = []string{}
+		}
+	default:
+		d.mismatch(n, path, want)
+	}
 }
 
 // ArgumentOverride changes one argument. Hide removes it from the input
@@ -59,12 +124,13 @@ func applyOverrides(c *Catalog, p *problems, pos map[string]Pos) {
 	if len(c.Overrides) == 0 {
 		return
 	}
-	byName := map[string][]*Tool{}
+	byName := map[string][]int{}
 	var names []string
-	for _, t := range c.Tools {
-		byName[t.Name] = append(byName[t.Name], t)
+	for i, t := range c.Tools {
+		byName[t.Name] = append(byName[t.Name], i)
 		names = append(names, t.Name)
 	}
+	moves := map[string][]string{} // an override's field → the tools' fields it replaced
 	for _, name := range slices.Sorted(maps.Keys(c.Overrides)) {
 		o := c.Overrides[name]
 		subj := fmt.Sprintf("overrides %q", name)
@@ -74,10 +140,19 @@ func applyOverrides(c *Catalog, p *problems, pos map[string]Pos) {
 			p.add(at, "%s: names no tool%s", subj, didYouMean(name, names))
 			continue
 		}
-		for _, t := range tools {
-			applyOverride(t, o, subj, p)
+		for _, i := range tools {
+			applyOverride(c.Tools[i], o, subj, p)
+			// Values the override replaces are reported where the
+			// override wrote them, not where the tool first had them.
+			for _, key := range []string{"requires", "output_schema", "tags"} {
+				if o.Has(key) && (key != "output_schema" || o.OutputSchema.Schema != nil) {
+					from := childKey(childKey("overrides", name), key)
+					moves[from] = append(moves[from], childKey(childIndex("tools", i), key))
+				}
+			}
 		}
 	}
+	movePositions(pos, moves)
 }
 
 func applyOverride(t *Tool, o *Override, subj string, p *problems) {
@@ -92,24 +167,63 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 	}
 	if o.Has("tags") {
 		t.Tags = o.Tags
+		t.Keys["tags"] = o.At("tags")
 	}
-	if o.Has("gate") {
-		t.Gate = o.Gate
-		t.Keys["gate"] = o.At("gate")
+	// Each field the override writes replaces the tool's, a written zero
+	// included: gate: "" is the default gate again, sensitive: false takes
+	// the tool out of the triple lock, requires: [] drops every
+	// prerequisite, annotations: {} the annotation overrides.
+	for _, f := range []struct {
+		key string
+		set func()
+	}{
+		{"kind", func() { t.Kind = o.Kind }},
+		{"gate", func() { t.Gate = o.Gate }},
+		{"enabled", func() { t.Enabled = o.Enabled }},
+		{"sensitive", func() { t.Sensitive = o.Sensitive }},
+		{"requires", func() { t.Requires = slices.Clone(o.Requires) }},
+		{"annotations", func() { t.Annotations = o.Annotations }},
+	} {
+		if o.Has(f.key) {
+			f.set()
+			t.Keys[f.key] = o.At(f.key)
+		}
 	}
-	if o.Has("enabled") {
-		t.Enabled = o.Enabled
-		t.Keys["enabled"] = o.At("enabled")
+	if a := o.Approval; a != nil {
+		if a.none {
+			t.Approval = nil
+			delete(t.Keys, "approval")
+		} else {
+			c := *a
+			t.Approval = &c
+			t.Keys["approval"] = o.At("approval")
+		}
 	}
-	if o.Has("sensitive") {
-		t.Sensitive = o.Sensitive
-	}
-	if o.Has("requires") {
-		t.Requires = o.Requires
-		t.Keys["requires"] = o.At("requires")
-	}
-	if o.Has("annotations") {
-		t.Annotations = o.Annotations
+	if oo := o.OutputSchema; oo != nil {
+		at := o.At("output_schema")
+		switch {
+		case oo.None:
+			t.OutputSchema = nil
+			delete(t.Keys, "output_schema")
+		case oo.Has("keep"):
+			if len(oo.Keep) == 0 {
+				p.add(oo.At("keep"), "%s: output_schema keep lists no property (write output_schema: none to remove the schema)", subj)
+				break
+			}
+			if t.OutputSchema == nil {
+				p.add(oo.At("keep"), "%s: output_schema keep: the tool has no output_schema to trim", subj)
+				break
+			}
+			s, msg := keepProperties(t.OutputSchema, oo.Keep, "")
+			if msg != "" {
+				p.add(oo.At("keep"), "%s: output_schema keep: %s", subj, msg)
+				break
+			}
+			t.OutputSchema = s
+		default:
+			t.OutputSchema = deepCopy(oo.Schema).(map[string]any)
+			t.Keys["output_schema"] = at
+		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Arguments)) {
 		a := o.Arguments[name]
@@ -176,6 +290,158 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 			renameArgument(t, name, a.Rename)
 		}
 	}
+}
+
+// keepProperties returns a copy of schema with only the properties keep
+// names: "a" keeps property a whole, "a.b" keeps a with only its property
+// b (or, when a is an array, only b of its items). The kept objects allow
+// members they no longer list (additionalProperties and
+// unevaluatedProperties are dropped), since the upstream's answer still
+// carries them and the gateway checks results against the schema. within
+// names the enclosing property, for messages.
+func keepProperties(schema map[string]any, keep []string, within string) (map[string]any, string) {
+	of := "the schema"
+	if within != "" {
+		of = strconv.Quote(within)
+	}
+	props, ok := schema["properties"].(map[string]any)
+	if !ok {
+		return nil, fmt.Sprintf("%s lists no properties to keep (replace the schema instead, for one built from allOf, anyOf or oneOf)", of)
+	}
+	whole := map[string]bool{}
+	sub := map[string][]string{}
+	for _, k := range keep {
+		head, rest := k, ""
+		if _, ok := props[k]; !ok {
+			head, rest, _ = strings.Cut(k, ".")
+		}
+		if _, ok := props[head]; !ok || head == "" {
+			return nil, fmt.Sprintf("%q is not a property of %s%s", k, of, didYouMean(head, slices.Collect(maps.Keys(props))))
+		}
+		if rest == "" {
+			whole[head] = true
+		} else {
+			sub[head] = append(sub[head], rest)
+		}
+	}
+	kept := map[string]any{}
+	for name := range whole {
+		kept[name] = props[name]
+	}
+	for _, name := range slices.Sorted(maps.Keys(sub)) {
+		if whole[name] {
+			continue
+		}
+		path := name
+		if within != "" {
+			path = within + "." + name
+		}
+		prop, _ := props[name].(map[string]any)
+		if items, ok := prop["items"].(map[string]any); ok && prop["properties"] == nil {
+			trimmed, msg := keepProperties(items, sub[name], path)
+			if msg != "" {
+				return nil, msg
+			}
+			prop = maps.Clone(prop)
+			prop["items"] = trimmed
+			kept[name] = prop
+			continue
+		}
+		trimmed, msg := keepProperties(prop, sub[name], path)
+		if msg != "" {
+			return nil, msg
+		}
+		kept[name] = trimmed
+	}
+	out := maps.Clone(schema)
+	out["properties"] = kept
+	delete(out, "additionalProperties")
+	delete(out, "unevaluatedProperties")
+	if req, ok := schema["required"].([]any); ok {
+		req = slices.DeleteFunc(slices.Clone(req), func(r any) bool { s, _ := r.(string); return kept[s] == nil })
+		if len(req) == 0 {
+			delete(out, "required")
+		} else {
+			out["required"] = req
+		}
+	}
+	return out, ""
+}
+
+// deepCopy copies a decoded JSON-like value, so that tools sharing an
+// override never share (and later mutate) one map.
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[k] = deepCopy(e)
+		}
+		return m
+	case []any:
+		s := make([]any, len(x))
+		for i, e := range x {
+			s[i] = deepCopy(e)
+		}
+		return s
+	}
+	return v
+}
+
+// movePositions makes the positions recorded under each key of moves (an
+// override's value) stand for the tool fields it lists, which the
+// override replaced. One pass over pos each way: an imported catalog
+// records a position for every value of thousands of tools.
+func movePositions(pos map[string]Pos, moves map[string][]string) {
+	if len(moves) == 0 {
+		return
+	}
+	replaced := map[string]bool{}
+	for _, tos := range moves {
+		for _, to := range tos {
+			replaced[to] = true
+		}
+	}
+	for k := range pos {
+		if replaced[fieldRoot(k)] {
+			delete(pos, k)
+		}
+	}
+	for k, at := range pos {
+		r := fieldRoot(k)
+		for _, to := range moves[r] {
+			pos[to+k[len(r):]] = at
+		}
+	}
+}
+
+// fieldRoot cuts a decoder path after its second element, the field of
+// a tool or an override: tools[3].requires[0] → tools[3].requires,
+// overrides.x.output_schema.type → overrides.x.output_schema; "" for
+// other paths.
+func fieldRoot(k string) string {
+	i := -1
+	switch {
+	case strings.HasPrefix(k, "tools["):
+		i = strings.IndexByte(k, ']') + 1
+	case strings.HasPrefix(k, `overrides["`):
+		// A name holding `"]` cuts early: a position is then missed,
+		// and the problem points at the tool's field instead.
+		if j := strings.Index(k, `"]`); j >= 0 {
+			i = j + 2
+		}
+	case strings.HasPrefix(k, "overrides."):
+		if j := strings.IndexAny(k[len("overrides."):], ".["); j >= 0 {
+			i = len("overrides.") + j
+		}
+	}
+	if i <= 0 || i >= len(k) || k[i] != '.' {
+		return ""
+	}
+	if j := strings.IndexAny(k[i+1:], ".["); j >= 0 {
+		return k[:i+1+j]
+	}
+	return k
 }
 
 // renameArgument renames an argument in t's schema and templates.

@@ -16,7 +16,7 @@ func (d *decoder) decodeWorkspaceNone(n *yaml.Node, v reflect.Value, path string
 		return
 	}
 	if s != WorkspaceNone {
-		d.p.add(nodePos(n), "%s: want a mapping {header: NAME} or {query: NAME}, or none, got %q", d.where(path), clip(s))
+		d.p.add(nodePos(n), "%s: want a mapping {header: NAME} or {query: NAME}, or none, got %s", d.where(path), d.shown(n, s))
 		return
 	}
 	w := v.Addr().Interface().(*WorkspaceBinding)

@@ -239,8 +239,18 @@ func confirmMessage(p *authz.Principal, t *tool, raw []byte, until time.Time) st
 	if title == "" {
 		title = t.def.Name
 	}
-	return fmt.Sprintf("Confirm: %s (%s) in workspace %q with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
-		title, t.def.Name, p.Workspace, canon, until.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("Confirm: %s (%s)%s with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
+		title, t.def.Name, inWorkspace(p.Workspace), canon, until.UTC().Format(time.RFC3339))
+}
+
+// inWorkspace is ` in workspace "acme"`, or nothing for a principal of a
+// tenantless catalog, whose workspace is "" (a message saying
+// `in workspace ""` reads as a bug, or as a workspace of that name).
+func inWorkspace(ws string) string {
+	if ws == "" {
+		return ""
+	}
+	return fmt.Sprintf(" in workspace %q", ws)
 }
 
 // judgeAnswer says why an elicitation answer does not confirm the call,
@@ -325,8 +335,8 @@ func (c *Core) awaiting(r *approval.Request, state string) *Result {
 		who = "anyone"
 	}
 	return &Result{IsError: true, Outcome: OutcomeAwaiting, Text: fmt.Sprintf(
-		"%s %s: approval %s must be approved by %s who passes the %q gate in workspace %q, before %s, at %s. Nothing was sent upstream. Once it is approved, call %s again with the same arguments; it then runs once.",
-		r.Tool, state, r.ID, who, r.Approvers, r.Workspace, r.Expires.UTC().Format(time.RFC3339), c.ApprovalURL(r.ID), r.Tool)}
+		"%s %s: approval %s must be approved by %s who passes the %q gate%s, before %s, at %s. Nothing was sent upstream. Once it is approved, call %s again with the same arguments; it then runs once.",
+		r.Tool, state, r.ID, who, r.Approvers, inWorkspace(r.Workspace), r.Expires.UTC().Format(time.RFC3339), c.ApprovalURL(r.ID), r.Tool)}
 }
 
 // ApprovalURL is where an approver finds approval id: the REST API under

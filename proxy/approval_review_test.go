@@ -330,3 +330,41 @@ func TestApprovalVisibility(t *testing.T) {
 		t.Errorf("the approver deciding = %+v, %v; want approved by bob", r, err)
 	}
 }
+
+// A tenantless catalog's principal has the workspace "": the approval and
+// confirmation messages leave the workspace out instead of saying
+// `in workspace ""`; a principal with a workspace still sees it named.
+func TestApprovalMessagesOfATenantlessCatalog(t *testing.T) {
+	rig := newApprovalRig(t)
+	inAcme := authz.NewPrincipal("carol", "acme", "carol", []string{"op"}, nil)
+	for _, tc := range []struct {
+		name string
+		p    *authz.Principal
+		want string // "": no workspace named
+	}{
+		{"no-workspace", requester, ""},
+		{"workspace-acme", inAcme, `in workspace "acme"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			held, err := rig.core.Call(ctx, tc.p, "cancel", []byte(`{"q":"x"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			ask, err := rig.core.Call(proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true}), tc.p, "pause", []byte(`{"q":"x"}`))
+			if err != nil || ask.InputRequired == nil {
+				t.Fatalf("confirm prompt = %+v, %v", ask, err)
+			}
+			for what, text := range map[string]string{"four-eyes answer": held.Text, "confirmation": ask.InputRequired.Message} {
+				switch {
+				case strings.Contains(text, `workspace ""`):
+					t.Errorf("%s says workspace \"\": %s", what, text)
+				case tc.want == "" && strings.Contains(text, "workspace"):
+					t.Errorf("%s names a workspace for a principal without one: %s", what, text)
+				case tc.want != "" && !strings.Contains(text, tc.want):
+					t.Errorf("%s = %s, want it to say %s", what, text, tc.want)
+				}
+			}
+		})
+	}
+}

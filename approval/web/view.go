@@ -72,18 +72,18 @@ th{text-align:left;padding-right:1rem;vertical-align:top}pre{background:#f4f4f4;
 .error{color:#a00}.notice{color:#060}button{font-size:1rem;margin-right:.6rem}</style></head>
 <body>
 <h1>{{.Title}}</h1>
-{{with .Me}}<p id="me">Signed in as <b>{{.Subject}}</b> in workspace <b>{{.Workspace}}</b>.</p>{{end}}
+{{with .Me}}<p id="me">Signed in as <b>{{.Subject}}</b>{{with .Workspace}} in workspace <b>{{.}}</b>{{end}}.</p>{{end}}
 {{with .Error}}<p class="error" id="error">{{.}}</p>{{end}}
 {{with .Notice}}<p class="notice" id="notice">Done: the approval is now {{.}}.</p>{{end}}
 {{with .Item}}
 <table id="call">
 <tr><th>Tool</th><td id="tool">{{.Tool}}</td></tr>
-<tr><th>Workspace</th><td id="workspace">{{.Workspace}}</td></tr>
+{{with .Workspace}}<tr><th>Workspace</th><td id="workspace">{{.}}</td></tr>{{end}}
 <tr><th>Arguments</th><td><pre id="arguments">{{.Arguments}}</pre></td></tr>
 <tr><th>Requested by</th><td id="requester">{{.Requester}}{{if and .Actor (ne .Actor .Requester)}} ({{.Actor}}){{end}}</td></tr>
 <tr><th>Requested at</th><td>{{.Created}}</td></tr>
 <tr><th>Expires</th><td id="expires">{{.Expires}}</td></tr>
-<tr><th>Approvers</th><td>whoever passes the <b>{{.Approvers}}</b> gate in this workspace</td></tr>
+<tr><th>Approvers</th><td>whoever passes the <b>{{.Approvers}}</b> gate{{if .Workspace}} in this workspace{{end}}</td></tr>
 <tr><th>Status</th><td id="status">{{.Status}}{{with .Approver}} by {{.}}{{end}}{{with .Decided}} at {{.}}{{end}}</td></tr>
 </table>
 {{if .Pending}}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -70,7 +71,7 @@ func importDemo(t *testing.T, dir string) string {
 // TestDemoImportReproducesBundledCatalog imports the demo's OpenAPI
 // document, applies demo/openapi/catalog.yaml's overrides, and compares
 // every tool with the bundled catalog.yaml: names, input schemas, kinds,
-// gates, the sensitive lock, prerequisites, annotations and the upstream
+// gates, the sensitive lock, prerequisites, annotations, approvals and the upstream
 // request each makes (method, path, query, headers, body, workspace and
 // actor bindings). Response shaping (fields, list, untrusted, not_found
 // results, render) is the catalog's own curation and is not compared.
@@ -121,6 +122,7 @@ func TestDemoImportReproducesBundledCatalog(t *testing.T) {
 		check("sensitive", g.Sensitive, w.Sensitive)
 		check("requires", g.Requires, w.Requires)
 		check("annotations", annotations(g.Annotations), annotations(w.Annotations))
+		check("approval", approvalOf(g.Approval), approvalOf(w.Approval))
 		check("upstream", g.Request.Upstream, w.Request.Upstream)
 		check("method", g.Request.Method, w.Request.Method)
 		check("path", g.Request.Path, w.Request.Path)
@@ -147,6 +149,15 @@ func annotations(a *catalog.Annotations) [3]string {
 		return [3]string{"-", "-", "-"}
 	}
 	return [3]string{s(a.Destructive), s(a.Idempotent), s(a.OpenWorld)}
+}
+
+// approvalOf is what an approval asks: its mode, approvers gate, TTL
+// and whether the requester may approve; "none" without one.
+func approvalOf(a *catalog.Approval) string {
+	if a == nil {
+		return "none"
+	}
+	return fmt.Sprintf("%s approvers=%q ttl=%s allow_self=%t", a.Mode(), a.Approvers, a.TTL, a.AllowSelf)
 }
 
 func emptyNil(m map[string]string) map[string]string {

@@ -116,3 +116,56 @@ func TestFailedReloadIsVisible(t *testing.T) {
 		t.Error("/metrics lacks gateway_catalog_last_reload_success 1 after a good reload")
 	}
 }
+
+// TestReloadErrorNeverQuotesIncludedFile: a catalog includes
+// "fragments/*"; an env file and a broken YAML file holding a password
+// land in that directory. The reload fails, and neither /status, nor the
+// log line, nor the returned error quotes what those files hold; they
+// say the file, the line and the rule.
+func TestReloadErrorNeverQuotesIncludedFile(t *testing.T) {
+	const secret = "pg-hunter2-Secret"
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "fragments"), 0o755)
+	path := filepath.Join(dir, "catalog.yaml")
+	good := strings.Replace(string(gateway.DefaultCatalog), "\nupstreams:\n", "\ninclude: [\"fragments/*\"]\nupstreams:\n", 1)
+	os.WriteFile(filepath.Join(dir, "fragments", "extra.yaml"), []byte("upstreams: {}\n"), 0o600)
+	os.WriteFile(path, []byte(good), 0o600)
+	env := testEnv(map[string]string{"GATEWAY_AUDIENCE": "aud", "GATEWAY_ISSUER": "iss"})
+	rt := installedRuntime(t, env, path, nil)
+	var logs syncBuffer
+	rt.logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	private := httptest.NewServer(rt.metricsRoutes())
+	defer private.Close()
+
+	for name, body := range map[string]string{
+		"db.env":        "DATABASE_PASSWORD=" + secret + "\n",
+		"broken.yaml":   "upstreams:\n  db: { password: \"" + secret + "\n",
+		".hidden.yaml":  secret, // never read at all
+		"settings.yaml": "upstreams: " + secret + "\n",
+	} {
+		os.WriteFile(filepath.Join(dir, "fragments", name), []byte(body), 0o600)
+	}
+	err := rt.reload("test", false)
+	if err == nil {
+		t.Fatal("reload succeeded with broken fragments")
+	}
+	resp, gerr := http.Get(private.URL + "/status")
+	if gerr != nil {
+		t.Fatal(gerr)
+	}
+	status, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for what, text := range map[string]string{"/status": string(status), "the log": logs.String(), "the error": err.Error()} {
+		if strings.Contains(text, secret) || strings.Contains(text, "DATABASE_PASSWORD") {
+			t.Errorf("%s quotes an included file's content:\n%s", what, text)
+		}
+	}
+	for _, want := range []string{"db.env:1:1: a fragment is a mapping of upstreams and tools", "broken.yaml:", "settings.yaml:1:12: upstreams: want a mapping"} {
+		if !strings.Contains(string(status), want) {
+			t.Errorf("/status lacks %q:\n%s", want, status)
+		}
+	}
+	if strings.Contains(string(status), ".hidden.yaml") {
+		t.Errorf("/status names a hidden file, which include never reads:\n%s", status)
+	}
+}

@@ -193,7 +193,9 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 		return fmt.Errorf("--ttl %s is over the %s bound of development tokens; long-lived tokens come from your identity provider", spec.ttl, MaxTokenTTL)
 	}
 	spec.scopes = strings.Fields(*scopes)
-	if cat, err := catalog.Load(*catPath, &catalog.LoadOptions{Getenv: env}); err == nil {
+	// Only auth (and the upstreams' workspace bindings) are read: minting
+	// a token must not need the upstreams' credentials in the environment.
+	if cat, err := catalog.Load(*catPath, &catalog.LoadOptions{Getenv: env, AuthOnly: true}); err == nil {
 		if m := cat.Auth.MaxTokenLifetime; m > 0 && spec.ttl > m.D() {
 			return fmt.Errorf("--ttl %s is over the catalog's auth.max_token_lifetime %s: the gateway would refuse the token", spec.ttl, m)
 		}

@@ -238,3 +238,54 @@ tools:
 		t.Fatalf("Verify = %+v, %v; want subject dev and no workspace", p, err)
 	}
 }
+
+// TestTokenNeedsOnlyAuthVariables: `gateway token --catalog` reads the
+// catalog's auth section and the upstreams' workspace bindings, so the
+// variables the upstreams need (credentials, base URLs) need not be set
+// where tokens are minted; a variable auth itself needs still is.
+func TestTokenNeedsOnlyAuthVariables(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "frag"), 0o755)
+	os.WriteFile(filepath.Join(dir, "frag", "pets.yaml"), []byte(`upstreams:
+  pets:
+    base_url: ${PETS_URL}
+    headers: { X-Api-Key: "${PETS_API_KEY}" }
+    workspace: none
+tools:
+  - { name: list_pets, description: "${NOT_EXPANDED_ANYWAY}", request: { upstream: pets, path: /pets } }
+`), 0o600)
+	path := filepath.Join(dir, "catalog.yaml")
+	os.WriteFile(path, []byte(`version: 1
+server: { name: pets, listen: "${LISTEN}" }
+auth:
+  jwt: { hmac_secret_env: GATEWAY_JWT_SECRET, algorithms: [HS256], issuer: "${ISSUER}", audience: aud }
+  principal: { workspace: tenant.id }
+include: [frag/*.yaml]
+upstreams:
+  pets: { headers: { Authorization: "Bearer ${PETS_TOKEN}" }, timeout: "${PETS_TIMEOUT}" }
+audit: { path: "${AUDIT_PATH}" }
+`), 0o600)
+	var out, errb bytes.Buffer
+	err := run(context.Background(), []string{"token", "--catalog", path, "--sub", "dev", "--secret-env", "GATEWAY_JWT_SECRET"},
+		nil, &out, &errb, testEnv(map[string]string{"ISSUER": "https://idp.example.com/"}))
+	if err != nil {
+		t.Fatalf("token = %v\n%s", err, errb.String())
+	}
+	claims := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(strings.TrimSpace(out.String()), claims); err != nil {
+		t.Fatal(err)
+	}
+	if claims["iss"] != "https://idp.example.com/" || claims["aud"] != "aud" || claims["sub"] != "dev" {
+		t.Errorf("claims = %v, want the catalog's issuer and audience", claims)
+	}
+	if _, has := claims["tenant"]; has {
+		t.Errorf("claims = %v: a tenantless catalog (workspace: none in the fragment) needs no workspace", claims)
+	}
+
+	out.Reset()
+	errb.Reset()
+	err = run(context.Background(), []string{"token", "--catalog", path, "--sub", "dev", "--secret-env", "GATEWAY_JWT_SECRET"}, nil, &out, &errb, testEnv(nil))
+	if err == nil || !strings.Contains(errb.String(), "environment variable ISSUER is not set") || strings.Contains(errb.String(), "PETS_") {
+		t.Errorf("token without ISSUER = %v\n%s; want the missing auth variable named, and no upstream one", err, errb.String())
+	}
+}
