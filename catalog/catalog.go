@@ -235,6 +235,9 @@ type Upstream struct {
 	// from an approval on an approved write; default
 	// DefaultIdempotencyHeader.
 	IdempotencyHeader string `yaml:"idempotency_header"`
+	// Credentials choose the credential sent by the caller's workspace;
+	// nil: the upstream's headers alone.
+	Credentials *Credentials `yaml:"credentials"`
 }
 
 // WorkspaceBinding says where the principal's workspace goes on every

@@ -134,7 +134,7 @@ func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
 		return nil, p.err()
 	}
 	applyDefaults(c)
-	validate(c, p, d.pos)
+	validate(c, p, d.pos, lookup)
 	if len(p.list) > 0 {
 		return nil, p.err()
 	}

@@ -19,8 +19,8 @@ import (
 // fault in quotes and the rule:
 //
 //	catalog.yaml:41:13: tool "cancel_job": placeholder {job_id} names no argument
-func validate(c *Catalog, p *problems, pos map[string]Pos) {
-	v := &checker{c: c, p: p, pos: pos}
+func validate(c *Catalog, p *problems, pos map[string]Pos, lookup func(string) (string, bool)) {
+	v := &checker{c: c, p: p, pos: pos, lookup: lookup}
 	v.top()
 	v.server()
 	v.auth()
@@ -47,6 +47,8 @@ type checker struct {
 	c   *Catalog
 	p   *problems
 	pos map[string]Pos
+	// lookup reads the environment variables that credentials name.
+	lookup func(string) (string, bool)
 }
 
 // add reports a problem about subject ("tool \"x\"", "server", ...).
@@ -439,6 +441,7 @@ func (v *checker) upstreams() {
 		if u.ErrorDetail != ErrorDetailMessage && u.ErrorDetail != ErrorDetailStatus {
 			v.add(u.At("error_detail"), subj, "error_detail %q must be message or status", u.ErrorDetail)
 		}
+		v.credentials(name, u, subj)
 	}
 }
 
@@ -893,6 +896,7 @@ func (tc *toolCheck) request() {
 		}
 		tc.placeholders(tpl, p)
 		tc.upstreamHeader(r, name, tpl, p)
+		tc.credentialHeader(r, name, p)
 		r.HeaderParams = append(r.HeaderParams, Param{Name: http.CanonicalHeaderKey(name), Template: tpl})
 	}
 	slices.SortStableFunc(r.HeaderParams, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })

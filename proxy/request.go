@@ -413,8 +413,9 @@ func headerValue(name string, t catalog.Template, args map[string]any, b binding
 }
 
 // bind binds the principal onto an outbound request: its workspace as
-// the query parameter and the header the upstream declares, and, on
-// writes, its actor header. It runs after every template, so the token
+// the query parameter and the header the upstream declares, on writes its
+// actor header, and its workspace's credential when the upstream chooses
+// credentials by workspace. It runs after every template, so the token
 // always wins over the arguments. Every request the core sends upstream
 // is bound here, tool calls and prerequisite probes alike; q is the
 // request's query before it is encoded into r.URL.
@@ -436,6 +437,15 @@ func (u *upstream) bind(r *http.Request, q url.Values, b binding, write bool) er
 			return err
 		}
 		r.Header.Set(u.def.ActorHeader, b.actor)
+	}
+	if u.credHeader != "" {
+		// The upstream fences its tenants by credential: a workspace
+		// without its own is never sent another's, or none.
+		cred, ok := u.creds[b.workspace]
+		if !ok {
+			return &bindingError{fmt.Sprintf("upstream %s has no credential for this token's workspace %q (credentials.by_workspace), so nothing was sent", u.name, shorten(b.workspace))}
+		}
+		r.Header.Set(u.credHeader, cred.Reveal())
 	}
 	return nil
 }

@@ -73,6 +73,10 @@ type upstream struct {
 	basePath string // the base URL's escaped path, without a trailing slash
 	rt       http.RoundTripper
 	headers  [][2]string // the upstream's own headers, keys canonical, made at load
+	// credHeader, when set, carries the caller's workspace's credential
+	// from creds; a workspace without one is refused before sending.
+	credHeader string
+	creds      map[string]catalog.Secret
 	// statusOnly: error_detail is status, so an upstream's own error
 	// message never reaches the agent.
 	statusOnly bool
@@ -83,7 +87,8 @@ type upstream struct {
 func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, cooldown time.Duration) (*upstream, error) {
 	base, err := url.Parse(def.BaseURL)
 	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
-		return nil, fmt.Errorf("upstream %q: base_url %q is not an absolute http(s) URL", name, def.BaseURL)
+		// Not quoted: a base_url from the environment may hold a secret.
+		return nil, fmt.Errorf("upstream %q: base_url is not an absolute http(s) URL", name)
 	}
 	u := &upstream{
 		name:    name,
@@ -105,6 +110,9 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	u.rt = rt
 	for k, v := range def.Headers {
 		u.headers = append(u.headers, [2]string{http.CanonicalHeaderKey(k), v})
+	}
+	if cr := def.Credentials; cr != nil {
+		u.credHeader, u.creds = http.CanonicalHeaderKey(cr.Header), cr.Values
 	}
 	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
 	if def.MaxConcurrent > 0 {
