@@ -329,6 +329,12 @@ func placeholders(names []string) string {
 // Request.BodyTemplate). A template that is exactly "{arg}" keeps the
 // argument's JSON type; an absent optional argument omits its object key
 // (or array element); an explicit null stays null.
+//
+// A container that absent arguments leave empty is absent too, up to the
+// body itself: a filter {id: {any_: ["{id}"]}} without id must not reach
+// the upstream as any_: [], which matches nothing, where leaving the
+// filter out matches everything. A container written empty in the
+// template is the catalog's own value and stays.
 func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 	switch t := tmpl.(type) {
 	case catalog.Template:
@@ -347,7 +353,7 @@ func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 				out[k] = x
 			}
 		}
-		return out, true
+		return out, len(out) > 0 || len(t) == 0
 	case []any:
 		out := make([]any, 0, len(t))
 		for _, e := range t {
@@ -355,7 +361,7 @@ func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 				out = append(out, x)
 			}
 		}
-		return out, true
+		return out, len(out) > 0 || len(t) == 0
 	}
 	return tmpl, true
 }
