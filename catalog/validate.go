@@ -219,6 +219,11 @@ func httpURLRule(s string) string {
 		return "must name a host"
 	case u.User != nil:
 		return "must not hold credentials (set them under headers)"
+	case strings.Contains(s, "@"):
+		// "http://app:1234/5@host" parses as host "app", port 1234 and
+		// a path: a password that holds "/" must not make a URL that
+		// sends the request elsewhere and the rest of it along.
+		return `must not hold credentials or an "@" (set credentials under headers; write "@" in a path as %40)`
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return "must not hold a query or fragment"
 	}
