@@ -294,8 +294,8 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			t.renderItems = rendering.Compile(ro)
 		}
 		// not_found maps a read's answer: a write answered 404 did not
-		// happen, and must not read as done (catalogs written before
-		// kept the block on writes; it is ignored there).
+		// happen, and must not read as done. A catalog may still set it
+		// on a write (imports did); it is ignored there.
 		if nf := def.Response.NotFound; nf != nil && def.Kind != catalog.KindWrite {
 			t.notFound = make(map[int]bool, len(nf.Status))
 			for _, s := range nf.Status {

@@ -12,8 +12,8 @@ import (
 )
 
 // writeAnswersCatalog: a read and writes whose answers the upstream
-// chooses by path. Each write keeps response.not_found, as catalogs
-// written before the mapping was for reads only do.
+// chooses by path. Each write sets response.not_found, which the bundled
+// catalog and imports do on writes too, and which writes ignore.
 const writeAnswersCatalog = `
 version: 1
 server: { name: test }
