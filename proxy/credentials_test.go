@@ -164,3 +164,48 @@ func TestCredentialsFollowTheTokensWorkspace(t *testing.T) {
 		}
 	}
 }
+
+// Prerequisite probes are bound like calls: each carries its workspace's
+// credential, and a workspace without one sends no probe and does not see
+// the tool that needs it.
+func TestProbesCarryTheWorkspacesCredential(t *testing.T) {
+	up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		owner := strings.Split(r.URL.Path, "/")[2]
+		if tok, ok := giteaTokens[owner]; !ok || r.Header.Get("Authorization") != "token "+tok {
+			w.WriteHeader(http.StatusForbidden)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"enabled":true}`)
+	})
+	src := strings.Replace(credentialsCatalog, "tools:\n", `prerequisites:
+  wiki: { probe: { upstream: gitea, path: "/orgs/{workspace}/wiki", true_when: enabled } }
+tools:
+  - name: read_wiki
+    description: Read the organisation's wiki.
+    requires: [wiki]
+    request: { upstream: gitea, path: "/orgs/{workspace}/wiki/home" }
+`, 1)
+	c := parseCore(t, src, up.srv.URL, map[string]string{"GITEA_ACME_TOKEN": giteaTokens["acme"], "GITEA_GLOBEX_TOKEN": giteaTokens["globex"]})
+	lists := func(p *authz.Principal) bool {
+		for _, l := range c.List(context.Background(), p) {
+			if l.Tool.Name == "read_wiki" {
+				return true
+			}
+		}
+		return false
+	}
+	acme := authz.NewPrincipal("a", "acme", "", nil, nil)
+	initech := authz.NewPrincipal("i", "initech", "", nil, nil)
+	if !lists(acme) {
+		t.Errorf("acme does not see read_wiki: its probe did not carry its credential (%+v)", up.all())
+	}
+	if lists(initech) {
+		t.Error("initech sees read_wiki without a credential of its own")
+	}
+	for _, r := range up.all() {
+		if strings.Contains(r.Path, "initech") {
+			t.Errorf("a probe for initech was sent: %+v", r)
+		}
+	}
+}
