@@ -42,7 +42,7 @@ func (c *Core) checkOutput(t *tool, status int, res *Result) *Result {
 	}
 	why := truncateText(err.Error(), 512)
 	if t.def.Kind == catalog.KindWrite {
-		return c.departed(t, status, res, "its answer does not match the output schema "+why+"; the answer is shown as it came")
+		return c.departed(t, status, res, "its answer does not match the output schema "+why)
 	}
 	c.logger.Warn("output schema violation", "tool", t.def.Name, "upstream", t.up.name, "status", status, "error", why)
 	msg := fmt.Sprintf("upstream %s answered %d, but the result does not match the output schema of tool %q %s", t.up.name, status, t.def.Name, why)

@@ -23,6 +23,7 @@ gates:
   write: { scopes: [write] }
 upstreams:
   up: { base_url: "${UP}", timeout: 2s, actor_header: X-Actor }
+limits: { structured_bytes: 1KiB, text_bytes: 2KiB }
 tools:
   - name: get_repo
     description: Read a repository.
@@ -57,6 +58,10 @@ func writeAnswersUpstream(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/octet-stream")
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, "\x00\x01created")
+	case r.URL.Path == "/repos/huge/issues":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"issue":{"number":3,"body":"`+strings.Repeat("b", 4000)+`"}}`)
 	case r.URL.Path == "/repos/unwrapped/issues":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
@@ -91,9 +96,11 @@ func TestWriteAnswers(t *testing.T) {
 		{"read-departing-from-its-schema-is-an-error", "get_repo", `{"repo":"site"}`, true, proxy.OutcomeOutputInvalid, "",
 			[]string{`does not match the output schema of tool "get_repo" at name: want string, got number`}},
 		{"write-departing-from-its-schema-succeeds-with-a-note", "create_issue", `{"repo":"site"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
-			[]string{`{"outputSchemaDeparture":"upstream up answered 201 and performed the write, but its answer does not match the output schema at number: want integer, got string; the answer is shown as it came","number":"3"}`}},
+			[]string{`{"outputSchemaDeparture":"upstream up answered 201 and performed the write, but its answer does not match the output schema at number: want integer, got string","number":"3"}`}},
 		{"write-whose-select-finds-nothing-succeeds-with-a-note", "create_issue", `{"repo":"unwrapped"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
 			[]string{`"outputSchemaDeparture":"upstream up answered 201 and performed the write, but response.select \"issue\" matched nothing in the answer, so only its status is shown"`, `"ok":true,"upstreamStatus":201`}},
+		{"write-too-large-to-show-degrades-with-a-note", "create_issue", `{"repo":"huge"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
+			[]string{`{"outputSchemaDeparture":"upstream up answered 201 and performed the write, but its answer does not match the output schema at the top level: missing required member \"number\"","upstreamStatus":201,"transportTruncated":{`}},
 		{"write-answered-with-a-body-that-is-not-json-succeeds-with-a-note", "create_issue", `{"repo":"plain"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
 			[]string{`its body is not JSON (application/octet-stream), so only its status is shown`, `"upstreamStatus":201`}},
 	} {
