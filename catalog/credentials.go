@@ -148,7 +148,15 @@ func (v *checker) credentials(name string, u *Upstream, subj string) {
 			continue
 		}
 		if !validEnvName(env) {
-			v.add(p, subj, "by_workspace.%s: %q is not an environment variable name (write the name, GITEA_TOKEN, not ${GITEA_TOKEN})", ws, clip(env))
+			// Not quoted: what stands here by mistake may be the
+			// credential itself, and messages reach logs and /status.
+			hint := "write the name of the variable holding the credential, such as GITEA_TOKEN"
+			if inner, ok := strings.CutPrefix(env, "${"); ok {
+				if name, _, _ := strings.Cut(strings.TrimSuffix(inner, "}"), ":-"); validEnvName(name) {
+					hint = "write " + name + ", without ${}"
+				}
+			}
+			v.add(p, subj, "by_workspace.%s is not an environment variable name (%s)", ws, hint)
 			continue
 		}
 		val, ok := v.lookup(env)

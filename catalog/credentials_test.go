@@ -84,7 +84,9 @@ func TestCredentialsRules(t *testing.T) {
 			`by_workspace.globex: environment variable GITEA_MISSING is not set`},
 		{"empty-variable", `      by_workspace: { acme: EMPTY }`, `environment variable EMPTY is empty`},
 		{"a-reference-is-not-a-name", `      by_workspace: { acme: "${GITEA_ACME_TOKEN}" }`,
-			`by_workspace.acme: "${GITEA_ACME_TOKEN}" is not an environment variable name`},
+			`by_workspace.acme is not an environment variable name (write GITEA_ACME_TOKEN, without ${})`},
+		{"a-credential-in-place-of-a-name-is-not-quoted", `      by_workspace: { acme: "t0ken/abc+=" }`,
+			`by_workspace.acme is not an environment variable name (write the name of the variable holding the credential`},
 		{"no-workspaces", `      header: X-Token`, `by_workspace must name at least one workspace`},
 		{"format-without-credential", `      format: "Bearer"
       by_workspace: { acme: GITEA_ACME_TOKEN }`, `format must hold {credential} exactly once`},
