@@ -235,6 +235,9 @@ type Upstream struct {
 	// from an approval on an approved write; default
 	// DefaultIdempotencyHeader.
 	IdempotencyHeader string `yaml:"idempotency_header"`
+	// Credentials choose the credential sent by the caller's workspace;
+	// nil: the upstream's headers alone.
+	Credentials *Credentials `yaml:"credentials"`
 }
 
 // WorkspaceBinding says where the principal's workspace goes on every
@@ -348,8 +351,9 @@ type Tool struct {
 	// see outputcheck.go); nil without one. Its errors are *OutputError.
 	Output Validator `yaml:"-"`
 	// OutputJSON is the outputSchema the tool advertises, as compact JSON:
-	// what Output checks, or, with response.not_found, that or exactly the
-	// not_found result. Nil without an output_schema.
+	// what Output checks, or, for a read with response.not_found, that or
+	// exactly the not_found result, or, for a write, that or an answer
+	// carrying DepartureMember. Nil without an output_schema.
 	OutputJSON []byte `yaml:"-"`
 
 	// Schema validates arguments. Never nil after Load.

@@ -53,6 +53,7 @@ func applyDefaults(c *Catalog) {
 	for _, u := range c.Upstreams {
 		u.ErrorDetail = or(u.ErrorDetail, ErrorDetailMessage)
 		u.IdempotencyHeader = or(u.IdempotencyHeader, DefaultIdempotencyHeader)
+		defaultCredentials(u)
 		if !u.Has("timeout") {
 			u.Timeout = DefaultTimeout
 		}

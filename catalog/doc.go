@@ -44,7 +44,8 @@
 //     Tool.Schema treats nil arguments as {} and returns *[ArgumentError].
 //   - Header names are RFC 9110 tokens, compared case-insensitively; Host,
 //     Content-Length, Transfer-Encoding and Connection cannot be configured.
-//     An upstream base_url may not carry credentials (use headers). A GET or
+//     An upstream base_url may not carry credentials or an "@" (use
+//     headers, or credentials chosen by workspace, [Credentials]). A GET or
 //     HEAD request has no body. A path or probe path holds no query or
 //     fragment; a probe path may use {workspace} ([Probe.PathTemplate]).
 //   - Issue 10: a top-level property's JSON Schema default must pass the

@@ -157,7 +157,7 @@ func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
 		c.byName = map[string]*Tool{}
 		return c, nil
 	}
-	validate(c, p, d.pos)
+	validate(c, p, d.pos, lookup)
 	if len(p.list) > 0 {
 		return nil, p.err()
 	}

@@ -23,6 +23,23 @@ import (
 // trimmed to fit the output bounds (rendering's marker).
 const TruncatedMember = "transportTruncated"
 
+// DepartureMember is the member the gateway adds to a write's result whose
+// answer departs from the output schema (or from the tool's response
+// paths): the upstream performed the write, so the answer is returned as
+// it came, and this member says where it departs.
+const DepartureMember = "outputSchemaDeparture"
+
+// departureSchema is the alternative a write's advertised outputSchema
+// offers beside the strict one: any object carrying DepartureMember.
+var departureSchema = map[string]any{
+	"type":        "object",
+	"description": "A write the upstream performed whose answer departs from the output schema: the answer as it came, with " + DepartureMember + " saying where it departs.",
+	"properties": map[string]any{
+		DepartureMember: map[string]any{"type": "string"},
+	},
+	"required": []any{DepartureMember},
+}
+
 // truncatedSchema describes the TruncatedMember marker: {list, dropped}
 // for a trimmed list, {list: null, dropped: null, reason} for a write
 // whose whole answer could not fit.
@@ -98,11 +115,17 @@ func allowNull(s map[string]any, path []string) map[string]any {
 }
 
 // advertisedOutput is the outputSchema clients are shown: strict (see
-// publishedOutput) or, for a tool with response.not_found, either strict
+// publishedOutput); for a read with response.not_found, either strict
 // or exactly the not_found result, which the gateway answers in place of
-// the upstream's ({found: false} unless not_found.result says otherwise).
+// the upstream's ({found: false} unless not_found.result says otherwise);
+// for a write, either strict or an answer carrying DepartureMember.
 // The root stays type: object, as revisions before 2026-07-28 require.
 func advertisedOutput(t *Tool, strict map[string]any) map[string]any {
+	if t.Kind == KindWrite {
+		// A write's not_found is ignored (its 404 is an upstream error),
+		// and its answer is never refused for its shape.
+		return map[string]any{"type": "object", "anyOf": []any{strict, departureSchema}}
+	}
 	nf := t.Response.NotFound
 	if nf == nil {
 		return strict

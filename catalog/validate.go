@@ -19,8 +19,8 @@ import (
 // fault in quotes and the rule:
 //
 //	catalog.yaml:41:13: tool "cancel_job": placeholder {job_id} names no argument
-func validate(c *Catalog, p *problems, pos map[string]Pos) {
-	v := &checker{c: c, p: p, pos: pos}
+func validate(c *Catalog, p *problems, pos map[string]Pos, lookup func(string) (string, bool)) {
+	v := &checker{c: c, p: p, pos: pos, lookup: lookup}
 	v.top()
 	v.server()
 	v.auth()
@@ -47,6 +47,8 @@ type checker struct {
 	c   *Catalog
 	p   *problems
 	pos map[string]Pos
+	// lookup reads the environment variables that credentials name.
+	lookup func(string) (string, bool)
 }
 
 // add reports a problem about subject ("tool \"x\"", "server", ...).
@@ -217,6 +219,11 @@ func httpURLRule(s string) string {
 		return "must name a host"
 	case u.User != nil:
 		return "must not hold credentials (set them under headers)"
+	case strings.Contains(s, "@"):
+		// "http://app:1234/5@host" parses as host "app", port 1234 and
+		// a path: a password that holds "/" must not make a URL that
+		// sends the request elsewhere and the rest of it along.
+		return `must not hold credentials or an "@" (set credentials under headers; write "@" in a path as %40)`
 	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
 		return "must not hold a query or fragment"
 	}
@@ -439,6 +446,7 @@ func (v *checker) upstreams() {
 		if u.ErrorDetail != ErrorDetailMessage && u.ErrorDetail != ErrorDetailStatus {
 			v.add(u.At("error_detail"), subj, "error_detail %q must be message or status", u.ErrorDetail)
 		}
+		v.credentials(name, u, subj)
 	}
 }
 
@@ -893,6 +901,7 @@ func (tc *toolCheck) request() {
 		}
 		tc.placeholders(tpl, p)
 		tc.upstreamHeader(r, name, tpl, p)
+		tc.credentialHeader(r, name, p)
 		r.HeaderParams = append(r.HeaderParams, Param{Name: http.CanonicalHeaderKey(name), Template: tpl})
 	}
 	slices.SortStableFunc(r.HeaderParams, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })

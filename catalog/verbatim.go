@@ -32,6 +32,8 @@ var verbatimOverrideFields = map[string]bool{
 // is taken as written.
 func verbatim(path string) bool {
 	switch {
+	case byWorkspaceField(path):
+		return true
 	case strings.HasPrefix(path, "tools["):
 		_, rest, ok := strings.Cut(path, "]")
 		if !ok {

@@ -312,7 +312,7 @@ func (e *auditEntry) completed(ctx context.Context, status int, res *Result, cal
 	case callErr != nil:
 		outcome = OutcomeRefused
 	}
-	if outcome == OutcomeNotFound || outcome == OutcomeTruncated {
+	if outcome == OutcomeNotFound || outcome == OutcomeTruncated || outcome == OutcomeOutputDeparted {
 		outcome = OutcomeOK
 	}
 	rec := e.record(StageCompleted, outcome, status)

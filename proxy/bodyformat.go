@@ -42,6 +42,7 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 		}
 		return []byte(s), contentText, nil
 	}
+	// The body itself is sent even when absent arguments empty it.
 	v, _ := buildBody(req.BodyTemplate, args, b)
 	body, err := json.Marshal(v)
 	if err != nil {

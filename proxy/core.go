@@ -131,6 +131,10 @@ const (
 	// OutcomeOutputInvalid: the upstream's answer broke the tool's
 	// output_schema, and the caller got a tool error saying where.
 	OutcomeOutputInvalid = "output_invalid"
+	// OutcomeOutputDeparted: a write the upstream performed answered in
+	// a shape other than the catalog expects; the caller got the answer
+	// with a note saying where it departs. Audited as ok.
+	OutcomeOutputDeparted = "output_departed"
 	// OutcomeUnknownTool labels calls to a name no tool has, under the tool
 	// label UnknownToolLabel, so caller-chosen names never become labels.
 	OutcomeUnknownTool = "unknown_tool"
@@ -289,7 +293,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			ro.List = "items"
 			t.renderItems = rendering.Compile(ro)
 		}
-		if nf := def.Response.NotFound; nf != nil {
+		// not_found maps a read's answer: a write answered 404 did not
+		// happen, and must not read as done. A catalog may still set it
+		// on a write (imports did); it is ignored there.
+		if nf := def.Response.NotFound; nf != nil && def.Kind != catalog.KindWrite {
 			t.notFound = make(map[int]bool, len(nf.Status))
 			for _, s := range nf.Status {
 				t.notFound[s] = true
@@ -640,11 +647,19 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 		shaped, wrapped, err = rendering.Shape(r.body, t.shape)
 		var me *rendering.MissingError
 		switch {
+		case errors.As(err, &me) && t.def.Kind == catalog.KindWrite:
+			// The write was performed: say so, and where the answer
+			// departs, never that it failed.
+			e := rendering.Empty(r.status)
+			return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, me.Error()+", so only its status is shown"), nil
 		case errors.As(err, &me):
 			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d but %v", t.up.name, r.status, me)), nil
 		case err != nil && r.isText():
 			// A text answer is data too, bounded like a payload.
 			shaped = rendering.Text(r.body, r.total, t.inline)
+		case err != nil && t.def.Kind == catalog.KindWrite:
+			e := rendering.Empty(r.status)
+			return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, fmt.Sprintf("its body is not JSON (%s), so only its status is shown", r.contentType())), nil
 		case err != nil:
 			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType())), nil
 		}

@@ -329,6 +329,12 @@ func placeholders(names []string) string {
 // Request.BodyTemplate). A template that is exactly "{arg}" keeps the
 // argument's JSON type; an absent optional argument omits its object key
 // (or array element); an explicit null stays null.
+//
+// A container that absent arguments leave empty is absent too, up to the
+// body itself: a filter {id: {any_: ["{id}"]}} without id must not reach
+// the upstream as any_: [], which matches nothing, where leaving the
+// filter out matches everything. A container written empty in the
+// template is the catalog's own value and stays.
 func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 	switch t := tmpl.(type) {
 	case catalog.Template:
@@ -347,7 +353,7 @@ func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 				out[k] = x
 			}
 		}
-		return out, true
+		return out, len(out) > 0 || len(t) == 0
 	case []any:
 		out := make([]any, 0, len(t))
 		for _, e := range t {
@@ -355,7 +361,7 @@ func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 				out = append(out, x)
 			}
 		}
-		return out, true
+		return out, len(out) > 0 || len(t) == 0
 	}
 	return tmpl, true
 }
@@ -413,8 +419,9 @@ func headerValue(name string, t catalog.Template, args map[string]any, b binding
 }
 
 // bind binds the principal onto an outbound request: its workspace as
-// the query parameter and the header the upstream declares, and, on
-// writes, its actor header. It runs after every template, so the token
+// the query parameter and the header the upstream declares, on writes its
+// actor header, and its workspace's credential when the upstream chooses
+// credentials by workspace. It runs after every template, so the token
 // always wins over the arguments. Every request the core sends upstream
 // is bound here, tool calls and prerequisite probes alike; q is the
 // request's query before it is encoded into r.URL.
@@ -436,6 +443,15 @@ func (u *upstream) bind(r *http.Request, q url.Values, b binding, write bool) er
 			return err
 		}
 		r.Header.Set(u.def.ActorHeader, b.actor)
+	}
+	if u.credHeader != "" {
+		// The upstream fences its tenants by credential: a workspace
+		// without its own is never sent another's, or none.
+		cred, ok := u.creds[b.workspace]
+		if !ok {
+			return &bindingError{fmt.Sprintf("upstream %s has no credential for this token's workspace %q (credentials.by_workspace), so nothing was sent", u.name, shorten(b.workspace))}
+		}
+		r.Header.Set(u.credHeader, cred.Reveal())
 	}
 	return nil
 }

@@ -73,6 +73,10 @@ type upstream struct {
 	basePath string // the base URL's escaped path, without a trailing slash
 	rt       http.RoundTripper
 	headers  [][2]string // the upstream's own headers, keys canonical, made at load
+	// credHeader, when set, carries the caller's workspace's credential
+	// from creds; a workspace without one is refused before sending.
+	credHeader string
+	creds      map[string]catalog.Secret
 	// statusOnly: error_detail is status, so an upstream's own error
 	// message never reaches the agent.
 	statusOnly bool
@@ -82,8 +86,9 @@ type upstream struct {
 
 func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, cooldown time.Duration) (*upstream, error) {
 	base, err := url.Parse(def.BaseURL)
-	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") {
-		return nil, fmt.Errorf("upstream %q: base_url %q is not an absolute http(s) URL", name, def.BaseURL)
+	if err != nil || base.Host == "" || (base.Scheme != "http" && base.Scheme != "https") || base.User != nil || strings.Contains(def.BaseURL, "@") {
+		// Not quoted: a base_url from the environment may hold a secret.
+		return nil, fmt.Errorf("upstream %q: base_url is not an absolute http(s) URL without credentials", name)
 	}
 	u := &upstream{
 		name:    name,
@@ -105,6 +110,9 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	u.rt = rt
 	for k, v := range def.Headers {
 		u.headers = append(u.headers, [2]string{http.CanonicalHeaderKey(k), v})
+	}
+	if cr := def.Credentials; cr != nil {
+		u.credHeader, u.creds = http.CanonicalHeaderKey(cr.Header), cr.Values
 	}
 	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
 	if def.MaxConcurrent > 0 {
@@ -498,22 +506,102 @@ func cleanReason(s string, cut bool) string {
 
 func utf8Start(b byte) bool { return b&0xC0 != 0x80 }
 
-// urlCredentials finds the user information of URLs in free text: any
-// "scheme://userinfo@" (up to the authority's last "@", as url.Parse
-// reads it) and a bare "scheme:user:password@".
-var urlCredentials = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)[^\s/?#]*@|([A-Za-z][A-Za-z0-9+.\-]*:)[^\s/?#@:]+:[^\s/?#@]*@`)
+// urlStart finds where a URL's user information may begin in free text:
+// after "scheme://" (group 1), or after "scheme:" in a bare
+// "scheme:user:password@host" (group 2, the user and its colon matched).
+var urlStart = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)|([A-Za-z][A-Za-z0-9+.\-]*:)[^\s/?#@:]+:`)
 
 // stripURLCredentials removes the credentials of every URL in an
 // upstream's message, "postgres://app:secret@db/x" becoming
 // "postgres://db/x": upstreams quote connection strings in their errors,
 // and agents must not see them (issue 9).
+//
+// Passwords are quoted as they were set, not percent-encoded, so one may
+// hold "/", "?", "#" or "@" ("postgres://app:p/ss@db"), where a URL parser
+// would end the authority early and leave the rest of the password in the
+// text. So the user information runs to the last "@" of the URL's run of
+// non-space text whenever it can be read as credentials (see userinfoEnd);
+// when a URL could be either, more is removed, never less.
 func stripURLCredentials(s string) string {
-	// A pass could, in contrived text, join pieces into a new match: repeat
-	// until none is left. Each pass removes at least one "@".
-	for strings.Contains(s, "@") && urlCredentials.MatchString(s) {
-		s = urlCredentials.ReplaceAllString(s, "$1$2")
+	// Each pass removes at least one "@"; repeat until none is left to
+	// remove, so what is returned has nothing more to strip.
+	for strings.Contains(s, "@") {
+		out := stripPass(s)
+		if out == s {
+			break
+		}
+		s = out
 	}
 	return s
+}
+
+func stripPass(s string) string {
+	var b strings.Builder
+	for {
+		loc := urlStart.FindStringSubmatchIndex(s)
+		if loc == nil {
+			b.WriteString(s)
+			return b.String()
+		}
+		from := loc[3] // after "scheme://"
+		if loc[2] < 0 {
+			from = loc[5] // after "scheme:" of a bare URL
+		}
+		run := s[from:]
+		if i := strings.IndexFunc(run, unicode.IsSpace); i >= 0 {
+			run = run[:i]
+		}
+		end := -1
+		if loc[2] >= 0 {
+			end = userinfoEnd(run)
+		} else {
+			end = strings.LastIndexByte(run, '@')
+		}
+		if end < 0 {
+			next := loc[1]
+			b.WriteString(s[:next])
+			s = s[next:]
+			continue
+		}
+		b.WriteString(s[:from])
+		s = s[from+end+1:]
+	}
+}
+
+// userinfoEnd returns the index in run (the text after "scheme://" up to
+// white space) of the "@" that ends the URL's user information, or -1
+// when the URL has none. A URL whose authority (up to the first "/", "?"
+// or "#") holds an "@" has credentials; so does one whose authority is
+// "user:x" where x is not a port ("app:p" of "app:p/ss@db", whose
+// password holds a "/"), or "name:digits" where name is no host name
+// ("app:1234/5@db"). Only a host name (dotted, localhost or an IP
+// literal), with or without a port, keeps an "@" further on as part of
+// the path or query ("https://example.com/users/@me").
+func userinfoEnd(run string) int {
+	at := strings.LastIndexByte(run, '@')
+	if at < 0 {
+		return -1
+	}
+	if !strings.ContainsAny(run[:at], "/?#") {
+		return at
+	}
+	auth := run[:strings.IndexAny(run, "/?#")]
+	if strings.Contains(auth, "@") {
+		return at
+	}
+	if strings.HasPrefix(auth, "[") {
+		return -1 // an IPv6 literal
+	}
+	host, port, hasPort := strings.Cut(auth, ":")
+	switch {
+	case !hasPort:
+		return -1
+	case port == "" || strings.Trim(port, "0123456789") != "":
+		return at
+	case host == "localhost" || strings.Contains(host, "."):
+		return -1
+	}
+	return at
 }
 
 // do sends req within the upstream's timeout, following the redirects pol

@@ -65,7 +65,7 @@ func newMetrics() *metrics {
 	m.auditHealthy = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_audit_healthy", Help: "1 when the last audit record was written, 0 when it failed (write calls are then refused)."})
 	m.auditHealthy.Set(1)
 	m.reg.MustRegister(m.auditRecords, m.auditFailures, m.auditHealthy)
-	m.outputInvalid = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_output_schema_violations_total", Help: "Upstream answers that broke their tool's output_schema (each became a tool error), by tool."}, []string{"tool"})
+	m.outputInvalid = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_output_schema_violations_total", Help: "Upstream answers that broke their tool's output_schema (a read's became a tool error; a write's was returned with a note), by tool."}, []string{"tool"})
 	m.reg.MustRegister(m.outputInvalid)
 	m.reg.MustRegister(m.requests, m.requestTime, m.inFlight, m.authFailures, m.rateLimited, m.toolCalls, m.toolTime,
 		m.upstreamResp, m.upstreamTime, m.reloads, m.catalogInfo, m.jwksFetches, m.reloadedAtSec,
@@ -113,7 +113,7 @@ type proxyMetrics struct{ m *metrics }
 
 func (p proxyMetrics) ToolCall(tool, outcome string, d time.Duration) {
 	p.m.toolCalls.WithLabelValues(tool, outcome).Inc()
-	if outcome == proxy.OutcomeOutputInvalid {
+	if outcome == proxy.OutcomeOutputInvalid || outcome == proxy.OutcomeOutputDeparted {
 		p.m.outputInvalid.WithLabelValues(tool).Inc()
 	}
 	if outcome != proxy.OutcomeUnknownTool {
