@@ -27,7 +27,7 @@ func importDoc(t *testing.T, doc string, opts openapi.Options) (*openapi.Result,
 		t.Fatalf("Import = %v", err)
 	}
 	if res.Tools == 0 {
-		return res, nil // a catalog must declare a tool
+		return res, &catalog.Catalog{} // a catalog must declare a tool
 	}
 	cat, err := catalog.Parse("imported.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
 	if err != nil {
@@ -313,6 +313,9 @@ func TestImportedOutputSchemaNeverRefusesARealAnswer(t *testing.T) {
 func TestImportedInputFormats(t *testing.T) {
 	_, cat := importDoc(t, giteaLike, openapi.Options{IncludeWrites: true})
 	tool := cat.Tool("issue_create_issue")
+	if tool == nil {
+		t.Fatal("issue_create_issue was not imported")
+	}
 	for _, tc := range []struct {
 		name, args string
 		ok         bool
@@ -340,10 +343,14 @@ func TestImportedInputFormats(t *testing.T) {
 
 func TestImportNotFoundOnlyForReads(t *testing.T) {
 	_, cat := importDoc(t, giteaLike, openapi.Options{IncludeWrites: true})
-	if get := cat.Tool("issue_get_issue"); get.Response.NotFound == nil {
+	get, create := cat.Tool("issue_get_issue"), cat.Tool("issue_create_issue")
+	if get == nil || create == nil {
+		t.Fatal("the document's operations were not imported")
+	}
+	if get.Response.NotFound == nil {
 		t.Error("a read that declares 404 has no response.not_found")
 	}
-	if create := cat.Tool("issue_create_issue"); create.Response.NotFound != nil {
+	if create.Response.NotFound != nil {
 		t.Error("a write that declares 404 has response.not_found: a write to a missing repository would be reported as a success")
 	}
 }
@@ -351,6 +358,9 @@ func TestImportNotFoundOnlyForReads(t *testing.T) {
 func TestImportCutsLongNamesAtAWord(t *testing.T) {
 	const id = "create_flow_run_from_deployment_deployments__id__create_flow_run_post"
 	_, cat := importDoc(t, oneOp("POST", "/deployments/{id}/create_flow_run", id, "      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n"), openapi.Options{IncludeWrites: true})
+	if len(cat.Tools) != 1 {
+		t.Fatalf("imported %d tools", len(cat.Tools))
+	}
 	name := cat.Tools[0].Name
 	if len(name) > 60 {
 		t.Fatalf("name %q is longer than 60", name)

@@ -117,6 +117,16 @@ func TestOrchestratorQueriesThroughTheCore(t *testing.T) {
 			result: `"end_time":null`,
 		},
 		{
+			// Absent optional arguments leave nothing behind: the import
+			// writes one whole-argument placeholder per top-level member,
+			// never a structure around an argument that could be left empty
+			// (an empty any_ list filters everything out).
+			name: "flow-runs-filter-without-arguments", tool: "read_flow_runs_flow_runs_filter_post",
+			args:   `{}`,
+			want:   received{"POST", "/api/flow_runs/filter", "application/json", map[string]any{}},
+			result: `"items":[`,
+		},
+		{
 			name: "logs-filter", tool: "read_logs_logs_filter_post",
 			args:   `{"logs":{"flow_run_id":{"any_":["` + runID + `"]}}}`,
 			want:   received{"POST", "/api/logs/filter", "application/json", map[string]any{"logs": map[string]any{"flow_run_id": map[string]any{"any_": []any{runID}}}}},
