@@ -98,6 +98,19 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	for _, r := range res.Reads {
 		fmt.Fprintf(stderr, "read (no write gate) %s\n", r)
 	}
+	if res.Tools == 0 {
+		// A catalog without tools does not load; writing one would only
+		// move the failure to the next command.
+		why := "the document has no operations"
+		if len(res.Skipped) > 0 {
+			why = fmt.Sprintf("all %d operations were skipped (listed above)", len(res.Skipped))
+			if !opts.IncludeWrites && allWrites(res.Skipped) {
+				why += "; they are writes: pass --include-writes, or --reads for those that only read"
+			}
+		}
+		fmt.Fprintf(stderr, "%s: no tool imported, nothing written: %s\n", spec, why)
+		return exitError(1)
+	}
 	if out == "" {
 		_, err = stdout.Write(res.YAML)
 	} else {
@@ -109,4 +122,14 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "%s: %d tools, %d operations skipped\n", spec, res.Tools, len(res.Skipped))
 	return nil
+}
+
+// allWrites reports whether every operation was skipped for being a write.
+func allWrites(skipped []openapi.Skipped) bool {
+	for _, s := range skipped {
+		if !strings.HasPrefix(s.Reason, "write operation") {
+			return false
+		}
+	}
+	return true
 }

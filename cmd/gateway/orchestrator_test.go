@@ -195,3 +195,23 @@ func TestImportReadsFlag(t *testing.T) {
 		t.Errorf("import with a pattern without a method = %v, stderr %q", err, stderr.String())
 	}
 }
+
+// A document that yields no tool is an error saying why, and no catalog
+// that would fail to load is written.
+func TestImportWithNoToolFails(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(dir, "writes.yaml")
+	os.WriteFile(spec, []byte("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /things/{id}:\n    delete:\n      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n      responses: {'204': {description: gone}}\n"), 0o644)
+	out := filepath.Join(dir, "out.yaml")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"import", "openapi", spec, "--upstream", "u", "-o", out}, nil, &stdout, &stderr, os.LookupEnv)
+	if err != exitError(1) {
+		t.Fatalf("import = %v, want exit status 1\n%s", err, stderr.String())
+	}
+	if want := "no tool imported, nothing written: all 1 operations were skipped (listed above); they are writes: pass --include-writes"; !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("a catalog was written (stat: %v)", err)
+	}
+}
