@@ -3,6 +3,7 @@ package openapi
 import (
 	"fmt"
 	"net/url"
+	"regexp"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -66,6 +67,10 @@ func (im *importer) upstream() *yaml.Node {
 		def, where := im.serverURL()
 		if def != "" {
 			add(u, "base_url", "${"+env+"_URL:-"+def+"}").LineComment = "guess: " + where
+		} else if im.basePath != "" {
+			add(u, "base_url", "${"+env+"_URL}").LineComment = fmt.Sprintf("placeholder: set %s_URL to the service's origin; the document's server URL %s is relative, so each tool path starts with it", env, im.basePath)
+		} else if im.basePathNote != "" {
+			add(u, "base_url", "${"+env+"_URL}").LineComment = "placeholder: " + im.basePathNote
 		} else {
 			add(u, "base_url", "${"+env+"_URL}").LineComment = "placeholder: the document names no absolute server URL"
 		}
@@ -117,6 +122,43 @@ func (im *importer) serverURL() (string, string) {
 		return strings.TrimSuffix(raw, "/"), "the document's first server URL"
 	}
 	return "", ""
+}
+
+// relativePath is a relative server URL the import can put in front of
+// each tool path: absolute-path segments of unreserved and sub-delims
+// characters, nothing the catalog would read as a placeholder or expand.
+var relativePath = regexp.MustCompile(`^(/[A-Za-z0-9._~!&()*+,;=:@-]+)+$`)
+
+// relativeServer returns the path of the document's first server URL
+// when no server URL is absolute and that one is relative ("/api", or a
+// Swagger 2.0 basePath without a host), variables set to their defaults:
+// the tools' paths start with it, and ${NAME_URL} is the service's
+// origin. note says why a relative server URL was not used.
+func (im *importer) relativeServer() (prefix, note string) {
+	if def, _ := im.serverURL(); def != "" || len(im.d.doc.Servers) == 0 {
+		return "", ""
+	}
+	s := im.d.doc.Servers[0]
+	if s == nil {
+		return "", ""
+	}
+	raw := s.URL
+	for _, name := range sortedKeys(s.Variables) {
+		if v := s.Variables[name]; v != nil {
+			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+		}
+	}
+	if u, err := url.Parse(raw); err != nil || u.Scheme != "" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" {
+		return "", fmt.Sprintf("the document's server URL %q is neither absolute nor a path", bound(s.URL, 80))
+	}
+	p := strings.TrimRight(raw, "/")
+	switch {
+	case p == "" || p == ".":
+		return "", ""
+	case !relativePath.MatchString(p) || strings.Contains(p, "/./") || strings.Contains(p, "/../") || strings.HasSuffix(p, "/.") || strings.HasSuffix(p, "/.."):
+		return "", fmt.Sprintf("the document's relative server URL %q cannot start the tool paths: prefix them by hand", bound(s.URL, 80))
+	}
+	return p, ""
 }
 
 // credentials maps the document's security scheme to an upstream header
@@ -173,7 +215,7 @@ func (im *importer) toolNode(t *tool) *yaml.Node {
 		add(n, "title", t.title)
 	}
 	add(n, "description", t.description)
-	add(n, "kind", t.kind).LineComment = "from the method " + t.method
+	add(n, "kind", t.kind).LineComment = t.kindNote
 	if t.kind == "write" {
 		add(n, "gate", im.writeGate()).LineComment = "the operator must grant this gate"
 		add(n, "annotations", mapping("destructive", *t.destructive, "idempotent", *t.idempotent))
@@ -188,6 +230,9 @@ func (im *importer) toolNode(t *tool) *yaml.Node {
 	}
 	if len(t.headers) > 0 {
 		add(req, "headers", t.headers)
+	}
+	if t.bodyFormat != "" {
+		add(req, "body_format", t.bodyFormat)
 	}
 	if t.body != nil {
 		add(req, "body", valueNode(t.body))

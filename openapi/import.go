@@ -23,8 +23,15 @@ type Options struct {
 	// BaseURL is the upstream's base_url; "" takes the document's first
 	// server URL, and failing that a ${NAME_URL} placeholder.
 	BaseURL string
-	// Tags keeps only operations carrying one of these tags; empty keeps all.
+	// Tags keeps only operations carrying one of these tags, compared
+	// case-insensitively; empty keeps all.
 	Tags []string
+	// Reads are "METHOD PATH" patterns ("POST /*/filter"; METHOD may be
+	// "*", PATH is a path.Match glob over the document's path) of
+	// operations to import as reads, with no write gate and without
+	// IncludeWrites. Without them a POST is still a read when it is named
+	// like a query or the document marks it x-mcp-kind: read.
+	Reads []string
 	// IncludeWrites imports non-GET/HEAD operations as write tools behind
 	// a gate the operator must grant; without it they are skipped.
 	IncludeWrites bool
@@ -56,6 +63,10 @@ type Result struct {
 	Tools int
 	// Skipped lists the operations left out, in path then method order.
 	Skipped []Skipped
+	// Reads lists the operations of a method other than GET and HEAD
+	// imported as reads, and why, in path then method order: they carry
+	// no write gate, so each deserves a look.
+	Reads []Skipped
 }
 
 var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodTrace}
@@ -79,6 +90,10 @@ func Import(d *Document, opts Options) (res *Result, err error) {
 		}
 	}()
 	im := &importer{d: d, opts: opts, names: map[string]int{}}
+	if im.reads, err = parseReads(opts.Reads); err != nil {
+		return nil, err
+	}
+	im.basePath, im.basePathNote = im.relativeServer()
 	if n := im.operations(); n > MaxOperations {
 		return nil, fmt.Errorf("the document has %d operations to import, more than the %d one import maps; choose some with --tags", n, MaxOperations)
 	}
@@ -99,16 +114,24 @@ type importer struct {
 	// cred is credHeader's answer once credDone.
 	cred     string
 	credDone bool
+	// reads are the parsed Options.Reads.
+	reads []readPattern
+	// basePath is the document's relative server URL ("/api"), which
+	// starts every tool path, and basePathNote why it is "" when the
+	// document has a relative server URL the import could not use.
+	basePath, basePathNote string
 }
 
 type tool struct {
 	name, title, description, kind string
+	kindNote                       string // why kind is what it is
 	method, path                   string
 	opPath                         string // the path as the document writes it
 	tags                           []string
 	input                          map[string]any
 	query, headers                 map[string]string
 	body                           any
+	bodyFormat                     string // "" (JSON) or "form"
 	notFound                       bool
 	pageSize, cursor               string
 	output                         map[string]any
@@ -138,7 +161,9 @@ func (im *importer) skip(method, path, format string, args ...any) {
 
 // selected reports whether --tags selects op.
 func (im *importer) selected(op *openapi3.Operation) bool {
-	return len(im.opts.Tags) == 0 || slices.ContainsFunc(op.Tags, func(t string) bool { return slices.Contains(im.opts.Tags, t) })
+	return len(im.opts.Tags) == 0 || slices.ContainsFunc(op.Tags, func(t string) bool {
+		return slices.ContainsFunc(im.opts.Tags, func(want string) bool { return strings.EqualFold(t, want) })
+	})
 }
 
 // operations counts the operations --tags selects.
@@ -179,12 +204,13 @@ func (im *importer) run() {
 			if !im.selected(op) {
 				continue
 			}
-			write := m != http.MethodGet && m != http.MethodHead
-			if write && !im.opts.IncludeWrites {
+			kind, _ := im.kindOf(m, path, op)
+			if kind == "write" && !im.opts.IncludeWrites {
 				im.skip(m, path, "write operation (pass --include-writes to import it behind a gate)")
 				continue
 			}
 			if t := im.operation(m, path, item, op); t != nil {
+				t.path = im.basePath + t.path
 				im.tools = append(im.tools, t)
 			}
 		}
@@ -220,9 +246,9 @@ func (im *importer) name() {
 	})
 	for _, t := range im.tools {
 		base := t.name
-		if len(base) > 60 {
-			base = strings.TrimRight(base[:60], "_")
-			t.nameNote = "name cut to 60 characters"
+		if len(base) > maxName {
+			base = cutName(base)
+			t.nameNote = fmt.Sprintf("name cut to %d characters", maxName)
 		}
 		name := base
 		for n := 2; im.names[name] > 0; n++ {
@@ -232,6 +258,23 @@ func (im *importer) name() {
 		im.names[name]++
 		t.name = name
 	}
+}
+
+// maxName is the longest tool name the import proposes, leaving room
+// under MCP's portable 64 for a "_2" suffix.
+const maxName = 60
+
+// cutName cuts a snake_case name to at most maxName bytes at a word
+// boundary (list_flow_run_notification_policies_… loses whole words,
+// never half of one); a single word longer than that is cut where it must.
+func cutName(s string) string {
+	if len(s) <= maxName {
+		return s
+	}
+	if i := strings.LastIndexByte(s[:maxName+1], '_'); i > 0 {
+		return strings.TrimRight(s[:i], "_")
+	}
+	return s[:maxName]
 }
 
 var pathParam = regexp.MustCompile(`\{([^{}]*)\}`)
@@ -256,9 +299,8 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		im.skip(method, path, "path does not start with /")
 		return nil
 	}
-	t.kind = "read"
-	if method != http.MethodGet && method != http.MethodHead {
-		t.kind = "write"
+	t.kind, t.kindNote = im.kindOf(method, path, op)
+	if t.kind == "write" {
 		switch method {
 		case http.MethodDelete:
 			t.destructive, t.idempotent = ptr(true), ptr(true)
@@ -438,14 +480,16 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 	}
 	t.path = tpath
 
-	// Request body: JSON only.
+	// Request body: JSON (of any spelling), else a URL-encoded form.
 	if rb := op.RequestBody; rb != nil && rb.Value != nil && len(rb.Value.Content) > 0 {
 		mt, mime := jsonMedia(rb.Value.Content)
 		if mt == nil {
-			im.skip(method, path, "request body is %s, not JSON", strings.Join(sortedKeys(rb.Value.Content), ", "))
+			mt, mime = formMedia(rb.Value.Content)
+		}
+		if mt == nil {
+			im.skip(method, path, "request body is %s, not JSON or a URL-encoded form", strings.Join(sortedKeys(rb.Value.Content), ", "))
 			return nil
 		}
-		_ = mime
 		bs := conv.schema(mt.Schema, 0, nil)
 		bprops, isObj := bs["properties"].(map[string]any)
 		if typ, _ := bs["type"].(string); isObj && (typ == "object" || typ == "") && len(bprops) > 0 {
@@ -481,6 +525,11 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 				required = append(required, a)
 			}
 		}
+		var msg string
+		if required, msg = im.bodyMedia(t, mime, props, required); msg != "" {
+			im.skip(method, path, "%s", msg)
+			return nil
+		}
 	}
 
 	input := map[string]any{"type": "object", "additionalProperties": false}
@@ -491,6 +540,7 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		slices.SortFunc(required, func(a, b any) int { return strings.Compare(a.(string), b.(string)) })
 		input["required"] = slices.Compact(required)
 	}
+	inputFormats(input)
 	if msg := checkSchema(input); msg != "" {
 		im.skip(method, path, "input schema does not compile: %s", msg)
 		return nil
@@ -501,7 +551,9 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 	// Responses.
 	if op.Responses != nil {
 		rm := op.Responses.Map()
-		if rm["404"] != nil {
+		// A 404 is an answer only to a read ("no such thing"); a write
+		// answered 404 did not happen and must stay an error.
+		if rm["404"] != nil && t.kind == "read" {
 			t.notFound = true
 		}
 		for _, code := range sortedKeys(rm) {
@@ -536,6 +588,9 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 			default:
 				out = nil
 			}
+			if out != nil {
+				looseOutput(out)
+			}
 			if out != nil && checkSchema(out) == "" {
 				t.output = out
 				conv.notes = append(conv.notes, oc.notes...)
@@ -550,15 +605,13 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 }
 
 // jsonMedia picks the JSON media type of content: application/json first,
-// then any other */json or */*+json, by name.
+// then any other spelling of JSON (see isJSONMedia), by name.
 func jsonMedia(content openapi3.Content) (*openapi3.MediaType, string) {
 	if mt := content["application/json"]; mt != nil {
 		return mt, "application/json"
 	}
 	for _, k := range sortedKeys(content) {
-		base, _, _ := strings.Cut(strings.ToLower(k), ";")
-		base = strings.TrimSpace(base)
-		if strings.HasSuffix(base, "/json") || strings.HasSuffix(base, "+json") {
+		if isJSONMedia(k) {
 			return content[k], k
 		}
 	}
@@ -596,7 +649,14 @@ func (im *importer) result() (*Result, error) {
 	slices.SortStableFunc(im.skipped, func(a, b Skipped) int {
 		return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method)
 	})
-	return &Result{YAML: buf.Bytes(), Tools: len(im.tools), Skipped: im.skipped}, nil
+	var reads []Skipped
+	for _, t := range im.tools {
+		if t.kind == "read" && t.method != http.MethodGet && t.method != http.MethodHead {
+			reads = append(reads, Skipped{Method: t.method, Path: t.opPath, Reason: t.kindNote})
+		}
+	}
+	slices.SortFunc(reads, func(a, b Skipped) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
+	return &Result{YAML: buf.Bytes(), Tools: len(im.tools), Skipped: im.skipped, Reads: reads}, nil
 }
 
 // encodeYAML writes n to buf, each non-empty line prefixed with indent.

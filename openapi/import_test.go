@@ -46,6 +46,8 @@ var goldens = []struct {
 		[]string{"PUT /orders/{id}/file: request body is multipart/form-data, not JSON"}},
 	{"petstore30.yaml", openapi.Options{Upstream: "pets", Tags: []string{"pets"}, Standalone: true},
 		[]string{"POST /pets: write operation (pass --include-writes to import it behind a gate)"}},
+	{"orchestrator.yaml", openapi.Options{Upstream: "orch", Standalone: true},
+		[]string{"DELETE /flow_runs/{id}: write operation (pass --include-writes to import it behind a gate)"}},
 }
 
 func TestImportGolden(t *testing.T) {

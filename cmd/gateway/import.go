@@ -11,8 +11,23 @@ import (
 )
 
 const importUsage = `usage: gateway import openapi SPEC --upstream NAME [--base-url URL] [--tags a,b]
-       [--include-writes] [--workspace-param P] [--actor-header H] [--standalone] [-o FILE]
+       [--include-writes] [--reads 'POST /*/filter']... [--workspace-param P] [--actor-header H]
+       [--standalone] [-o FILE]
 `
+
+// listFlag is a repeatable flag whose values may also be comma-separated.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
 
 // runImport writes a catalog fragment (or, with --standalone, a whole
 // catalog) for an OpenAPI document; skipped operations go to stderr.
@@ -28,8 +43,10 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	var tags, out string
 	fs.StringVar(&opts.Upstream, "upstream", "", "name of the upstream the tools call (required)")
 	fs.StringVar(&opts.BaseURL, "base-url", "", "the upstream's base_url (default: the document's first server, as ${NAME_URL:-...})")
-	fs.StringVar(&tags, "tags", "", "comma-separated OpenAPI tags: import only operations carrying one")
+	fs.StringVar(&tags, "tags", "", "comma-separated OpenAPI tags, any case: import only operations carrying one")
 	fs.BoolVar(&opts.IncludeWrites, "include-writes", false, "import non-GET operations as write tools behind a gate")
+	var reads listFlag
+	fs.Var(&reads, "reads", "`METHOD /path` glob of operations to import as reads, no gate ('POST /*/filter', '* /search'); repeatable or comma-separated")
 	fs.StringVar(&opts.WorkspaceParam, "workspace-param", "", "parameter bound to the caller's workspace, never an argument")
 	fs.StringVar(&opts.ActorHeader, "actor-header", "", "header parameter carrying the acting identity: the upstream's actor_header, never an argument")
 	fs.BoolVar(&opts.Standalone, "standalone", false, "write a complete catalog with placeholder auth instead of a fragment")
@@ -59,6 +76,7 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 			opts.Tags = append(opts.Tags, t)
 		}
 	}
+	opts.Reads = reads
 	data, err := os.ReadFile(spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway import openapi: %v\n", err)
@@ -77,6 +95,22 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	for _, s := range res.Skipped {
 		fmt.Fprintf(stderr, "skipped %s\n", s)
 	}
+	for _, r := range res.Reads {
+		fmt.Fprintf(stderr, "read (no write gate) %s\n", r)
+	}
+	if res.Tools == 0 {
+		// A catalog without tools does not load; writing one would only
+		// move the failure to the next command.
+		why := "the document has no operations"
+		if len(res.Skipped) > 0 {
+			why = fmt.Sprintf("all %d operations were skipped (listed above)", len(res.Skipped))
+			if !opts.IncludeWrites && allWrites(res.Skipped) {
+				why += "; they are writes: pass --include-writes, or --reads for those that only read"
+			}
+		}
+		fmt.Fprintf(stderr, "%s: no tool imported, nothing written: %s\n", spec, why)
+		return exitError(1)
+	}
 	if out == "" {
 		_, err = stdout.Write(res.YAML)
 	} else {
@@ -88,4 +122,14 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "%s: %d tools, %d operations skipped\n", spec, res.Tools, len(res.Skipped))
 	return nil
+}
+
+// allWrites reports whether every operation was skipped for being a write.
+func allWrites(skipped []openapi.Skipped) bool {
+	for _, s := range skipped {
+		if !strings.HasPrefix(s.Reason, "write operation") {
+			return false
+		}
+	}
+	return true
 }

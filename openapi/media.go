@@ -1,0 +1,112 @@
+package openapi
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// mediaBase is a media type's type/subtype, lower case, without parameters.
+func mediaBase(k string) string {
+	base, _, _ := strings.Cut(strings.ToLower(k), ";")
+	return strings.TrimSpace(base)
+}
+
+// isJSONMedia reports whether a media type is JSON by any of the names
+// documents give it: application/json with parameters, text/json,
+// structured-syntax suffixes (application/vnd.api+json, the wildcard
+// application/*+json), and AWS's application/x-amz-json-1.0 and 1.1.
+func isJSONMedia(k string) bool {
+	_, sub, ok := strings.Cut(mediaBase(k), "/")
+	return ok && (sub == "json" || strings.HasSuffix(sub, "+json") || strings.HasPrefix(sub, "x-amz-json"))
+}
+
+const formType = "application/x-www-form-urlencoded"
+
+// formMedia picks a URL-encoded form media type of content.
+func formMedia(content openapi3.Content) (*openapi3.MediaType, string) {
+	for _, k := range sortedKeys(content) {
+		if mediaBase(k) == formType {
+			return content[k], k
+		}
+	}
+	return nil, ""
+}
+
+// sendableMedia is a concrete media type the catalog may carry as a fixed
+// Content-Type header: no wildcard, nothing ${VAR} expansion would read
+// (a fixed header value is configuration, and expands).
+var sendableMedia = regexp.MustCompile(`^[a-z0-9][a-z0-9!#&^_.+-]*/[a-z0-9][a-z0-9!#&^_.+-]*(\s*;\s*[a-z0-9_.-]+=[a-z0-9_.-]+)*$`)
+
+// bodyMedia finishes a request body of media type mime: a form becomes
+// body_format: form with only the fields a form can carry, and a JSON
+// media type other than application/json is sent as written (JSON:API,
+// merge-patch and AWS's x-amz-json services refuse application/json). It
+// returns the new required list, or why the operation cannot be imported.
+func (im *importer) bodyMedia(t *tool, mime string, props map[string]any, required []any) ([]any, string) {
+	if isJSONMedia(mime) {
+		if base := mediaBase(mime); base != "application/json" {
+			if m := strings.ToLower(strings.TrimSpace(mime)); sendableMedia.MatchString(m) {
+				t.headers["Content-Type"] = m
+			} else {
+				t.notes = append(t.notes, fmt.Sprintf("request body is %q, sent as application/json", bound(mime, 80)))
+			}
+		}
+		return required, ""
+	}
+	body, ok := t.body.(map[string]any)
+	if !ok {
+		return required, fmt.Sprintf("request body is %s but its schema is not an object with properties, which a form needs", bound(mime, 80))
+	}
+	t.bodyFormat = "form"
+	for _, field := range sortedKeys(body) {
+		a := strings.Trim(body[field].(string), "{}")
+		if formValue(props[a]) {
+			continue
+		}
+		if slices.Contains(required, any(a)) {
+			return required, fmt.Sprintf("required form field %q is an object, which a URL-encoded form cannot carry", field)
+		}
+		delete(body, field)
+		delete(props, a)
+		t.notes = append(t.notes, fmt.Sprintf("form field %q left out: an object cannot be sent in a URL-encoded form", field))
+	}
+	if len(body) == 0 {
+		return required, fmt.Sprintf("request body is %s and none of its fields can be sent in a form", bound(mime, 80))
+	}
+	return required, ""
+}
+
+// formValue reports whether a property schema describes what a form field
+// carries: a scalar, or an array of scalars (the field repeated).
+func formValue(s any) bool {
+	m, _ := s.(map[string]any)
+	if items, ok := m["items"]; ok {
+		return scalarSchema(items)
+	}
+	return scalarSchema(m)
+}
+
+func scalarSchema(s any) bool {
+	m, _ := s.(map[string]any)
+	var types []any
+	switch x := m["type"].(type) {
+	case string:
+		types = []any{x}
+	case []any:
+		types = x
+	default:
+		// Untyped: a composition or any value; only a plain value is taken.
+		_, comp := m["properties"]
+		for _, k := range []string{"allOf", "anyOf", "oneOf"} {
+			if _, ok := m[k]; ok {
+				comp = true
+			}
+		}
+		return !comp
+	}
+	return !slices.Contains(types, any("object")) && !slices.Contains(types, any("array"))
+}
