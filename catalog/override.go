@@ -32,6 +32,8 @@ type Override struct {
 	Annotations *Annotations `yaml:"annotations"`
 	// Arguments change the tool's arguments by name.
 	Arguments map[string]*ArgumentOverride `yaml:"arguments"`
+	// Probe replaces the tool's probe as a whole.
+	Probe *ToolProbe `yaml:"probe"`
 }
 
 // ArgumentOverride changes one argument. Hide removes it from the input
@@ -110,6 +112,9 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 	}
 	if o.Has("annotations") {
 		t.Annotations = o.Annotations
+	}
+	if o.Has("probe") {
+		t.Probe = o.Probe
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Arguments)) {
 		a := o.Arguments[name]
