@@ -50,6 +50,20 @@ func Check(c *catalog.Catalog, d *Document, upstream string) []Finding {
 	return out
 }
 
+// Operations counts the operations the document describes (one per
+// path and method).
+func (d *Document) Operations() int {
+	n := 0
+	if d.doc.Paths != nil {
+		for _, item := range d.doc.Paths.Map() {
+			if item != nil {
+				n += len(item.Operations())
+			}
+		}
+	}
+	return n
+}
+
 type toolChecker struct {
 	c   *catalog.Catalog
 	t   *catalog.Tool
