@@ -85,7 +85,13 @@ func serverPrefixes(d *Document) []string {
 		if s == nil {
 			continue
 		}
-		u, err := url.Parse(s.URL)
+		raw := s.URL
+		for name, v := range s.Variables {
+			if v != nil {
+				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+			}
+		}
+		u, err := url.Parse(raw)
 		if err != nil {
 			continue
 		}

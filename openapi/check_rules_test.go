@@ -227,3 +227,22 @@ func checkMessages(t *testing.T, doc *openapi.Document, src string) []string {
 	}
 	return got
 }
+
+// TestCheckServerVariables: a server URL written with variables
+// ({scheme}://{host}/{base}) prefixes the tools' paths with its variables'
+// defaults, as a client of the document would call it.
+func TestCheckServerVariables(t *testing.T) {
+	doc, err := openapi.Read([]byte(strings.Replace(composedDoc, "components:", `servers:
+  - url: "{scheme}://api.example.com/{base}"
+    variables:
+      scheme: { default: https }
+      base: { default: api/v2 }
+components:`, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := "  - { name: t, description: T., request: { upstream: runs, path: /api/v2/runs/page } }\n"
+	if got := checkMessages(t, doc, composedCatalog+tool); len(got) != 0 {
+		t.Errorf("Check(%s) = %q, want no problems", tool, got)
+	}
+}
