@@ -108,7 +108,11 @@ var docPlaceholder = regexp.MustCompile(`\{[^{}/]*\}`)
 // docSegments splits a document path into segments, each placeholder
 // written "{}" ("/v1/jobs/{id}:cancel" → v1, jobs, {}:cancel).
 func docSegments(p string) []string {
-	return strings.Split(docPlaceholder.ReplaceAllString(strings.Trim(p, "/"), "{}"), "/")
+	p = strings.Trim(p, "/")
+	if !strings.Contains(p, "{") {
+		return strings.Split(p, "/")
+	}
+	return strings.Split(docPlaceholder.ReplaceAllString(p, "{}"), "/")
 }
 
 // toolSegments splits a tool's path template the same way; its literal
@@ -164,6 +168,9 @@ func findPath(d *Document, path string, prefixes []string) (string, *openapi3.Pa
 		}
 		want := toolSegments(strings.TrimPrefix(path, pre))
 		for _, p := range sortedKeys(pm) {
+			if strings.Count(strings.Trim(p, "/"), "/")+1 != len(want) {
+				continue // cheaply: most paths have another length
+			}
 			if ok, fixed := pathFits(want, docSegments(p)); ok && (bestFixed < 0 || fixed < bestFixed) {
 				best, bestFixed = p, fixed
 			}
