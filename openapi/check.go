@@ -40,11 +40,12 @@ func (f Finding) String() string {
 func Check(c *catalog.Catalog, d *Document, upstream string) []Finding {
 	var out []Finding
 	prefixes := serverPrefixes(d)
+	w := &walker{d: d}
 	for _, t := range c.Tools {
 		if upstream != "" && t.Request.Upstream != upstream {
 			continue
 		}
-		ck := &toolChecker{c: c, t: t, out: &out}
+		ck := &toolChecker{c: c, t: t, out: &out, w: w}
 		ck.run(d, prefixes)
 	}
 	return out
@@ -69,6 +70,7 @@ type toolChecker struct {
 	t   *catalog.Tool
 	op  string
 	out *[]Finding
+	w   *walker
 }
 
 func (k *toolChecker) add(pos catalog.Pos, format string, args ...any) {
@@ -368,7 +370,7 @@ func (k *toolChecker) response(op *openapi3.Operation) {
 		return
 	}
 	if t.Response.Select != "" {
-		s, ok, missing := walk(schema, t.Response.Select)
+		s, ok, missing := k.w.walk(schema, t.Response.Select)
 		if !ok {
 			k.add(t.Response.At("select"), "response.select %q is not in the response schema%s", t.Response.Select, part(missing, t.Response.Select))
 			return
@@ -378,7 +380,7 @@ func (k *toolChecker) response(op *openapi3.Operation) {
 	if len(t.Response.Fields) > 0 {
 		fields := map[string]*openapi3.Schema{}
 		for _, f := range t.Response.Fields {
-			s, ok, missing := walk(shaped.schema, f.Path)
+			s, ok, missing := k.w.walk(shaped.schema, f.Path)
 			if !ok {
 				k.add(t.Response.At("fields"), "response.fields %s: path %q is not in the response schema%s", f.Name, f.Path, part(missing, f.Path))
 				continue
@@ -450,7 +452,7 @@ func (k *toolChecker) outputSchema(shaped *shape) {
 	}
 	props, _ := t.OutputSchema["properties"].(map[string]any)
 	for _, name := range sortedKeys(props) {
-		got, known := shaped.property(name, t)
+		got, known := shaped.property(k.w, name, t)
 		if !known {
 			k.add(t.At("output_schema"), "output_schema property %q is not in the shaped response", name)
 			continue
@@ -473,7 +475,7 @@ type shape struct {
 // (transportTruncated; the sensitive note of a tool that withholds) can
 // always be there; an array is wrapped as {items}, any other value that
 // is not an object as {value}.
-func (s *shape) property(name string, t *catalog.Tool) (*openapi3.Schema, bool) {
+func (s *shape) property(w *walker, name string, t *catalog.Tool) (*openapi3.Schema, bool) {
 	note := t.Response.SensitiveNoteField
 	if note == "" {
 		note = catalog.DefaultSensitiveNote
@@ -500,7 +502,7 @@ func (s *shape) property(name string, t *catalog.Tool) (*openapi3.Schema, bool) 
 			return nil, false
 		}
 	}
-	return either(member(s.schema, name, 0))
+	return either(w.member(s.schema, name, 0, nil))
 }
 
 func isIndex(s string) bool {

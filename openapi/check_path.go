@@ -169,18 +169,64 @@ func hasWildcard(s string) bool {
 	return false
 }
 
+// walker follows paths through the schemas of one document. It is not
+// safe for concurrent use.
+type walker struct {
+	d *Document
+	// children maps a schema to the component schemas that extend it
+	// (allOf: [{$ref: it}, …]), built on first need.
+	children map[*openapi3.Schema][]*openapi3.Schema
+}
+
+// subtypes returns the schemas a discriminated s may stand for: those its
+// discriminator's mapping names, and the component schemas that extend
+// it through allOf (OpenAPI 3, Discriminator Object: inheritance and
+// polymorphism). Without a discriminator, none.
+func (w *walker) subtypes(s *openapi3.Schema) []*openapi3.Schema {
+	if s.Discriminator == nil || w == nil || w.d == nil || w.d.doc.Components == nil {
+		return nil
+	}
+	comps := w.d.doc.Components.Schemas
+	if w.children == nil {
+		w.children = map[*openapi3.Schema][]*openapi3.Schema{}
+		for _, name := range sortedKeys(comps) {
+			c := comps[name]
+			if c == nil || c.Value == nil {
+				continue
+			}
+			for _, b := range c.Value.AllOf {
+				if b != nil && b.Value != nil && b.Value != c.Value {
+					w.children[b.Value] = append(w.children[b.Value], c.Value)
+				}
+			}
+		}
+	}
+	out := slices.Clone(w.children[s])
+	for _, k := range sortedKeys(s.Discriminator.Mapping) {
+		m := s.Discriminator.Mapping[k]
+		v := m.Value
+		if name, ok := strings.CutPrefix(m.Ref, "#/components/schemas/"); v == nil && ok && comps[name] != nil {
+			v = comps[name].Value
+		}
+		if v != nil && v != s && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // walk follows a gjson path through s. It returns the schema of what the
 // path yields (nil: unknown, anything), whether the path can yield
 // anything at all, and when it cannot, the part of the path that is not
 // in the schema.
-func walk(s *openapi3.Schema, path string) (*openapi3.Schema, bool, string) {
+func (w *walker) walk(s *openapi3.Schema, path string) (*openapi3.Schema, bool, string) {
 	if strings.HasPrefix(path, "..") {
 		return nil, true, "" // JSON Lines: not a document of one schema
 	}
-	return walkComponents(s, splitPath(path))
+	return w.walkComponents(s, splitPath(path))
 }
 
-func walkComponents(cur *openapi3.Schema, comps []component) (*openapi3.Schema, bool, string) {
+func (w *walker) walkComponents(cur *openapi3.Schema, comps []component) (*openapi3.Schema, bool, string) {
 	for i := 0; i < len(comps); i++ {
 		if cur == nil {
 			return nil, true, ""
@@ -202,7 +248,7 @@ func walkComponents(cur *openapi3.Schema, comps []component) (*openapi3.Schema, 
 			for end < len(comps) && !comps[end].pipe {
 				end++
 			}
-			sub, ok, missing := walkComponents(elem, comps[i+1:end])
+			sub, ok, missing := w.walkComponents(elem, comps[i+1:end])
 			if !ok {
 				return nil, false, missing
 			}
@@ -225,7 +271,7 @@ func walkComponents(cur *openapi3.Schema, comps []component) (*openapi3.Schema, 
 				if strings.TrimSpace(p) == "" {
 					continue
 				}
-				sub, ok, missing := walk(cur, p)
+				sub, ok, missing := w.walk(cur, p)
 				if !ok {
 					return nil, false, missing
 				}
@@ -239,7 +285,7 @@ func walkComponents(cur *openapi3.Schema, comps []component) (*openapi3.Schema, 
 			}
 		case c == "@this":
 		case strings.HasPrefix(c, "@") || strings.HasPrefix(c, "!") || hasWildcard(c):
-			if found, _ := member(cur, c, 0); len(found) > 0 {
+			if found, _ := w.member(cur, c, 0, nil); len(found) > 0 {
 				cur = unionOf(found) // a key such as JSON-LD's "@id"
 				continue
 			}
@@ -252,7 +298,7 @@ func walkComponents(cur *openapi3.Schema, comps []component) (*openapi3.Schema, 
 					continue
 				}
 			}
-			next, ok := either(member(cur, key, 0))
+			next, ok := either(w.member(cur, key, 0, nil))
 			if !ok {
 				return nil, false, key
 			}
@@ -263,8 +309,10 @@ func walkComponents(cur *openapi3.Schema, comps []component) (*openapi3.Schema, 
 }
 
 // member returns the schemas key can have in an object s describes, and
-// whether s leaves members it does not name open (unknown).
-func member(s *openapi3.Schema, key string, depth int) (found []*openapi3.Schema, open bool) {
+// whether s leaves members it does not name open (unknown). A subtype of
+// a discriminated schema adds its members; below one (parent set), the
+// allOf branch back to the parent and further subtypes are not followed.
+func (w *walker) member(s *openapi3.Schema, key string, depth int, parent *openapi3.Schema) (found []*openapi3.Schema, open bool) {
 	if s == nil || depth > maxComposition {
 		return nil, true
 	}
@@ -294,7 +342,10 @@ func member(s *openapi3.Schema, key string, depth int) (found []*openapi3.Schema
 	}
 	silent := objectish && len(s.Properties) == 0 && len(s.PatternProperties) == 0 && ap.Schema == nil && (ap.Has == nil || *ap.Has)
 	for _, b := range s.AllOf {
-		f, o := member(b.Value, key, depth+1)
+		if parent != nil && b.Value == parent {
+			continue
+		}
+		f, o := w.member(b.Value, key, depth+1, parent)
 		found = append(found, f...)
 		silent = silent && o
 	}
@@ -304,11 +355,17 @@ func member(s *openapi3.Schema, key string, depth int) (found []*openapi3.Schema
 		}
 		anyOpen := false
 		for _, b := range alts {
-			f, o := member(b.Value, key, depth+1)
+			f, o := w.member(b.Value, key, depth+1, parent)
 			found = append(found, f...)
 			anyOpen = anyOpen || o
 		}
 		silent = silent && anyOpen
+	}
+	if parent == nil {
+		for _, sub := range w.subtypes(s) {
+			f, _ := w.member(sub, key, depth+1, s)
+			found = append(found, f...)
+		}
 	}
 	return found, open || silent
 }

@@ -246,3 +246,50 @@ components:`, 1)))
 		t.Errorf("Check(%s) = %q, want no problems", tool, got)
 	}
 }
+
+// TestCheckDiscriminatedSubtypes: a response declared as a discriminated
+// base schema may be any schema that extends it (allOf: [{$ref: Base}])
+// or that its mapping names, so their members are there too; a member
+// none of them declares is still a problem.
+func TestCheckDiscriminatedSubtypes(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: pets, version: "1" }
+components:
+  schemas:
+    Pet:
+      type: object
+      required: [petType]
+      properties: { name: { type: string }, petType: { type: string } }
+      discriminator: { propertyName: petType, mapping: { lizard: '#/components/schemas/Lizard' } }
+    Cat:
+      allOf:
+        - $ref: '#/components/schemas/Pet'
+        - type: object
+          properties: { huntingSkill: { type: string } }
+    Dog:
+      allOf:
+        - $ref: '#/components/schemas/Pet'
+        - type: object
+          properties: { packSize: { type: integer } }
+    Lizard:
+      type: object
+      properties: { petType: { type: string }, scales: { type: integer } }
+paths:
+  /pet:
+    get:
+      responses: { "200": { description: ok, content: { application/json: { schema: { $ref: '#/components/schemas/Pet' } } } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := func(fields string) string {
+		return composedCatalog + "  - { name: t, description: T., request: { upstream: runs, path: /pet }, response: { fields: " + fields + " } }\n"
+	}
+	if got := checkMessages(t, doc, tool("{ name: name, hunting: huntingSkill, pack: packSize, scales: scales }")); len(got) != 0 {
+		t.Errorf("Check of members of the subtypes = %q, want no problems", got)
+	}
+	want := []string{`response.fields wings: path "wings" is not in the response schema`}
+	if got := checkMessages(t, doc, tool("{ wings: wings }")); !slices.Equal(got, want) {
+		t.Errorf("Check of a member no subtype has = %q, want %q", got, want)
+	}
+}
