@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -173,7 +174,11 @@ func findPath(d *Document, path string, prefixes []string) (string, *openapi3.Pa
 			if strings.Count(strings.Trim(p, "/"), "/")+1 != len(want) {
 				continue // cheaply: most paths have another length
 			}
-			if ok, fixed := pathFits(want, docSegments(p)); ok && (bestFixed < 0 || fixed < bestFixed) {
+			ok, fixed := pathFits(want, docSegments(p))
+			if ok && fixed > 0 && !fixedValuesFit(p, pm[p], want) {
+				ok = false
+			}
+			if ok && (bestFixed < 0 || fixed < bestFixed) {
 				best, bestFixed = p, fixed
 			}
 		}
@@ -185,6 +190,63 @@ func findPath(d *Document, path string, prefixes []string) (string, *openapi3.Pa
 		return "", nil
 	}
 	return best, pm[best]
+}
+
+// fixedValuesFit reports whether each literal segment of the tool that
+// fills a placeholder of docPath is a value the path parameter's schema
+// allows (its type, enum and pattern), so /pets/mine is not taken for
+// /pets/{petId} when petId is an integer: a literal path the document
+// dropped is still reported.
+func fixedValuesFit(docPath string, item *openapi3.PathItem, tool []string) bool {
+	if item == nil {
+		return false
+	}
+	schemaOf := func(name string) *openapi3.Schema {
+		lists := []openapi3.Parameters{item.Parameters}
+		for _, op := range item.Operations() {
+			lists = append(lists, op.Parameters)
+		}
+		for _, list := range lists {
+			for _, p := range list {
+				if p != nil && p.Value != nil && p.Value.In == "path" && p.Value.Name == name && p.Value.Schema != nil {
+					return p.Value.Schema.Value
+				}
+			}
+		}
+		return nil
+	}
+	for i, seg := range strings.Split(strings.Trim(docPath, "/"), "/") {
+		if !strings.HasPrefix(seg, "{") || !strings.HasSuffix(seg, "}") || i >= len(tool) || tool[i] == seg {
+			continue
+		}
+		sc := schemaOf(seg[1 : len(seg)-1])
+		if sc == nil {
+			continue
+		}
+		v := tool[i]
+		if sc.Type.Is("integer") {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				return false
+			}
+		}
+		if sc.Type.Is("number") {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				return false
+			}
+		}
+		if sc.Type.Is("boolean") && v != "true" && v != "false" {
+			return false
+		}
+		if len(sc.Enum) > 0 && !slices.ContainsFunc(sc.Enum, func(e any) bool { return fmt.Sprint(e) == v }) {
+			return false
+		}
+		if sc.Pattern != "" {
+			if re, err := regexp.Compile(sc.Pattern); err == nil && !re.MatchString(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (k *toolChecker) run(d *Document, prefixes []string) {

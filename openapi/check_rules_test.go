@@ -87,6 +87,10 @@ paths:
     parameters: [ { name: org, in: path, required: true, schema: { type: string } } ]
     get:
       responses: { "200": { description: ok, content: { application/json: { schema: { type: array, items: { $ref: '#/components/schemas/Run' } } } } } }
+  /pets/{petId}:
+    get:
+      parameters: [ { name: petId, in: path, required: true, schema: { type: integer } } ]
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
   /ping:
     post:
       x-mcp-kind: read
@@ -189,6 +193,9 @@ func TestCheckCuratedCatalogIsGreen(t *testing.T) {
 		{"placeholder-sharing-its-segment", "  - { name: t, description: T., kind: write, gate: operate, input: { type: object, properties: { run: { type: string } }, required: [run] }, request: { upstream: runs, method: POST, path: \"/runs/{run}:cancel\" } }\n", "", nil},
 		{"hidden-path-argument", "  - { name: t, description: T., input: { type: object, properties: { org: { type: string } }, required: [org] }, request: { upstream: runs, path: \"/orgs/{org}/runs\" } }\n",
 			"overrides: { t: { arguments: { org: { hide: true, value: acme } } } }\n", nil},
+		{"literal-the-placeholder-schema-refuses", "  - { name: t, description: T., request: { upstream: runs, path: /pets/mine } }\n", "",
+			[]string{`no path in the document matches /pets/mine`}},
+		{"literal-the-placeholder-schema-allows", "  - { name: t, description: T., request: { upstream: runs, path: /pets/42 } }\n", "", nil},
 		{"literal-path-that-matches-nothing", "  - { name: t, description: T., request: { upstream: runs, path: /orgs/acme/jobs } }\n", "",
 			[]string{`no path in the document matches /orgs/acme/jobs`}},
 		{"headers-openapi-cannot-declare", "  - { name: t, description: T., request: { upstream: runs, path: /runs/page, headers: { Accept: application/json, X-Api-Key: k } } }\n", "", nil},
