@@ -343,6 +343,9 @@ type Tool struct {
 	// structured result, as shaped by response.select and fields (an array
 	// result is {items: [...]}). Load checks it compiles.
 	OutputSchema map[string]any `yaml:"output_schema"`
+	// Probe is how `gateway check --probe` calls the tool; nil: with
+	// arguments taken from the schemas' and the document's examples.
+	Probe *ToolProbe `yaml:"probe"`
 
 	// Compiled by Load; read-only afterwards.
 

@@ -43,6 +43,8 @@ type Override struct {
 	OutputSchema *OutputOverride `yaml:"output_schema"`
 	// Arguments change the tool's arguments by name.
 	Arguments map[string]*ArgumentOverride `yaml:"arguments"`
+	// Probe replaces the tool's probe as a whole.
+	Probe *ToolProbe `yaml:"probe"`
 }
 
 // OutputOverride changes a tool's output_schema. Written as "none", None
@@ -224,6 +226,9 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 			t.OutputSchema = deepCopy(oo.Schema).(map[string]any)
 			t.Keys["output_schema"] = at
 		}
+	}
+	if o.Has("probe") {
+		t.Probe = o.Probe
 	}
 	for _, name := range slices.Sorted(maps.Keys(o.Arguments)) {
 		a := o.Arguments[name]

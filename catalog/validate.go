@@ -697,6 +697,7 @@ func (v *checker) tool(i int, t *Tool, firstAt map[string]Pos) {
 	tc.approval()
 	tc.tags()
 	tc.output()
+	tc.probe()
 }
 
 // input checks the input schema, compiles it, and notes the declared and

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -39,14 +41,29 @@ func (f Finding) String() string {
 func Check(c *catalog.Catalog, d *Document, upstream string) []Finding {
 	var out []Finding
 	prefixes := serverPrefixes(d)
+	w := &walker{d: d}
 	for _, t := range c.Tools {
 		if upstream != "" && t.Request.Upstream != upstream {
 			continue
 		}
-		ck := &toolChecker{c: c, t: t, out: &out}
+		ck := &toolChecker{c: c, t: t, out: &out, w: w}
 		ck.run(d, prefixes)
 	}
 	return out
+}
+
+// Operations counts the operations the document describes (one per
+// path and method).
+func (d *Document) Operations() int {
+	n := 0
+	if d.doc.Paths != nil {
+		for _, item := range d.doc.Paths.Map() {
+			if item != nil {
+				n += len(item.Operations())
+			}
+		}
+	}
+	return n
 }
 
 type toolChecker struct {
@@ -54,6 +71,7 @@ type toolChecker struct {
 	t   *catalog.Tool
 	op  string
 	out *[]Finding
+	w   *walker
 }
 
 func (k *toolChecker) add(pos catalog.Pos, format string, args ...any) {
@@ -70,7 +88,13 @@ func serverPrefixes(d *Document) []string {
 		if s == nil {
 			continue
 		}
-		u, err := url.Parse(s.URL)
+		raw := s.URL
+		for name, v := range s.Variables {
+			if v != nil {
+				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+			}
+		}
+		u, err := url.Parse(raw)
 		if err != nil {
 			continue
 		}
@@ -81,35 +105,148 @@ func serverPrefixes(d *Document) []string {
 	return out
 }
 
-// segments splits a path into literal segments and "{}" for placeholders.
-func segments(p string) []string {
-	parts := strings.Split(strings.Trim(p, "/"), "/")
-	for i, s := range parts {
-		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") && !strings.HasPrefix(s, "{{") {
-			parts[i] = "{}"
-		}
+// docPlaceholder matches a placeholder of a document path.
+var docPlaceholder = regexp.MustCompile(`\{[^{}/]*\}`)
+
+// docSegments splits a document path into segments, each placeholder
+// written "{}" ("/v1/jobs/{id}:cancel" → v1, jobs, {}:cancel).
+func docSegments(p string) []string {
+	p = strings.Trim(p, "/")
+	if !strings.Contains(p, "{") {
+		return strings.Split(p, "/")
 	}
-	return parts
+	return strings.Split(docPlaceholder.ReplaceAllString(p, "{}"), "/")
 }
 
-// findPath returns the document path matching the tool's path template.
+// toolSegments splits a tool's path template the same way; its literal
+// text is unescaped ("{{" is a brace).
+func toolSegments(p string) []string {
+	tpl, err := catalog.ParseTemplate(p)
+	if err != nil {
+		return docSegments(p)
+	}
+	var b strings.Builder
+	for _, pt := range tpl.Parts {
+		if pt.Name != "" {
+			b.WriteString("{}")
+		} else {
+			b.WriteString(pt.Text)
+		}
+	}
+	return strings.Split(strings.Trim(b.String(), "/"), "/")
+}
+
+// pathFits reports whether a tool's segments fit a document's, and how
+// many of the document's placeholders the tool fills with a fixed value
+// (an argument an override hid: /orgs/acme/repos fits /orgs/{org}/repos).
+func pathFits(tool, doc []string) (bool, int) {
+	if len(tool) != len(doc) {
+		return false, 0
+	}
+	fixed := 0
+	for i := range tool {
+		switch {
+		case tool[i] == doc[i]:
+		case doc[i] == "{}" && tool[i] != "" && !strings.Contains(tool[i], "{}"):
+			fixed++
+		default:
+			return false, 0
+		}
+	}
+	return true, fixed
+}
+
+// findPath returns the document path matching the tool's path template:
+// the one that matches literally, or failing that the one whose
+// placeholders the tool fills with the fewest fixed values.
 func findPath(d *Document, path string, prefixes []string) (string, *openapi3.PathItem) {
 	if d.doc.Paths == nil {
 		return "", nil
 	}
 	pm := d.doc.Paths.Map()
+	best, bestFixed := "", -1
 	for _, pre := range prefixes {
 		if !strings.HasPrefix(path, pre) {
 			continue
 		}
-		want := segments(strings.TrimPrefix(path, pre))
+		want := toolSegments(strings.TrimPrefix(path, pre))
 		for _, p := range sortedKeys(pm) {
-			if slices.Equal(segments(p), want) {
-				return p, pm[p]
+			if strings.Count(strings.Trim(p, "/"), "/")+1 != len(want) {
+				continue // cheaply: most paths have another length
+			}
+			ok, fixed := pathFits(want, docSegments(p))
+			if ok && fixed > 0 && !fixedValuesFit(p, pm[p], want) {
+				ok = false
+			}
+			if ok && (bestFixed < 0 || fixed < bestFixed) {
+				best, bestFixed = p, fixed
+			}
+		}
+		if bestFixed == 0 {
+			break
+		}
+	}
+	if bestFixed < 0 {
+		return "", nil
+	}
+	return best, pm[best]
+}
+
+// fixedValuesFit reports whether each literal segment of the tool that
+// fills a placeholder of docPath is a value the path parameter's schema
+// allows (its type, enum and pattern), so /pets/mine is not taken for
+// /pets/{petId} when petId is an integer: a literal path the document
+// dropped is still reported.
+func fixedValuesFit(docPath string, item *openapi3.PathItem, tool []string) bool {
+	if item == nil {
+		return false
+	}
+	schemaOf := func(name string) *openapi3.Schema {
+		lists := []openapi3.Parameters{item.Parameters}
+		for _, op := range item.Operations() {
+			lists = append(lists, op.Parameters)
+		}
+		for _, list := range lists {
+			for _, p := range list {
+				if p != nil && p.Value != nil && p.Value.In == "path" && p.Value.Name == name && p.Value.Schema != nil {
+					return p.Value.Schema.Value
+				}
+			}
+		}
+		return nil
+	}
+	for i, seg := range strings.Split(strings.Trim(docPath, "/"), "/") {
+		if !strings.HasPrefix(seg, "{") || !strings.HasSuffix(seg, "}") || i >= len(tool) || tool[i] == seg {
+			continue
+		}
+		sc := schemaOf(seg[1 : len(seg)-1])
+		if sc == nil {
+			continue
+		}
+		v := tool[i]
+		if sc.Type.Is("integer") {
+			if _, err := strconv.ParseInt(v, 10, 64); err != nil {
+				return false
+			}
+		}
+		if sc.Type.Is("number") {
+			if _, err := strconv.ParseFloat(v, 64); err != nil {
+				return false
+			}
+		}
+		if sc.Type.Is("boolean") && v != "true" && v != "false" {
+			return false
+		}
+		if len(sc.Enum) > 0 && !slices.ContainsFunc(sc.Enum, func(e any) bool { return fmt.Sprint(e) == v }) {
+			return false
+		}
+		if sc.Pattern != "" {
+			if re, err := regexp.Compile(sc.Pattern); err == nil && !re.MatchString(v) {
+				return false
 			}
 		}
 	}
-	return "", nil
+	return true
 }
 
 func (k *toolChecker) run(d *Document, prefixes []string) {
@@ -126,12 +263,7 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 		return
 	}
 	k.op = r.Method + " " + docPath
-	switch read := r.Method == http.MethodGet || r.Method == http.MethodHead; {
-	case t.Kind == catalog.KindWrite && read:
-		k.add(t.At("kind"), "a write tool is bound to %s, which does not change anything", r.Method)
-	case t.Kind == catalog.KindRead && !read:
-		k.add(t.At("kind"), "a read tool is bound to %s, which may change state: make it kind: write behind a gate", r.Method)
-	}
+	k.kind(op)
 
 	params := map[string]*openapi3.Parameter{}
 	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
@@ -144,15 +276,12 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 	declared := func(in, name string) bool { _, ok := params[in+"\x00"+strings.ToLower(name)]; return ok }
 
 	// Path placeholders line up with the document's by position.
-	docSegs := strings.Split(strings.Trim(docPath, "/"), "/")
-	for _, s := range docSegs {
-		if strings.HasPrefix(s, "{") {
-			name := strings.Trim(s, "{}")
-			if !declared("path", name) {
-				k.add(r.At("path"), "path placeholder {%s} of the document is not a declared path parameter", name)
-			}
+	for _, ph := range docPlaceholder.FindAllString(docPath, -1) {
+		if name := strings.Trim(ph, "{}"); !declared("path", name) {
+			k.add(r.At("path"), "path placeholder {%s} of the document is not a declared path parameter", name)
 		}
 	}
+	apiKeys := apiKeyHeaders(d)
 	u := k.c.Upstreams[r.Upstream]
 	for _, q := range slices.Sorted(mapKeys(r.Query)) {
 		if !declared("query", q) {
@@ -160,7 +289,7 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 		}
 	}
 	for _, h := range slices.Sorted(mapKeys(r.Headers)) {
-		if !declared("header", h) {
+		if !declared("header", h) && !ignoredHeader(h) && !apiKeys[strings.ToLower(h)] {
 			k.add(r.At("headers"), "header %q is not a declared header parameter%s", h, elsewhere(params, h, "header"))
 		}
 	}
@@ -170,7 +299,7 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 	// Required parameters must be reachable.
 	for _, key := range sortedKeys(params) {
 		p := params[key]
-		if !p.Required || p.In == "path" {
+		if !p.Required || p.In == "path" || p.In == "header" && ignoredHeader(p.Name) {
 			continue
 		}
 		reach := false
@@ -179,7 +308,8 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 			reach = hasKeyFold(r.Query, p.Name) || u != nil && u.Workspace != nil && strings.EqualFold(u.Workspace.Query, p.Name)
 		case "header":
 			reach = hasKeyFold(r.Headers, p.Name) || u != nil && (hasKeyFold(u.Headers, p.Name) ||
-				u.Workspace != nil && strings.EqualFold(u.Workspace.Header, p.Name) || strings.EqualFold(u.ActorHeader, p.Name))
+				u.Workspace != nil && strings.EqualFold(u.Workspace.Header, p.Name) || strings.EqualFold(u.ActorHeader, p.Name) ||
+				t.Approval != nil && strings.EqualFold(u.IdempotencyHeader, p.Name))
 		default:
 			reach = true // cookies are out of the gateway's reach, and of this check's
 		}
@@ -200,6 +330,55 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 		}
 	}
 	k.response(op)
+}
+
+// kind holds the tool's kind to the method. GET and HEAD are safe by
+// definition (RFC 9110, 9.2.1), so a write bound to one is drift, unless
+// the document says the operation changes state (x-mcp-kind: write). A
+// read bound to POST is a query when the catalog says so in words (kind:
+// read written on the tool, or set by an override) or the document does
+// (x-mcp-kind: read): POST /flow_runs/filter changes nothing, and making
+// it a write would hide it behind the gate that also deletes. A read
+// with kind left to its default is not taken as that decision: a
+// forgotten "kind: write" on a POST would make a write ungated. PUT,
+// PATCH and DELETE replace or remove by definition: a read bound to one
+// is always a problem.
+func (k *toolChecker) kind(op *openapi3.Operation) {
+	t, method := k.t, k.t.Request.Method
+	docKind, _ := op.Extensions["x-mcp-kind"].(string)
+	switch safe := method == http.MethodGet || method == http.MethodHead; {
+	case t.Kind == catalog.KindWrite && safe && docKind != catalog.KindWrite:
+		k.add(t.At("kind"), "a write tool is bound to %s, which does not change anything", method)
+	case t.Kind == catalog.KindRead && method == http.MethodPost:
+		if !t.Has("kind") && docKind != catalog.KindRead {
+			k.add(t.At("kind"), "a read tool is bound to POST, which may change state: if the operation only queries, write kind: read on the tool (or in its override); if it changes anything, make it kind: write behind a gate")
+		}
+	case t.Kind == catalog.KindRead && !safe:
+		k.add(t.At("kind"), "a read tool is bound to %s, which may change state: make it kind: write behind a gate", method)
+	}
+}
+
+// ignoredHeader reports the header parameters OpenAPI tells readers to
+// ignore (3.0 and 3.1, Parameter Object: Accept, Content-Type and
+// Authorization are described elsewhere), so a document cannot declare
+// them and the check does not ask it to.
+func ignoredHeader(name string) bool {
+	return strings.EqualFold(name, "Accept") || strings.EqualFold(name, "Content-Type") || strings.EqualFold(name, "Authorization")
+}
+
+// apiKeyHeaders returns the headers the document's API key security
+// schemes name, lower case: a tool may set them (a fixed credential).
+func apiKeyHeaders(d *Document) map[string]bool {
+	out := map[string]bool{}
+	if d.doc.Components == nil {
+		return out
+	}
+	for _, s := range d.doc.Components.SecuritySchemes {
+		if s != nil && s.Value != nil && s.Value.Type == "apiKey" && s.Value.In == "header" {
+			out[strings.ToLower(s.Value.Name)] = true
+		}
+	}
+	return out
 }
 
 func elsewhere(params map[string]*openapi3.Parameter, name, not string) string {
@@ -231,22 +410,14 @@ func mapKeys(m map[string]string) func(func(string) bool) {
 }
 
 // response checks select/fields paths and output_schema against the first
-// 2xx JSON response schema.
+// 2xx JSON response schema, or, when the operation answers without a
+// body or with text, against the result the gateway makes of that.
 func (k *toolChecker) response(op *openapi3.Operation) {
 	t := k.t
 	if op.Responses == nil || t.Response.Render == catalog.RenderPayload {
 		return
 	}
-	var schema *openapi3.Schema
-	rm := op.Responses.Map()
-	for _, code := range sortedKeys(rm) {
-		if r := rm[code]; strings.HasPrefix(code, "2") && r != nil && r.Value != nil {
-			if mt, _ := jsonMedia(r.Value.Content); mt != nil && mt.Schema != nil {
-				schema = mt.Schema.Value
-				break
-			}
-		}
-	}
+	schema, implicit := successSchema(op)
 	if schema == nil {
 		if t.OutputSchema != nil {
 			k.add(t.At("output_schema"), "output_schema is declared, but the operation declares no 2xx JSON response")
@@ -254,10 +425,16 @@ func (k *toolChecker) response(op *openapi3.Operation) {
 		return
 	}
 	shaped := &shape{schema: schema}
+	if implicit {
+		// No path applies to an empty or text answer: the result is
+		// the gateway's own.
+		k.outputSchema(shaped)
+		return
+	}
 	if t.Response.Select != "" {
-		s, ok := walk(schema, t.Response.Select)
+		s, ok, missing := k.w.walk(schema, t.Response.Select)
 		if !ok {
-			k.add(t.Response.At("select"), "response.select %q is not in the response schema", t.Response.Select)
+			k.add(t.Response.At("select"), "response.select %q is not in the response schema%s", t.Response.Select, part(missing, t.Response.Select))
 			return
 		}
 		shaped = &shape{schema: s}
@@ -265,21 +442,79 @@ func (k *toolChecker) response(op *openapi3.Operation) {
 	if len(t.Response.Fields) > 0 {
 		fields := map[string]*openapi3.Schema{}
 		for _, f := range t.Response.Fields {
-			s, ok := walk(shaped.schema, f.Path)
+			s, ok, missing := k.w.walk(shaped.schema, f.Path)
 			if !ok {
-				k.add(t.Response.At("fields"), "response.fields %s: path %q is not in the response schema", f.Name, f.Path)
+				k.add(t.Response.At("fields"), "response.fields %s: path %q is not in the response schema%s", f.Name, f.Path, part(missing, f.Path))
 				continue
 			}
 			fields[f.Name] = s
 		}
 		shaped = &shape{fields: fields}
 	}
+	k.outputSchema(shaped)
+}
+
+// part names the component of path that is missing, when the path has
+// more than that one.
+func part(missing, path string) string {
+	if missing == "" || missing == path || !strings.ContainsAny(path, "{[") {
+		return ""
+	}
+	return fmt.Sprintf(" (%q is not there)", missing)
+}
+
+// successSchema returns the schema of the first 2xx response: its JSON
+// schema, or, for an answer with no body or a text body, the result the
+// gateway makes of it ({ok, upstreamStatus}, {text, truncated,
+// byteCount}; implicit is then set). Nil when the operation declares
+// neither.
+func successSchema(op *openapi3.Operation) (schema *openapi3.Schema, implicit bool) {
+	rm := op.Responses.Map()
+	var first *openapi3.Response
+	for _, code := range sortedKeys(rm) {
+		r := rm[code]
+		if !strings.HasPrefix(code, "2") || r == nil || r.Value == nil {
+			continue
+		}
+		if mt, _ := jsonMedia(r.Value.Content); mt != nil && mt.Schema != nil {
+			return mt.Schema.Value, false
+		}
+		if first == nil {
+			first = r.Value
+		}
+	}
+	object := func(props map[string]string) *openapi3.Schema {
+		s := &openapi3.Schema{Type: &openapi3.Types{"object"}, Properties: openapi3.Schemas{}}
+		for name, typ := range props {
+			s.Properties[name] = openapi3.NewSchemaRef("", typed(typ))
+		}
+		return s
+	}
+	switch {
+	case first == nil:
+		return nil, false
+	case len(first.Content) == 0:
+		return object(map[string]string{"ok": "boolean", "upstreamStatus": "integer"}), true
+	}
+	for mt := range first.Content {
+		base, _, _ := strings.Cut(strings.ToLower(mt), ";")
+		if base = strings.TrimSpace(base); strings.HasPrefix(base, "text/") && base != "text/html" {
+			return object(map[string]string{"text": "string", "truncated": "boolean", "byteCount": "integer"}), true
+		}
+	}
+	return nil, false
+}
+
+// outputSchema holds each top-level property of output_schema to the
+// shaped result.
+func (k *toolChecker) outputSchema(shaped *shape) {
+	t := k.t
 	if t.OutputSchema == nil {
 		return
 	}
 	props, _ := t.OutputSchema["properties"].(map[string]any)
 	for _, name := range sortedKeys(props) {
-		got, known := shaped.property(name)
+		got, known := shaped.property(k.w, name, t)
 		if !known {
 			k.add(t.At("output_schema"), "output_schema property %q is not in the shaped response", name)
 			continue
@@ -298,67 +533,38 @@ type shape struct {
 }
 
 // property returns the schema of a top-level result key, and whether the
-// key can be there at all (nil: anything).
-func (s *shape) property(name string) (*openapi3.Schema, bool) {
-	if s.fields != nil {
+// key can be there at all (nil: anything). The gateway's own members
+// (transportTruncated; the sensitive note of a tool that withholds) can
+// always be there; an array is wrapped as {items}, any other value that
+// is not an object as {value}.
+func (s *shape) property(w *walker, name string, t *catalog.Tool) (*openapi3.Schema, bool) {
+	note := t.Response.SensitiveNoteField
+	if note == "" {
+		note = catalog.DefaultSensitiveNote
+	}
+	switch {
+	case name == "transportTruncated":
+		return nil, true
+	case name == note && len(t.Response.Sensitive) > 0:
+		return typed("string"), true
+	case s.fields != nil:
 		f, ok := s.fields[name]
 		return f, ok
-	}
-	sc := s.schema
-	if sc == nil {
+	case s.schema == nil:
 		return nil, true
 	}
-	if sc.Type != nil && sc.Type.Is("array") {
-		if name == "items" {
-			return sc, true
+	if types, known := typesOf(s.schema, 0); known {
+		if name == "items" && slices.Contains(types, "array") {
+			return s.schema, true
 		}
-		return nil, name == "transportTruncated"
-	}
-	if p := sc.Properties[name]; p != nil {
-		return p.Value, true
-	}
-	if name == "transportTruncated" {
-		return nil, true
-	}
-	open := len(sc.Properties) == 0 || sc.AdditionalProperties.Has == nil || *sc.AdditionalProperties.Has || sc.AdditionalProperties.Schema != nil
-	if len(sc.AllOf)+len(sc.AnyOf)+len(sc.OneOf) > 0 {
-		return nil, true
-	}
-	return nil, open && len(sc.Properties) == 0
-}
-
-// walk follows a simple gjson path (dotted keys, # for every element)
-// through a schema. Paths with modifiers, queries or wildcards are taken
-// as found: this check only reports what it can be sure of.
-func walk(s *openapi3.Schema, path string) (*openapi3.Schema, bool) {
-	if strings.ContainsAny(path, "@*?|()=!<>\\") {
-		return nil, true
-	}
-	for _, seg := range strings.Split(path, ".") {
-		if s == nil {
-			return nil, true
+		if name == "value" && slices.ContainsFunc(types, func(t string) bool { return t != "object" && t != "array" }) {
+			return s.schema, true
 		}
-		if len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 && len(s.Properties) == 0 {
-			return nil, true
-		}
-		switch {
-		case seg == "#" || isIndex(seg):
-			if s.Type == nil || !s.Type.Is("array") {
-				return nil, s.Type == nil
-			}
-			if s.Items == nil {
-				return nil, true
-			}
-			s = s.Items.Value
-		default:
-			p := s.Properties[seg]
-			if p == nil {
-				return nil, len(s.Properties) == 0 && (s.Type == nil || s.Type.Is("object"))
-			}
-			s = p.Value
+		if !slices.Contains(types, "object") {
+			return nil, false
 		}
 	}
-	return s, true
+	return either(w.member(s.schema, name, 0, nil))
 }
 
 func isIndex(s string) bool {
@@ -376,7 +582,8 @@ func isIndex(s string) bool {
 // typeClash says why a declared output type cannot hold what the document
 // says comes back, or "".
 func typeClash(want map[string]any, got *openapi3.Schema) string {
-	if got == nil || got.Type == nil || len(*got.Type) == 0 {
+	gotTypes, known := typesOf(got, 0)
+	if !known {
 		return ""
 	}
 	var wantTypes []string
@@ -393,7 +600,7 @@ func typeClash(want map[string]any, got *openapi3.Schema) string {
 	if len(wantTypes) == 0 {
 		return ""
 	}
-	for _, g := range *got.Type {
+	for _, g := range gotTypes {
 		if g == "null" && got.Nullable {
 			continue
 		}

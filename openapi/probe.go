@@ -3,6 +3,8 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -22,11 +24,19 @@ func (d *Document) operation(t *catalog.Tool) (string, *openapi3.PathItem, *open
 	return path, item, item.Operations()[t.Request.Method]
 }
 
-// ProbeArguments returns arguments for calling t: for each property, the
-// first of its schema's examples, its default, its const or first enum
-// value, and failing those the example the document gives the parameter
-// the property fills. missing lists the required arguments with no value.
+// ProbeArguments returns arguments for calling t: the tool's probe.args
+// when it has them (checked against its input schema at load), else for
+// each property the first of its schema's examples, its default, its
+// const or first enum value, and failing those the example the document
+// gives the parameter the property fills. missing lists the required
+// arguments with no value.
 func ProbeArguments(d *Document, t *catalog.Tool) (args map[string]any, missing []string) {
+	if t.Probe != nil {
+		if args = maps.Clone(t.Probe.Args); args == nil {
+			args = map[string]any{}
+		}
+		return args, nil
+	}
 	args = map[string]any{}
 	props, _ := t.Input["properties"].(map[string]any)
 	docExamples := d.parameterExamples(t)
@@ -171,14 +181,46 @@ func ResultSchemas(d *Document, t *catalog.Tool) map[string]map[string]any {
 		if mt == nil || mt.Schema == nil {
 			return out
 		}
-		s := (&converter{}).schema(mt.Schema, 0, nil)
-		if typ, _ := s["type"].(string); typ == "array" {
-			s = map[string]any{"type": "object", "properties": map[string]any{"items": s}}
-		}
-		out["the document's response schema"] = s
+		out["the document's response schema"] = asResult((&converter{}).schema(mt.Schema, 0, nil))
 		return out
 	}
 	return out
+}
+
+// asResult turns the schema of an upstream answer into the schema of the
+// result the gateway makes of it: an object as it is, an array as
+// {items: [...]}, any other value (true, 42, "ok", null) as {value: ...}.
+// When the schema admits several kinds, the result may be any of them.
+func asResult(s map[string]any) map[string]any {
+	var types []string
+	switch t := s["type"].(type) {
+	case string:
+		types = []string{t}
+	case []any:
+		for _, e := range t {
+			if e, ok := e.(string); ok {
+				types = append(types, e)
+			}
+		}
+	}
+	known := len(types) > 0
+	wrap := func(name string) map[string]any {
+		return map[string]any{"type": "object", "required": []any{name}, "properties": map[string]any{name: s}}
+	}
+	var alts []any
+	if !known || slices.Contains(types, "object") {
+		alts = append(alts, s)
+	}
+	if !known || slices.Contains(types, "array") {
+		alts = append(alts, wrap("items"))
+	}
+	if !known || slices.ContainsFunc(types, func(t string) bool { return t != "object" && t != "array" }) {
+		alts = append(alts, wrap("value"))
+	}
+	if len(alts) == 1 {
+		return alts[0].(map[string]any)
+	}
+	return map[string]any{"anyOf": alts}
 }
 
 // CheckShape returns why structured (a tool's JSON result) does not fit

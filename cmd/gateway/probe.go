@@ -31,8 +31,12 @@ type probeResult struct {
 // probe calls every read tool of cat through the proxy core, the same
 // request builder, bindings and rendering a client's call goes through,
 // and holds each answer to the shape the document or output_schema
-// promises. Write tools, and read tools bound to a method other than GET
-// or HEAD, are never called. The principal is the token's
+// promises. Write tools are never called. A read bound to GET or HEAD is
+// called with its probe.args, or arguments from the examples; a read
+// bound to POST (a query: POST /flow_runs/filter) only with probe.args,
+// the operator's word that this call, with these arguments, changes
+// nothing; a read bound to PUT, PATCH or DELETE never (the static check
+// reports it). The principal is the token's
 // (verified by the catalog's own auth) or, without one, a synthetic
 // principal in workspace holding every gate's scopes; sensitive tools are
 // then skipped.
@@ -78,11 +82,18 @@ func probe(ctx context.Context, cat *catalog.Catalog, doc *openapi.Document, tok
 			findings = append(findings, openapi.NewFinding(cat, t, t.Pos, r.Operation, "probe: "+format, args...))
 		}
 		args, missing := openapi.ProbeArguments(doc, t)
+		safe := t.Request.Method == http.MethodGet || t.Request.Method == http.MethodHead
 		switch {
-		case t.Request.Method != http.MethodGet && t.Request.Method != http.MethodHead:
-			// A read tool bound to another method may change state (the
+		case !safe && t.Request.Method == http.MethodPost && t.Probe == nil:
+			// A POST changes state unless someone who knows the upstream
+			// says, with the arguments to send, that this one does not.
+			r.Outcome, r.Detail = "skipped", "POST may change state: the probe sends it only with the tool's probe.args"
+			results = append(results, r)
+			continue
+		case !safe && t.Request.Method != http.MethodPost:
+			// A read tool bound to PUT, PATCH or DELETE changes state (the
 			// static check says so): the probe never sends it.
-			r.Outcome, r.Detail = "skipped", t.Request.Method+" may change state: the probe sends only GET and HEAD"
+			r.Outcome, r.Detail = "skipped", t.Request.Method+" may change state: the probe sends only GET and HEAD, and POST with probe.args"
 			results = append(results, r)
 			continue
 		case t.Sensitive && token == "":
@@ -90,7 +101,7 @@ func probe(ctx context.Context, cat *catalog.Catalog, doc *openapi.Document, tok
 			results = append(results, r)
 			continue
 		case len(missing) > 0:
-			r.Outcome, r.Detail = "skipped", "no example, default or enum for required argument(s) "+strings.Join(missing, ", ")
+			r.Outcome, r.Detail = "skipped", "no example, default or enum for required argument(s) "+strings.Join(missing, ", ")+": give the tool probe.args"
 			results = append(results, r)
 			continue
 		}
