@@ -59,7 +59,7 @@ func sensitivity(t *tool, params []string) []string {
 		}
 		for _, w := range strings.Split(snake(seg), "_") {
 			if slices.Contains(sensitivePathWords, w) {
-				why = append(why, fmt.Sprintf("the path segment %q is a %s endpoint", seg, w))
+				why = append(why, fmt.Sprintf("the path segment %q is the service's own administration or configuration", seg))
 				break
 			}
 		}
