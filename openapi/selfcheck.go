@@ -79,6 +79,9 @@ func (im *importer) load(tools []*tool) error {
 			}
 			return "", false
 		}
+		if strings.HasPrefix(im.opts.BaseURL, "${"+k) {
+			return "http://127.0.0.1:9", true // --base-url '${API_BASE}/v2'
+		}
 		return anyEnv(k)
 	}
 	_, err := catalog.Parse("selfcheck.yaml", buf.Bytes(), &catalog.LoadOptions{Getenv: getenv})
