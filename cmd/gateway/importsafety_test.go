@@ -257,3 +257,31 @@ func checkTenant(t *testing.T, tool string, r recorded) {
 		t.Errorf("%s: %s %s reaches globex", tool, r.method, r.path)
 	}
 }
+
+// --allow-unbound brings the operations that are not tenant-bound back,
+// each marked in the file and named on stderr, where an operator running
+// the import sees it.
+func TestImportAllowUnboundSaysWhatItLetIn(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "forge.yaml")
+	spec := filepath.Join("..", "..", "openapi", "testdata", "tenants.yaml")
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"import", "openapi", spec, "--upstream", "forge", "--include-writes", "--workspace-param", "owner,org,username", "--allow-unbound", "-o", out}, nil, &stdout, &stderr, os.LookupEnv)
+	if err != nil {
+		t.Fatalf("import = %v\n%s", err, stderr.String())
+	}
+	data, _ := os.ReadFile(out)
+	for _, want := range []string{
+		"guess GET /teams/{id} (tool org_get_team): not tenant-bound: no parameter or body property of the operation is one of --workspace-param owner,org,username",
+		"guess POST /admin/hooks (tool admin_create_hook): not tenant-bound: an admin endpoint reaches every tenant",
+		`guess POST /admin/hooks (tool admin_create_hook): sensitive: the path segment "admin" is the service's own administration or configuration`,
+		`guess POST /repos/{owner}/{repo}/transfer (tool repo_transfer): not tenant-bound: argument "new_owner" looks like a tenant`,
+		"skipped DELETE /orgs/{org}/members/{username}: path parameters \"org\" and \"username\" both read as --workspace-param owner,org,username",
+	} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if n := strings.Count(string(data), "# guess: not tenant-bound: "); n < 12 {
+		t.Errorf("the file marks %d guesses as not tenant-bound, want one per operation let in (12 or more):\n%s", n, data)
+	}
+}
