@@ -220,6 +220,24 @@ func TestTenantLookAlikes(t *testing.T) {
 	}
 }
 
+// Names that only resemble a tenant's in passing stay arguments: the
+// fence must not leave out every operation with an "order" or an "id".
+func TestNotTenantLookAlikes(t *testing.T) {
+	doc := workspaceDoc("get", "/orgs/{org}/things",
+		"{name: org, in: path, required: true, schema: {type: string}}, {name: sort_order, in: query, schema: {type: string}}, "+
+			"{name: organism, in: query, schema: {type: string}}, {name: user_id, in: query, schema: {type: string}}, {name: X-Request-Id, in: header, schema: {type: string}}", "")
+	res := importDoc(t, doc, openapi.Options{Upstream: "up", WorkspaceParam: "org"})
+	if res.Tools != 1 || len(res.Flagged) != 0 {
+		t.Fatalf("Import = %d tools, skipped %v, flagged %v; want the operation, unflagged", res.Tools, res.Skipped, res.Flagged)
+	}
+	in := string(loadFragment(t, res).Tools[0].InputJSON)
+	for _, a := range []string{"sort_order", "organism", "user_id", "x_request_id"} {
+		if !strings.Contains(in, `"`+a+`"`) {
+			t.Errorf("argument %s is missing from %s", a, in)
+		}
+	}
+}
+
 // tenantish is an independent oracle for names an agent could use to name
 // a tenant of the forge in testdata/tenants.yaml.
 var tenantish = regexp.MustCompile(`(?i)owner|org|user|tenant|workspace|namespace|account`)

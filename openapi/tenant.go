@@ -28,7 +28,7 @@ type workspaceNames struct {
 // tenantWords make a name look like a tenant's whatever --workspace-param
 // says: a parameter called tenant_id or new_owner may pick another tenant
 // even when the workspace is called something else.
-var tenantWords = []string{"tenant", "workspace", "org", "organization", "organisation", "owner", "account", "namespace", "customer", "company", "username"}
+var tenantWords = []string{"tenant", "workspace", "org", "organization", "organisation", "owner", "account", "namespace", "username"}
 
 // genericWords are parts of a name that say nothing about tenancy: the
 // "id" of workspace_id must not make every *_id look like a tenant.
