@@ -66,7 +66,7 @@ func (im *importer) upstream() *yaml.Node {
 	} else {
 		def, where := im.serverURL()
 		if def != "" {
-			add(u, "base_url", "${"+env+"_URL:-"+def+"}").LineComment = "guess: " + where
+			add(u, "base_url", "${"+env+"_URL:-"+literal(def)+"}").LineComment = "guess: " + where
 		} else if im.basePath != "" {
 			add(u, "base_url", "${"+env+"_URL}").LineComment = fmt.Sprintf("placeholder: set %s_URL to the service's origin; the document's server URL %s is relative, so each tool path starts with it", env, im.basePath)
 		} else if im.basePathNote != "" {
@@ -85,19 +85,17 @@ func (im *importer) upstream() *yaml.Node {
 	if im.actorSeen {
 		add(u, "actor_header", im.opts.ActorHeader).LineComment = "from --actor-header"
 	}
-	switch im.wsIn {
-	case openapi3.ParameterInHeader:
+	switch {
+	case im.wsIn == openapi3.ParameterInHeader:
 		add(u, "workspace", mapping("header", im.wsName)).LineComment = "from --workspace-param"
-	case openapi3.ParameterInQuery:
+	case im.wsIn == openapi3.ParameterInQuery:
 		add(u, "workspace", mapping("query", im.wsName)).LineComment = "from --workspace-param"
-	case openapi3.ParameterInPath:
-		// {workspace} in each tool's path binds it.
+	case im.wsSeen:
+		// {workspace} in the tools' paths, queries, headers or bodies binds it.
+	case im.opts.WorkspaceParam != "":
+		add(u, "workspace", "none").LineComment = fmt.Sprintf("--workspace-param %q matched no parameter: review", im.opts.WorkspaceParam)
 	default:
-		if im.opts.WorkspaceParam != "" {
-			add(u, "workspace", "none").LineComment = fmt.Sprintf("--workspace-param %q matched no parameter: review", im.opts.WorkspaceParam)
-		} else {
-			add(u, "workspace", "none").LineComment = "guess: no --workspace-param, so the service is taken to have no tenants"
-		}
+		add(u, "workspace", "none").LineComment = "guess: no --workspace-param, so the service is taken to have no tenants"
 	}
 	return u
 }
@@ -116,7 +114,7 @@ func (im *importer) serverURL() (string, string) {
 			}
 		}
 		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(raw, "{}$") {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(raw, "{}") {
 			continue
 		}
 		return strings.TrimSuffix(raw, "/"), "the document's first server URL"
@@ -160,6 +158,11 @@ func (im *importer) relativeServer() (prefix, note string) {
 	}
 	return p, ""
 }
+
+// literal escapes s, text from the document, for a field the catalog
+// loader expands: "$" becomes "$$", so ${GATEWAY_JWT_SECRET} in a
+// server URL stays text and never becomes the gateway's secret.
+func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
 
 // credentials maps the document's security scheme to an upstream header
 // holding a ${VAR} placeholder.
@@ -219,6 +222,9 @@ func (im *importer) toolNode(t *tool) *yaml.Node {
 	if t.kind == "write" {
 		add(n, "gate", im.writeGate()).LineComment = "the operator must grant this gate"
 		add(n, "annotations", mapping("destructive", *t.destructive, "idempotent", *t.idempotent))
+	}
+	if t.sensitive {
+		add(n, "sensitive", true).LineComment = "guess: it may reveal secrets: " + strings.Join(t.sensitiveWhy, "; ")
 	}
 	if len(t.tags) > 0 {
 		add(n, "tags", t.tags)

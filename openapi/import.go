@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/mcpgw/gateway/catalog"
 	"gopkg.in/yaml.v3"
 )
 
@@ -35,10 +34,21 @@ type Options struct {
 	// IncludeWrites imports non-GET/HEAD operations as write tools behind
 	// a gate the operator must grant; without it they are skipped.
 	IncludeWrites bool
-	// WorkspaceParam names the parameter bound to the caller's workspace:
-	// it becomes the upstream's workspace binding (or {workspace} in a
-	// path), never an argument. "": the upstream is declared tenantless.
+	// WorkspaceParam names the parameters bound to the caller's
+	// workspace, comma-separated (owner,org,username). Each is matched in
+	// any spelling (case, snake_case, camelCase, kebab-case, X- for a
+	// header) wherever it appears: in a path it becomes {workspace}, in a
+	// query, header or body property the token's workspace (the first
+	// query or header spelling becomes the upstream's workspace binding);
+	// never an argument. Every operation must then be tenant-bound (see
+	// AllowUnbound). "": the upstream is declared tenantless.
 	WorkspaceParam string
+	// AllowUnbound imports, with a "guess: not tenant-bound" note each,
+	// the operations a WorkspaceParam import would leave out because an
+	// agent could name or reach another tenant through them: no workspace
+	// parameter, a resource id before the workspace in the path, an admin
+	// endpoint, an argument that looks like a tenant.
+	AllowUnbound bool
 	// ActorHeader names a header parameter that carries the acting
 	// identity: it becomes the upstream's actor_header (set to the caller's
 	// actor on every write), never an argument.
@@ -46,6 +56,17 @@ type Options struct {
 	// Standalone writes a whole catalog (server, placeholder auth, gates)
 	// instead of a fragment holding only upstreams and tools.
 	Standalone bool
+}
+
+// Flagged is a guess the import made about an imported tool that an
+// operator should review: a tool marked sensitive, one imported although
+// it is not tenant-bound.
+type Flagged struct {
+	Method, Path, Tool, Note string
+}
+
+func (f Flagged) String() string {
+	return f.Method + " " + f.Path + " (tool " + f.Tool + "): " + f.Note
 }
 
 // Skipped is an operation the import left out, and why.
@@ -67,6 +88,9 @@ type Result struct {
 	// imported as reads, and why, in path then method order: they carry
 	// no write gate, so each deserves a look.
 	Reads []Skipped
+	// Flagged lists the guesses about imported tools that decide what a
+	// caller can reach (sensitivity, tenant binding), by tool name.
+	Flagged []Flagged
 }
 
 var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions, http.MethodTrace}
@@ -89,7 +113,10 @@ func Import(d *Document, opts Options) (res *Result, err error) {
 			res, err = nil, fmt.Errorf("cannot import document: %v", r)
 		}
 	}()
-	im := &importer{d: d, opts: opts, names: map[string]int{}}
+	im := &importer{d: d, opts: opts, names: map[string]int{}, ws: newWorkspaceNames(opts.WorkspaceParam)}
+	if opts.WorkspaceParam != "" && im.ws == nil {
+		return nil, fmt.Errorf("--workspace-param %q names no parameter", opts.WorkspaceParam)
+	}
 	if im.reads, err = parseReads(opts.Reads); err != nil {
 		return nil, err
 	}
@@ -98,6 +125,9 @@ func Import(d *Document, opts Options) (res *Result, err error) {
 		return nil, fmt.Errorf("the document has %d operations to import, more than the %d one import maps; choose some with --tags", n, MaxOperations)
 	}
 	im.run()
+	if im.err != nil {
+		return nil, im.err
+	}
 	return im.result()
 }
 
@@ -107,8 +137,15 @@ type importer struct {
 	tools   []*tool
 	skipped []Skipped
 	names   map[string]int
-	// workspace is where --workspace-param was found: "path", "query" or "header".
+	// ws matches the --workspace-param names; nil without them.
+	ws *workspaceNames
+	// wsIn and wsName are the first query or header spelling of the
+	// workspace found: the upstream's workspace binding.
 	wsIn, wsName string
+	// wsSeen is set when any operation binds the workspace.
+	wsSeen bool
+	// err ends the import: the self-check found what must never be written.
+	err error
 	// actorSeen is set when an operation declares the ActorHeader header.
 	actorSeen bool
 	// cred is credHeader's answer once credDone.
@@ -139,6 +176,20 @@ type tool struct {
 	destructive, idempotent        *bool
 	notes                          []string // comments on guesses
 	nameNote                       string
+	// bound is set when the operation names the caller's workspace.
+	bound bool
+	// sensitive puts the tool behind the triple lock, for sensitiveWhy.
+	sensitive    bool
+	sensitiveWhy []string
+	// flags are the guesses also reported in Result.Flagged.
+	flags []string
+}
+
+// flag notes a guess that decides what a caller can reach: in the tool's
+// comments and in Result.Flagged.
+func (t *tool) flag(note string) {
+	t.notes = append(t.notes, note)
+	t.flags = append(t.flags, note)
 }
 
 // gatewayHeaders are header parameters never imported as arguments: the
@@ -340,195 +391,18 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 	t.tags = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(op.Tags)))))
 
 	conv := &converter{forInput: true}
-	props := map[string]any{}
-	var required []any
-	taken := map[string]bool{}
-
-	// Parameters: the operation's override the path item's by (in, name).
-	params := map[string]*openapi3.Parameter{}
-	var order []string
-	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
-		for _, pr := range list {
-			if pr == nil || pr.Value == nil {
-				continue
-			}
-			key := pr.Value.In + "\x00" + pr.Value.Name
-			if _, seen := params[key]; !seen {
-				order = append(order, key)
-			}
-			params[key] = pr.Value
-		}
-	}
-	slices.Sort(order)
-	tpath := path
-	for _, key := range order {
-		p := params[key]
-		ws := im.opts.WorkspaceParam != "" && p.Name == im.opts.WorkspaceParam
-		if ws {
-			if im.wsIn == "" {
-				im.wsIn, im.wsName = p.In, p.Name
-			}
-			switch {
-			case p.In == openapi3.ParameterInPath:
-				tpath = strings.ReplaceAll(tpath, "{"+p.Name+"}", "{workspace}")
-				continue
-			case p.In == im.wsIn && p.Name == im.wsName && p.In != openapi3.ParameterInCookie:
-				continue // the upstream's binding sets it
-			}
-			im.skip(method, path, "workspace parameter %q is in %s here but in %s elsewhere", p.Name, p.In, im.wsIn)
-			return nil
-		}
-		if im.opts.ActorHeader != "" && p.In == openapi3.ParameterInHeader && strings.EqualFold(p.Name, im.opts.ActorHeader) {
-			im.actorSeen = true
-			continue // the upstream's actor_header sets it
-		}
-		a := arg(p.Name)
-		if taken[a] {
-			a = arg(p.In + "_" + p.Name)
-		}
-		if taken[a] {
-			im.skip(method, path, "parameters %q collide as argument %q", p.Name, a)
-			return nil
-		}
-		var sch map[string]any
-		switch {
-		case p.Schema != nil:
-			sch = conv.schema(p.Schema, 1, nil)
-		case p.Content != nil:
-			if mt := p.Content.Get("application/json"); mt != nil && mt.Schema != nil {
-				sch = conv.schema(mt.Schema, 1, nil)
-			} else {
-				sch = map[string]any{"type": "string"}
-			}
-		default:
-			sch = map[string]any{"type": "string"}
-		}
-		if d := bound(p.Description, MaxPropertyDescription); d != "" {
-			sch["description"] = d
-		}
-		if typ, _ := sch["type"].(string); typ == "object" && p.In != openapi3.ParameterInPath {
-			if p.Required {
-				im.skip(method, path, "required %s parameter %q is an object (style %q is not mapped)", p.In, p.Name, p.Style)
-				return nil
-			}
-			t.notes = append(t.notes, fmt.Sprintf("object %s parameter %q left out", p.In, p.Name))
-			continue
-		}
-		ph := "{" + a + "}"
-		switch p.In {
-		case openapi3.ParameterInPath:
-			if !strings.Contains(tpath, "{"+p.Name+"}") {
-				continue // declared but not in the path: nothing to fill
-			}
-			tpath = strings.ReplaceAll(tpath, "{"+p.Name+"}", ph)
-			required = append(required, a)
-		case openapi3.ParameterInQuery:
-			t.query[p.Name] = ph
-			if p.Required {
-				required = append(required, a)
-			}
-		case openapi3.ParameterInHeader:
-			switch h := http.CanonicalHeaderKey(p.Name); {
-			case slices.Contains(gatewayHeaders, h), h == im.credHeader():
-				// Credentials and framing are the upstream's and the
-				// HTTP client's: an argument must never choose them.
-				t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
-				continue
-			}
-			if !catalog.ValidHeaderName(p.Name) {
-				im.skip(method, path, "header parameter %q is not a valid header name", p.Name)
-				return nil
-			}
-			t.headers[p.Name] = ph
-			if p.Required {
-				required = append(required, a)
-			}
-		default:
-			if p.Required {
-				im.skip(method, path, "required %s parameter %q cannot be mapped", p.In, p.Name)
-				return nil
-			}
-			t.notes = append(t.notes, fmt.Sprintf("%s parameter %q left out", p.In, p.Name))
-			continue
-		}
-		taken[a] = true
-		props[a] = sch
-		switch strings.ToLower(p.Name) {
-		case "cursor", "after", "after_cursor", "page_token", "pagetoken", "next_token", "nexttoken", "starting_after", "continuation_token", "continuationtoken", "marker":
-			if p.In == openapi3.ParameterInQuery && t.cursor == "" {
-				t.cursor = a
-			}
-		case "limit", "page_size", "pagesize", "per_page", "perpage", "max_results", "maxresults", "top", "size":
-			if p.In == openapi3.ParameterInQuery && t.pageSize == "" {
-				if typ, _ := sch["type"].(string); typ == "integer" {
-					t.pageSize = a
-				}
-			}
-		}
-	}
-	if m := pathParam.FindAllStringSubmatch(tpath, -1); m != nil {
-		for _, x := range m {
-			if x[1] != "workspace" && !taken[x[1]] {
-				im.skip(method, path, "path parameter {%s} is not declared", x[1])
-				return nil
-			}
-		}
-	}
-	if strings.ContainsAny(pathParam.ReplaceAllString(tpath, ""), "{}") {
-		im.skip(method, path, "path has unbalanced braces")
+	as := &arguments{conv: conv, props: map[string]any{}, taken: map[string]bool{}}
+	if !im.parameters(t, as, method, path, item, op) || !im.requestBody(t, as, method, path, op) {
 		return nil
 	}
-	t.path = tpath
-
-	// Request body: JSON (of any spelling), else a URL-encoded form.
-	if rb := op.RequestBody; rb != nil && rb.Value != nil && len(rb.Value.Content) > 0 {
-		mt, mime := jsonMedia(rb.Value.Content)
-		if mt == nil {
-			mt, mime = formMedia(rb.Value.Content)
-		}
-		if mt == nil {
-			im.skip(method, path, "request body is %s, not JSON or a URL-encoded form", strings.Join(sortedKeys(rb.Value.Content), ", "))
+	props, required := as.props, as.required
+	if why := im.fence(t, props); len(why) > 0 {
+		if !im.opts.AllowUnbound {
+			im.skip(method, path, "not tenant-bound: %s (--allow-unbound imports it with a note)", strings.Join(why, "; "))
 			return nil
 		}
-		bs := conv.schema(mt.Schema, 0, nil)
-		bprops, isObj := bs["properties"].(map[string]any)
-		if typ, _ := bs["type"].(string); isObj && (typ == "object" || typ == "") && len(bprops) > 0 {
-			body := map[string]any{}
-			breq, _ := bs["required"].([]any)
-			for _, name := range sortedKeys(bprops) {
-				a := arg(name)
-				if taken[a] {
-					a = arg("body_" + name)
-				}
-				if taken[a] {
-					im.skip(method, path, "body property %q collides with a parameter", name)
-					return nil
-				}
-				taken[a] = true
-				props[a] = bprops[name]
-				body[name] = "{" + a + "}"
-				if rb.Value.Required && slices.Contains(breq, any(name)) {
-					required = append(required, a)
-				}
-			}
-			t.body = body
-		} else {
-			a := "body"
-			if taken[a] {
-				im.skip(method, path, "a parameter is called body")
-				return nil
-			}
-			taken[a] = true
-			props[a] = bs
-			t.body = "{body}"
-			if rb.Value.Required {
-				required = append(required, a)
-			}
-		}
-		var msg string
-		if required, msg = im.bodyMedia(t, mime, props, required); msg != "" {
-			im.skip(method, path, "%s", msg)
-			return nil
+		for _, w := range why {
+			t.flag("not tenant-bound: " + w)
 		}
 	}
 
@@ -601,6 +475,12 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 	for _, n := range conv.notes {
 		t.notes = append(t.notes, n)
 	}
+	if why := sensitivity(t, as.names); len(why) > 0 {
+		t.sensitive, t.sensitiveWhy = true, why
+		for _, w := range why {
+			t.flags = append(t.flags, "sensitive: "+w)
+		}
+	}
 	return t
 }
 
@@ -650,13 +530,17 @@ func (im *importer) result() (*Result, error) {
 		return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method)
 	})
 	var reads []Skipped
+	var flagged []Flagged
 	for _, t := range im.tools {
 		if t.kind == "read" && t.method != http.MethodGet && t.method != http.MethodHead {
 			reads = append(reads, Skipped{Method: t.method, Path: t.opPath, Reason: t.kindNote})
 		}
+		for _, f := range t.flags {
+			flagged = append(flagged, Flagged{Method: t.method, Path: t.opPath, Tool: t.name, Note: f})
+		}
 	}
 	slices.SortFunc(reads, func(a, b Skipped) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
-	return &Result{YAML: buf.Bytes(), Tools: len(im.tools), Skipped: im.skipped, Reads: reads}, nil
+	return &Result{YAML: buf.Bytes(), Tools: len(im.tools), Skipped: im.skipped, Reads: reads, Flagged: flagged}, nil
 }
 
 // encodeYAML writes n to buf, each non-empty line prefixed with indent.

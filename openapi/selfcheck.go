@@ -2,6 +2,9 @@ package openapi
 
 import (
 	"bytes"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/mcpgw/gateway/catalog"
@@ -19,14 +22,16 @@ func (im *importer) selfCheck() {
 	// memory of a large document's check to one batch's YAML and schemas.
 	const batch = 64
 	var kept []*tool
-	for lo := 0; lo < len(im.tools); lo += batch {
+	for lo := 0; lo < len(im.tools) && im.err == nil; lo += batch {
 		part := im.tools[lo:min(lo+batch, len(im.tools))]
 		if im.load(part) == nil {
 			kept = append(kept, part...)
 			continue
 		}
 		for _, t := range part {
-			if err := im.load([]*tool{t}); err != nil {
+			if err := im.load([]*tool{t}); im.err != nil {
+				return
+			} else if err != nil {
 				msg := err.Error()
 				if i := strings.IndexByte(msg, '\n'); i >= 0 {
 					msg = msg[:i]
@@ -44,28 +49,74 @@ func (im *importer) selfCheck() {
 }
 
 // load loads tools in a small catalog of their own, as the gateway would.
+// The loader's environment is watched: a variable the import did not
+// write means document text reached a field the loader expands (a
+// description of ${GATEWAY_JWT_SECRET} that would publish the secret), and
+// that ends the import with im.err instead of writing the catalog.
 func (im *importer) load(tools []*tool) error {
-	{
-		root := mapping(
-			"version", 1,
-			"server", mapping("name", "selfcheck"),
-			"auth", mapping("jwt", mapping("hmac_secret_env", "SELFCHECK_SECRET", "algorithms", []string{"HS256"}, "issuer", "i", "audience", "a")),
-			"gates", mapping(im.writeGate(), mapping("scopes", []string{"w"})),
-		)
-		add(root, "upstreams", mapping(im.opts.Upstream, im.upstream()))
-		seq := &yaml.Node{Kind: yaml.SequenceNode}
-		for _, t := range tools {
-			seq.Content = append(seq.Content, im.toolNode(t))
-		}
-		add(root, "tools", seq)
-		var buf bytes.Buffer
-		enc := yaml.NewEncoder(&buf)
-		err := enc.Encode(root)
-		if err == nil {
-			_, err = catalog.Parse("selfcheck.yaml", buf.Bytes(), &catalog.LoadOptions{Getenv: anyEnv})
-		}
+	root := mapping(
+		"version", 1,
+		"server", mapping("name", "selfcheck"),
+		"auth", mapping("jwt", mapping("hmac_secret_env", selfCheckSecret, "algorithms", []string{"HS256"}, "issuer", "i", "audience", "a")),
+		"gates", mapping(im.writeGate(), mapping("scopes", []string{"w"})),
+	)
+	add(root, "upstreams", mapping(im.opts.Upstream, im.upstream()))
+	seq := &yaml.Node{Kind: yaml.SequenceNode}
+	for _, t := range tools {
+		seq.Content = append(seq.Content, im.toolNode(t))
+	}
+	add(root, "tools", seq)
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	if err := enc.Encode(root); err != nil {
 		return err
 	}
+	var unknown []string
+	getenv := func(k string) (string, bool) {
+		if !im.wrote(k) {
+			if !slices.Contains(unknown, k) {
+				unknown = append(unknown, k)
+			}
+			return "", false
+		}
+		if strings.HasPrefix(im.opts.BaseURL, "${"+k) {
+			return "http://127.0.0.1:9", true // --base-url '${API_BASE}/v2'
+		}
+		return anyEnv(k)
+	}
+	_, err := catalog.Parse("selfcheck.yaml", buf.Bytes(), &catalog.LoadOptions{Getenv: getenv})
+	if len(unknown) > 0 {
+		names := make([]string, len(tools))
+		for i, t := range tools {
+			names[i] = t.method + " " + t.opPath
+		}
+		im.err = fmt.Errorf("self-check: the imported catalog would read environment variable %s, which the import did not write, so text from the document reached a field the gateway expands; nothing was written (operations %s)",
+			strings.Join(unknown, ", "), bound(strings.Join(names, ", "), 300))
+	}
+	return err
+}
+
+// selfCheckSecret is the variable the self-check catalog's auth reads.
+const selfCheckSecret = "SELFCHECK_SECRET"
+
+// envRef finds the ${NAME of a reference.
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)`)
+
+// wrote reports whether the import itself wrote ${k}: the upstream's
+// NAME_URL and credential placeholders, the self-check's secret, or a
+// variable the operator's --base-url names.
+func (im *importer) wrote(k string) bool {
+	env := im.envName()
+	switch k {
+	case selfCheckSecret, env + "_URL", env + "_TOKEN", env + "_BASIC_AUTH", env + "_API_KEY":
+		return true
+	}
+	for _, m := range envRef.FindAllStringSubmatch(im.opts.BaseURL, -1) {
+		if m[1] == k {
+			return true
+		}
+	}
+	return false
 }
 
 // anyEnv sets every placeholder the import writes to a value that loads.

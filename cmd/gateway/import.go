@@ -11,7 +11,8 @@ import (
 )
 
 const importUsage = `usage: gateway import openapi SPEC --upstream NAME [--base-url URL] [--tags a,b]
-       [--include-writes] [--reads 'POST /*/filter']... [--workspace-param P] [--actor-header H]
+       [--include-writes] [--reads 'POST /*/filter']... [--workspace-param P[,P...]] [--allow-unbound]
+       [--actor-header H]
        [--standalone] [-o FILE]
 `
 
@@ -30,7 +31,9 @@ func (l *listFlag) Set(v string) error {
 }
 
 // runImport writes a catalog fragment (or, with --standalone, a whole
-// catalog) for an OpenAPI document; skipped operations go to stderr.
+// catalog) for an OpenAPI document; skipped operations and the guesses
+// that decide what a caller can reach (sensitive, not tenant-bound) go to
+// stderr.
 func runImport(args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "openapi" {
 		fmt.Fprint(stderr, importUsage)
@@ -47,7 +50,8 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&opts.IncludeWrites, "include-writes", false, "import non-GET operations as write tools behind a gate")
 	var reads listFlag
 	fs.Var(&reads, "reads", "`METHOD /path` glob of operations to import as reads, no gate ('POST /*/filter', '* /search'); repeatable or comma-separated")
-	fs.StringVar(&opts.WorkspaceParam, "workspace-param", "", "parameter bound to the caller's workspace, never an argument")
+	fs.StringVar(&opts.WorkspaceParam, "workspace-param", "", "comma-separated parameters bound to the caller's workspace in any spelling and place, never arguments; operations not bound are left out")
+	fs.BoolVar(&opts.AllowUnbound, "allow-unbound", false, "with --workspace-param, import operations that are not tenant-bound too, each with a note")
 	fs.StringVar(&opts.ActorHeader, "actor-header", "", "header parameter carrying the acting identity: the upstream's actor_header, never an argument")
 	fs.BoolVar(&opts.Standalone, "standalone", false, "write a complete catalog with placeholder auth instead of a fragment")
 	fs.StringVar(&out, "o", "", "output file (default stdout)")
@@ -110,6 +114,9 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "%s: no tool imported, nothing written: %s\n", spec, why)
 		return exitError(1)
+	}
+	for _, f := range res.Flagged {
+		fmt.Fprintf(stderr, "guess %s\n", f)
 	}
 	if out == "" {
 		_, err = stdout.Write(res.YAML)

@@ -106,9 +106,17 @@ include: [up.yaml]
 			}
 			srv := httptest.NewServer(rt.routes())
 			defer srv.Close()
+			// Tools the import marked sensitive stay behind the triple
+			// lock, which this catalog leaves closed.
+			visible := 0
+			for _, tool := range cat.Tools {
+				if !tool.Sensitive {
+					visible++
+				}
+			}
 			listed := listTools(t, srv.URL, placeholders.get("GATEWAY_JWT_SECRET"), "up:write")
-			if listed != len(cat.Tools) {
-				t.Errorf("tools/list through the gateway listed %d tools, the catalog has %d", listed, len(cat.Tools))
+			if listed != visible {
+				t.Errorf("tools/list through the gateway listed %d tools, the catalog has %d that are not sensitive", listed, visible)
 			}
 		})
 	}

@@ -1,0 +1,290 @@
+package openapi
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// arguments collects one operation's tool arguments as its parameters and
+// body properties are mapped.
+type arguments struct {
+	conv     *converter
+	props    map[string]any // argument name → schema
+	required []any
+	taken    map[string]bool
+	// names are the document's names of the parameters and body
+	// properties that became arguments or bindings.
+	names []string
+}
+
+// free returns a free argument name for the document's name: arg(name),
+// or arg(prefix+"_"+name) when that is taken, with a note saying so; ""
+// when both are taken.
+func (as *arguments) free(name, prefix string) (a, note string) {
+	a = arg(name)
+	if !as.taken[a] {
+		return a, ""
+	}
+	first := a
+	if a = arg(prefix + "_" + name); as.taken[a] {
+		return "", ""
+	}
+	return a, fmt.Sprintf("%q would be argument %q, which another parameter is: it is %q", name, first, a)
+}
+
+// add makes a, for the document's name, an argument with schema sch.
+func (as *arguments) add(t *tool, a, name, note string, sch any) {
+	as.taken[a] = true
+	as.props[a] = sch
+	as.names = append(as.names, name)
+	if note != "" {
+		t.notes = append(t.notes, note)
+	}
+}
+
+// mergedParameters returns the operation's parameters, the operation's
+// overriding the path item's by (in, name), sorted by in then name.
+func mergedParameters(item *openapi3.PathItem, op *openapi3.Operation) []*openapi3.Parameter {
+	params := map[string]*openapi3.Parameter{}
+	for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+		for _, pr := range list {
+			if pr != nil && pr.Value != nil {
+				params[pr.Value.In+"\x00"+pr.Value.Name] = pr.Value
+			}
+		}
+	}
+	var out []*openapi3.Parameter
+	for _, key := range sortedKeys(params) {
+		out = append(out, params[key])
+	}
+	return out
+}
+
+// parameters maps the operation's parameters to t's arguments, bindings
+// and templates, and sets t.path; false (after im.skip) when the
+// operation cannot be imported.
+func (im *importer) parameters(t *tool, as *arguments, method, path string, item *openapi3.PathItem, op *openapi3.Operation) bool {
+	// Path placeholders are replaced in one pass over the document's
+	// path at the end: replacing them one by one would let a placeholder
+	// written for one parameter ({org_id} for orgId) be taken again by
+	// another of the same argument name, and two parameters would become
+	// one argument used twice.
+	inPath := map[string]string{}
+	wsPath := ""
+	for _, p := range mergedParameters(item, op) {
+		if im.ws.binds(p.In, p.Name) {
+			switch p.In {
+			case openapi3.ParameterInPath:
+				if wsPath != "" {
+					im.skip(method, path, "path parameters %q and %q both read as --workspace-param %s: which one is the caller's workspace is unclear", wsPath, p.Name, im.ws)
+					return false
+				}
+				wsPath = p.Name
+				inPath[p.Name] = "{workspace}"
+			case openapi3.ParameterInQuery, openapi3.ParameterInHeader:
+				if im.wsIn == "" {
+					im.wsIn, im.wsName = p.In, p.Name
+				}
+				switch {
+				case p.In == im.wsIn && (p.Name == im.wsName || p.In == openapi3.ParameterInHeader && strings.EqualFold(p.Name, im.wsName)):
+					// The upstream's binding sets it.
+				case p.In == openapi3.ParameterInQuery:
+					t.query[p.Name] = "{workspace}"
+				default:
+					t.headers[p.Name] = "{workspace}"
+				}
+			default:
+				im.skip(method, path, "workspace parameter %q is in %s, where the gateway cannot set it", p.Name, p.In)
+				return false
+			}
+			im.wsSeen, t.bound = true, true
+			as.names = append(as.names, p.Name)
+			continue
+		}
+		if im.opts.ActorHeader != "" && p.In == openapi3.ParameterInHeader && strings.EqualFold(p.Name, im.opts.ActorHeader) {
+			im.actorSeen = true
+			continue // the upstream's actor_header sets it
+		}
+		if !im.parameter(t, as, method, path, p, inPath) {
+			return false
+		}
+	}
+	var undeclared string
+	tpath := pathParam.ReplaceAllStringFunc(path, func(m string) string {
+		if ph, ok := inPath[m[1:len(m)-1]]; ok {
+			return ph
+		}
+		if undeclared == "" {
+			undeclared = m[1 : len(m)-1]
+		}
+		return m
+	})
+	if undeclared != "" {
+		im.skip(method, path, "path parameter {%s} is not declared", undeclared)
+		return false
+	}
+	if strings.ContainsAny(pathParam.ReplaceAllString(tpath, ""), "{}") {
+		im.skip(method, path, "path has unbalanced braces")
+		return false
+	}
+	t.path = tpath
+	return true
+}
+
+// parameter maps one parameter that is not a binding to an argument.
+func (im *importer) parameter(t *tool, as *arguments, method, path string, p *openapi3.Parameter, inPath map[string]string) bool {
+	a, renamed := as.free(p.Name, p.In)
+	if a == "" {
+		im.skip(method, path, "parameters %q collide as argument %q", p.Name, arg(p.In+"_"+p.Name))
+		return false
+	}
+	var sch map[string]any
+	switch {
+	case p.Schema != nil:
+		sch = as.conv.schema(p.Schema, 1, nil)
+	case p.Content != nil:
+		if mt := p.Content.Get("application/json"); mt != nil && mt.Schema != nil {
+			sch = as.conv.schema(mt.Schema, 1, nil)
+		} else {
+			sch = map[string]any{"type": "string"}
+		}
+	default:
+		sch = map[string]any{"type": "string"}
+	}
+	if d := bound(p.Description, MaxPropertyDescription); d != "" {
+		sch["description"] = d
+	}
+	if typ, _ := sch["type"].(string); typ == "object" && p.In != openapi3.ParameterInPath {
+		if p.Required {
+			im.skip(method, path, "required %s parameter %q is an object (style %q is not mapped)", p.In, p.Name, p.Style)
+			return false
+		}
+		t.notes = append(t.notes, fmt.Sprintf("object %s parameter %q left out", p.In, p.Name))
+		return true
+	}
+	ph := "{" + a + "}"
+	switch p.In {
+	case openapi3.ParameterInPath:
+		if !strings.Contains(t.opPath, "{"+p.Name+"}") {
+			return true // declared but not in the path: nothing to fill
+		}
+		inPath[p.Name] = ph
+		as.required = append(as.required, a)
+	case openapi3.ParameterInQuery:
+		t.query[p.Name] = ph
+		if p.Required {
+			as.required = append(as.required, a)
+		}
+	case openapi3.ParameterInHeader:
+		switch h := http.CanonicalHeaderKey(p.Name); {
+		case slices.Contains(gatewayHeaders, h), h == im.credHeader():
+			// Credentials and framing are the upstream's and the
+			// HTTP client's: an argument must never choose them.
+			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
+			return true
+		}
+		if !catalog.ValidHeaderName(p.Name) {
+			im.skip(method, path, "header parameter %q is not a valid header name", p.Name)
+			return false
+		}
+		t.headers[p.Name] = ph
+		if p.Required {
+			as.required = append(as.required, a)
+		}
+	default:
+		if p.Required {
+			im.skip(method, path, "required %s parameter %q cannot be mapped", p.In, p.Name)
+			return false
+		}
+		t.notes = append(t.notes, fmt.Sprintf("%s parameter %q left out", p.In, p.Name))
+		return true
+	}
+	as.add(t, a, p.Name, renamed, sch)
+	switch strings.ToLower(p.Name) {
+	case "cursor", "after", "after_cursor", "page_token", "pagetoken", "next_token", "nexttoken", "starting_after", "continuation_token", "continuationtoken", "marker":
+		if p.In == openapi3.ParameterInQuery && t.cursor == "" {
+			t.cursor = a
+		}
+	case "limit", "page_size", "pagesize", "per_page", "perpage", "max_results", "maxresults", "top", "size":
+		if p.In == openapi3.ParameterInQuery && t.pageSize == "" {
+			if typ, _ := sch["type"].(string); typ == "integer" {
+				t.pageSize = a
+			}
+		}
+	}
+	return true
+}
+
+// requestBody maps the operation's JSON request body to t's body
+// template: each property of an object body an argument, or the whole
+// body one argument "body"; a property named like the workspace is bound
+// to it instead. False (after im.skip) when it cannot be mapped.
+func (im *importer) requestBody(t *tool, as *arguments, method, path string, op *openapi3.Operation) bool {
+	rb := op.RequestBody
+	if rb == nil || rb.Value == nil || len(rb.Value.Content) == 0 {
+		return true
+	}
+	// JSON (of any spelling), else a URL-encoded form.
+	mt, mime := jsonMedia(rb.Value.Content)
+	if mt == nil {
+		mt, mime = formMedia(rb.Value.Content)
+	}
+	if mt == nil {
+		im.skip(method, path, "request body is %s, not JSON or a URL-encoded form", strings.Join(sortedKeys(rb.Value.Content), ", "))
+		return false
+	}
+	bs := as.conv.schema(mt.Schema, 0, nil)
+	bprops, isObj := bs["properties"].(map[string]any)
+	if typ, _ := bs["type"].(string); !isObj || (typ != "object" && typ != "") || len(bprops) == 0 {
+		if as.taken["body"] {
+			im.skip(method, path, "a parameter is called body")
+			return false
+		}
+		as.add(t, "body", "body", "", bs)
+		t.body = "{body}"
+		if rb.Value.Required {
+			as.required = append(as.required, "body")
+		}
+		return im.media(t, as, method, path, mime)
+	}
+	body := map[string]any{}
+	breq, _ := bs["required"].([]any)
+	for _, name := range sortedKeys(bprops) {
+		if im.ws.binds("body", name) {
+			as.names = append(as.names, name)
+			// The token's workspace, never the agent's choice.
+			body[name] = "{workspace}"
+			im.wsSeen, t.bound = true, true
+			continue
+		}
+		a, renamed := as.free(name, "body")
+		if a == "" {
+			im.skip(method, path, "body property %q collides with a parameter", name)
+			return false
+		}
+		as.add(t, a, name, renamed, bprops[name])
+		body[name] = "{" + a + "}"
+		if rb.Value.Required && slices.Contains(breq, any(name)) {
+			as.required = append(as.required, a)
+		}
+	}
+	t.body = body
+	return im.media(t, as, method, path, mime)
+}
+
+// media fits the body to its media type (bodyMedia), skipping the
+// operation when it cannot be sent.
+func (im *importer) media(t *tool, as *arguments, method, path, mime string) bool {
+	required, msg := im.bodyMedia(t, mime, as.props, as.required)
+	if msg != "" {
+		im.skip(method, path, "%s", msg)
+		return false
+	}
+	as.required = required
+	return true
+}
