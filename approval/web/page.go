@@ -311,7 +311,10 @@ func (x *exchange) callback() {
 	}
 	q := x.r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		x.fail(http.StatusUnauthorized, "Sign-in failed", "the provider refused the sign-in: "+e+" "+q.Get("error_description"))
+		// Anyone can craft this link: what it says goes to the log, never
+		// onto a page under the gateway's name.
+		x.req.Log.Info("approval page: the provider refused the sign-in", "error", clip(e), "error_description", clip(q.Get("error_description")))
+		x.fail(http.StatusUnauthorized, "Sign-in failed", "the sign-in provider did not sign you in; open the approval link again, or ask your administrator if this repeats")
 		return
 	}
 	c, err := x.r.Cookie(SignInCookie)
@@ -377,6 +380,15 @@ func (x *exchange) callback() {
 	}
 	x.setCookie(SessionCookie, sealed, int(x.ap.SessionTTL.D()/time.Second))
 	http.Redirect(x.w, x.r, x.safeReturn(si.Return), http.StatusSeeOther)
+}
+
+// clip bounds a value from a request before it is logged.
+func clip(s string) string {
+	const max = 256
+	if len(s) > max {
+		return strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return s
 }
 
 // safeReturn keeps the post-sign-in redirect on the page itself.
