@@ -30,7 +30,7 @@ type Request struct {
 	Workspace string          `json:"workspace"`
 	Requester string          `json:"requester"`       // subject
 	Actor     string          `json:"requester_actor"` // actor at request time
-	Arguments json.RawMessage `json:"arguments"`       // as the agent sent them (canonical)
+	Arguments json.RawMessage `json:"arguments"`       // as sent upstream: defaults applied, canonical
 	Digest    string          `json:"digest"`          // of the canonical arguments
 	Approvers string          `json:"approvers"`       // the gate
 	AllowSelf bool            `json:"allow_self"`

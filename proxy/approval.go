@@ -124,7 +124,9 @@ type beginFunc func(id, approver string) error
 // gateApproval decides whether the write t, built into req for p, may be
 // sent now. It returns a result to answer instead (a prompt, a pending
 // approval, a refusal), or nil after begin and setting req's idempotency
-// header. raw is the arguments as the agent sent them.
+// header. raw is the arguments req was built from, resolved (defaults
+// applied, numbers canonical) and encoded canonically: what approvers are
+// shown and what the approval's digest binds.
 func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, raw []byte, req *http.Request, begin beginFunc) *Result {
 	a := t.def.Approval
 	if a == nil {

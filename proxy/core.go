@@ -484,6 +484,16 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	}
 	applyDefaults(t.def, args)
 	applyPaging(t, args)
+	dropComputed(t.def.Request.Times, args)
+	// What a human approves is what is sent: the arguments after defaults,
+	// paging and the canonical number spelling, the same map the request
+	// is built from (computed times are the send's own, and not shown).
+	var resolved []byte
+	if t.def.Approval != nil {
+		if resolved, err = json.Marshal(args); err != nil {
+			return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), 0, nil
+		}
+	}
 	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
@@ -517,7 +527,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		return nil
 	}
 	// A write that needs a human's yes stops here until it has one.
-	if res := c.gateApproval(ctx, p, t, raw, req, begin); res != nil {
+	if res := c.gateApproval(ctx, p, t, resolved, req, begin); res != nil {
 		return res, 0, nil
 	}
 	if ae != nil {
