@@ -75,13 +75,19 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exch
 	case 0:
 		var l []*approval.Request
 		l, err = core.PendingApprovals(ctx, p)
-		out = l
+		shown := make([]*shownApproval, len(l))
+		for i, r := range l {
+			shown[i] = showApproval(r)
+		}
+		out = shown
 	case 1:
-		out, err = core.GetApproval(ctx, p, parts[0])
+		var got *approval.Request
+		got, err = core.GetApproval(ctx, p, parts[0])
+		out = showApproval(got)
 	case 2:
 		var got *approval.Request
 		got, err = core.DecideApproval(ctx, p, parts[0], parts[1] == "approve")
-		out = got
+		out = showApproval(got)
 	}
 	ae, isApproval := errors.AsType[*proxy.ApprovalError](err)
 	switch {
@@ -101,4 +107,23 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exch
 		b, _ := json.Marshal(out)
 		writeJSON(w, http.StatusOK, b)
 	}
+}
+
+// shownApproval is an approval as the REST API answers it: arguments is
+// the same JSON value with hidden characters (bidi controls, zero-width
+// characters) written as \u escapes, so a terminal shows rather than
+// applies them, and arguments_shown is the text the approval page shows
+// (approval.Shown: those characters as markers, long runs of spaces
+// counted).
+type shownApproval struct {
+	*approval.Request
+	Arguments      json.RawMessage `json:"arguments"`
+	ArgumentsShown string          `json:"arguments_shown"`
+}
+
+func showApproval(r *approval.Request) *shownApproval {
+	if r == nil {
+		return nil
+	}
+	return &shownApproval{Request: r, Arguments: approval.EscapeHidden(r.Arguments), ArgumentsShown: approval.Shown(r.Arguments)}
 }

@@ -234,15 +234,16 @@ func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, no
 		InputRequired: &InputRequired{Key: ConfirmKey, Message: msg, Schema: confirmSchema, State: sealed}}
 }
 
-// confirmMessage is the text a confirmation shows the user.
+// confirmMessage is the text a confirmation shows the user: the
+// arguments as they will be sent, hidden characters and long runs of
+// spaces made visible (a client renders the message as it is).
 func confirmMessage(p *authz.Principal, t *tool, raw []byte, until time.Time) string {
-	canon, _ := approval.Canonical(raw)
 	title := t.def.Title
 	if title == "" {
 		title = t.def.Name
 	}
 	return fmt.Sprintf("Confirm: %s (%s) in workspace %q with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
-		title, t.def.Name, p.Workspace, canon, until.UTC().Format(time.RFC3339))
+		title, t.def.Name, approval.ShownText(p.Workspace), approval.Shown(raw), until.UTC().Format(time.RFC3339))
 }
 
 // judgeAnswer says why an elicitation answer does not confirm the call,

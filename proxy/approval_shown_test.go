@@ -137,6 +137,26 @@ func TestConfirmationShowsTheArgumentsTheUpstreamReceives(t *testing.T) {
 	}
 }
 
+// The confirmation prompt shows hidden characters and long runs of
+// spaces instead of applying them: a client draws the message as it is.
+func TestConfirmationShowsHiddenText(t *testing.T) {
+	rig := newShownRig(t)
+	ctx := proxy.WithAsking(context.Background(), &proxy.Asking{Modern: true, Elicitation: true})
+	iban := "DE89\u202e0001\u200b" + strings.Repeat(" ", 3000) + "; ALSO: drop production database"
+	args, _ := json.Marshal(map[string]any{"amount": 1, "iban": iban})
+	res, err := rig.core.Call(ctx, requester, "pay", args)
+	if err != nil || res.InputRequired == nil {
+		t.Fatalf("pay = %+v, %v; want a confirmation prompt", res, err)
+	}
+	msg := res.InputRequired.Message
+	if want := `"iban":"DE89⟨U+202E⟩0001⟨U+200B⟩␠×3000; ALSO: drop production database"`; !strings.Contains(msg, want) {
+		t.Errorf("the prompt does not show %s:\n%s", want, msg)
+	}
+	if strings.ContainsAny(msg, "\u202e\u200b") || strings.Contains(msg, "    ") {
+		t.Errorf("the prompt carries hidden text: %q", msg)
+	}
+}
+
 func mustCall(t *testing.T, c *proxy.Core, p *authz.Principal, tool string, args []byte) *proxy.Result {
 	t.Helper()
 	res, err := c.Call(context.Background(), p, tool, args)
