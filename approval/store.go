@@ -119,19 +119,32 @@ const (
 	RefusalNoSubject Refusal = "no_subject"
 )
 
-// CheckDecider applies the four-eyes rules to someone who wants to see or
+// Decider is who wants to see or decide a request: the person (the
+// token's subject and actor) and their workspace.
+type Decider struct{ Subject, Actor, Workspace string }
+
+// Requested reports whether d is the person who requested r: the same
+// subject, or the same actor under another subject (a second token of one
+// person, the actor being who the principal mapper says acts, an email
+// say). One person gets one say, whichever token they hold.
+func (d Decider) Requested(r *Request) bool {
+	return d.Subject == r.Requester || (d.Actor != "" && d.Actor == r.Actor)
+}
+
+// CheckDecider applies the four-eyes rules to d, who wants to see or
 // decide r: same workspace, passes the approvers gate (passes, from the
-// caller's policy), and not the requester unless r allows it. forDecision
-// false checks seeing only (the requester may see their own request).
-func CheckDecider(r *Request, subject, workspace string, passes, forDecision bool) Refusal {
+// caller's policy), and not the requester unless r allows it (see
+// [Decider.Requested]). forDecision false checks seeing only (the
+// requester may see their own request).
+func CheckDecider(r *Request, d Decider, passes, forDecision bool) Refusal {
 	switch {
-	case subject == "":
+	case d.Subject == "":
 		return RefusalNoSubject
-	case workspace != r.Workspace:
+	case d.Workspace != r.Workspace:
 		return RefusalNotFound
 	case !passes:
 		return RefusalGate
-	case forDecision && subject == r.Requester && !r.AllowSelf:
+	case forDecision && d.Requested(r) && !r.AllowSelf:
 		return RefusalSelf
 	}
 	return RefusalNone

@@ -180,7 +180,7 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 							ws = "globex"
 						}
 						passes := rng.IntN(5) != 0
-						if approval.CheckDecider(m.r, sub, ws, passes, true) != approval.RefusalNone {
+						if approval.CheckDecider(m.r, approval.Decider{Subject: sub, Actor: sub, Workspace: ws}, passes, true) != approval.RefusalNone {
 							continue
 						}
 						approve := op == 1

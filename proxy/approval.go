@@ -315,7 +315,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	if err := store.Create(ctx, nr); err != nil {
 		return unavailable(err)
 	}
-	c.auditApproval(ctx, StageApprovalRequested, p, nr, "")
+	c.auditApproval(ctx, StageApprovalRequested, nr, nil)
 	res = c.awaiting(nr, "awaits approval")
 	res.Text = note + res.Text
 	return c.offerURL(ctx, p, nr, res), ""
@@ -342,12 +342,17 @@ func (c *Core) ApprovalURL(id string) string {
 	return c.cat.Server.PublicURL + admin + "/approvals/" + id
 }
 
-// auditApproval writes one approval record through the audit trail.
-func (c *Core) auditApproval(ctx context.Context, stage string, p *authz.Principal, r *approval.Request, approver string) error {
+// auditApproval writes one approval record through the audit trail;
+// decider is who decided (nil for the request itself), named by subject
+// and actor.
+func (c *Core) auditApproval(ctx context.Context, stage string, r *approval.Request, decider *authz.Principal) error {
 	rec := &AuditRecord{
 		Time: c.now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(ctx), Stage: stage,
 		Tool: r.Tool, Arguments: r.Arguments, Workspace: r.Workspace, Subject: r.Requester, Actor: r.Actor,
-		ApprovalID: r.ID, Approver: approver,
+		ApprovalID: r.ID,
+	}
+	if decider != nil {
+		rec.Approver, rec.ApproverActor = decider.Subject, decider.Actor
 	}
 	if t := c.tools[r.Tool]; t != nil {
 		rec.Arguments = auditArgs(r.Arguments, t, t.auditMax)
@@ -383,7 +388,7 @@ func (c *Core) PendingApprovals(ctx context.Context, p *authz.Principal) ([]*app
 	}
 	out := []*approval.Request{}
 	for _, r := range all {
-		if approval.CheckDecider(r, p.Subject, p.Workspace, c.policy.Passes(p, r.Approvers), false) == approval.RefusalNone || r.Requester == p.Subject {
+		if approval.CheckDecider(r, decider(p), c.policy.Passes(p, r.Approvers), false) == approval.RefusalNone || decider(p).Requested(r) {
 			out = append(out, r)
 		}
 	}
@@ -405,7 +410,7 @@ func (c *Core) GetApproval(ctx context.Context, p *authz.Principal, id string) (
 	if err != nil {
 		return nil, err
 	}
-	if r.Requester != p.Subject && !c.policy.Passes(p, r.Approvers) {
+	if !decider(p).Requested(r) && !c.policy.Passes(p, r.Approvers) {
 		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
 	}
 	r.Status = r.StatusAt(c.now())
@@ -419,10 +424,10 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	if err != nil {
 		return nil, err
 	}
-	switch approval.CheckDecider(r, p.Subject, p.Workspace, c.policy.Passes(p, r.Approvers), true) {
+	switch approval.CheckDecider(r, decider(p), c.policy.Passes(p, r.Approvers), true) {
 	case approval.RefusalNone:
 	case approval.RefusalSelf:
-		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: "you requested this call; someone else must decide it (the tool does not set allow_self)"}
+		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: "you requested this call (as this subject, or as the same person under another); someone else must decide it (the tool does not set allow_self)"}
 	case approval.RefusalGate:
 		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: fmt.Sprintf("deciding this approval needs the %q gate", r.Approvers)}
 	default:
@@ -439,8 +444,13 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	if approve {
 		stage = StageApproved
 	}
-	c.auditApproval(ctx, stage, p, got, p.Subject)
+	c.auditApproval(ctx, stage, got, p)
 	return got, nil
+}
+
+// decider is p as the four-eyes rules see them.
+func decider(p *authz.Principal) approval.Decider {
+	return approval.Decider{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace}
 }
 
 // ApprovalSealer is the key set approvals are sealed with (the approval

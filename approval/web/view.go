@@ -44,7 +44,7 @@ func (x *exchange) item(r *approval.Request, p *authz.Principal) *item {
 	it := &item{ID: r.ID, Tool: r.Tool, Workspace: approval.ShownText(r.Workspace), Requester: approval.ShownText(r.Requester),
 		Actor: approval.ShownText(r.Actor), Approvers: r.Approvers, Arguments: approval.Shown(args),
 		Created: stamp(r.Created), Expires: stamp(r.Expires), Decided: stamp(r.Decided),
-		Status: string(r.StatusAt(x.now)), Approver: approval.ShownText(r.Approver), Self: r.Requester == p.Subject && !r.AllowSelf}
+		Status: string(r.StatusAt(x.now)), Approver: approval.ShownText(r.Approver), Self: approval.Decider{Subject: p.Subject, Actor: p.Actor}.Requested(r) && !r.AllowSelf}
 	it.Pending = it.Status == string(approval.StatusPending)
 	return it
 }
