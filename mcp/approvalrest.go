@@ -38,7 +38,7 @@ var approvalPage = &web.Page{}
 //	anything else                             500 internal_error; cause logged
 func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
 	core := x.st.core
-	if web.Handles(core.Catalog(), r, rest) {
+	if web.Handles(core.Config().Approvals.Page, r, rest) {
 		x.method = r.Method + " /approvals (page)"
 		approvalPage.Serve(w, r, &web.Request{Core: core, Rest: rest, Log: x.log,
 			Context: func(p *authz.Principal) context.Context {

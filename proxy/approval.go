@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpgw/gateway/approval"
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
 )
 
 // This file is the human in the loop for writes (issue 14). The one
@@ -86,7 +85,7 @@ const ApprovalURLKey = "approval"
 // whether r is approved.
 func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Request, res *Result) *Result {
 	ask := askingFrom(ctx)
-	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.cat.ApprovalPage == nil || c.approvals.Sealer == nil {
+	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.config.Approvals.Page == nil || c.approvals.Sealer == nil {
 		return res
 	}
 	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: r.Tool, Digest: r.Digest, Expires: r.Expires.Unix(), Nonce: r.ID}
@@ -97,6 +96,28 @@ func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Req
 	}
 	res.InputRequired = &InputRequired{Key: ApprovalURLKey, Message: res.Text, URL: c.ApprovalURL(r.ID), ElicitationID: r.ID, State: sealed}
 	return res
+}
+
+// toolApproval is a tool's approval, resolved when the Core is built.
+type toolApproval struct {
+	confirm           bool
+	approvers         string        // the gate; four-eyes only
+	allowSelf         bool          // four-eyes only
+	ttl               time.Duration // how long a prompt or a pending approval lasts
+	liveWait          time.Duration // how long a live confirmation waits: ttl, at most LiveConfirmWait
+	idempotencyHeader string        // the upstream's header for the key
+	title             string        // the tool's title, or its name, for the prompt
+}
+
+func resolveApproval(t *tool) *toolApproval {
+	a := t.def.Approval
+	if a == nil {
+		return nil
+	}
+	ta := &toolApproval{confirm: a.Confirm, approvers: a.Approvers, allowSelf: a.AllowSelf, ttl: a.TTL.D(),
+		idempotencyHeader: t.up.def.IdempotencyHeader, title: or(t.def.Title, t.def.Name)}
+	ta.liveWait = min(ta.ttl, LiveConfirmWait)
+	return ta
 }
 
 // ConfirmKey is the inputRequests key of a confirmation.
@@ -128,7 +149,7 @@ type beginFunc func(id, approver string) error
 // applied, numbers canonical) and encoded canonically: what approvers are
 // shown and what the approval's digest binds.
 func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, raw []byte, req *http.Request, begin beginFunc) *Result {
-	a := t.def.Approval
+	a := t.approval
 	if a == nil {
 		return nil
 	}
@@ -142,7 +163,7 @@ func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, ra
 	}
 	var res *Result
 	var key string
-	if a.Confirm {
+	if a.confirm {
 		res, key = c.confirm(ctx, p, t, raw, digest, begin)
 	} else {
 		res, key = c.fourEyes(ctx, p, t, raw, digest, begin)
@@ -150,7 +171,7 @@ func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, ra
 	if res != nil {
 		return res
 	}
-	req.Header.Set(t.up.def.IdempotencyHeader, key)
+	req.Header.Set(a.idempotencyHeader, key)
 	return nil
 }
 
@@ -224,7 +245,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 // prompt seals a new confirmation state and asks the user.
 func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, now time.Time) *Result {
 	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: t.def.Name, Digest: digest,
-		Expires: now.Add(time.Duration(t.def.Approval.TTL)).Unix(), Nonce: approval.NewNonce()}
+		Expires: now.Add(t.approval.ttl).Unix(), Nonce: approval.NewNonce()}
 	sealed, err := c.approvals.Sealer.Seal(st)
 	if err != nil {
 		return toolError(OutcomeRefused, "confirmation could not be prepared; nothing was sent upstream")
@@ -238,12 +259,8 @@ func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, no
 // arguments as they will be sent, hidden characters and long runs of
 // spaces made visible (a client renders the message as it is).
 func confirmMessage(p *authz.Principal, t *tool, raw []byte, until time.Time) string {
-	title := t.def.Title
-	if title == "" {
-		title = t.def.Name
-	}
 	return fmt.Sprintf("Confirm: %s (%s) in workspace %q with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
-		title, t.def.Name, approval.ShownText(p.Workspace), approval.Shown(raw), until.UTC().Format(time.RFC3339))
+		t.approval.title, t.def.Name, approval.ShownText(p.Workspace), approval.Shown(raw), until.UTC().Format(time.RFC3339))
 }
 
 // judgeAnswer says why an elicitation answer does not confirm the call,
@@ -310,8 +327,8 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	}
 	canon, _ := approval.Canonical(raw)
 	nr := &approval.Request{ID: approval.NewID(), Tool: name, Workspace: p.Workspace, Requester: p.Subject, Actor: p.Actor,
-		Arguments: canon, Digest: digest, Approvers: t.def.Approval.Approvers, AllowSelf: t.def.Approval.AllowSelf,
-		Created: now, Expires: now.Add(time.Duration(t.def.Approval.TTL)), Status: approval.StatusPending}
+		Arguments: canon, Digest: digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
+		Created: now, Expires: now.Add(t.approval.ttl), Status: approval.StatusPending}
 	if err := store.Create(ctx, nr); err != nil {
 		return unavailable(err)
 	}
@@ -334,13 +351,7 @@ func (c *Core) awaiting(r *approval.Request, state string) *Result {
 
 // ApprovalURL is where an approver finds approval id: the REST API under
 // the admin path, absolute when server.public_url is set.
-func (c *Core) ApprovalURL(id string) string {
-	admin := c.cat.Server.AdminPath
-	if admin == "" {
-		admin = catalog.DefaultAdminPath
-	}
-	return c.cat.Server.PublicURL + admin + "/approvals/" + id
-}
+func (c *Core) ApprovalURL(id string) string { return c.config.Approvals.URL + id }
 
 // auditApproval writes one approval record through the audit trail;
 // decider is who decided (nil for the request itself), named by subject

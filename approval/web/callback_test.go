@@ -47,3 +47,29 @@ func TestSignInCallbackNeverEchoesTheProvidersError(t *testing.T) {
 		})
 	}
 }
+
+// The page reads the settings resolved when the core was built, never
+// the catalog itself: changing the catalog afterwards changes nothing.
+func TestPageReadsOnlyTheResolvedConfig(t *testing.T) {
+	core, sealer := pageCore(t)
+	res, err := core.Call(context.Background(), authz.NewPrincipal("alice", "acme", "alice", []string{"op"}, nil), "cancel", []byte(`{"q":"x"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.Text[strings.Index(res.Text, "apr_"):][:36]
+	cat := core.Catalog()
+	cat.ApprovalPage.ClientID, cat.ApprovalPage.Issuer = "evil", "https://evil.example"
+	cat.Auth.Principal.Workspace = "nope"
+	cat.Server.AdminPath = "/elsewhere"
+	r := httptest.NewRequest(http.MethodGet, "/admin/mcp/approvals/"+id, nil)
+	r.Header.Set("Accept", "text/html")
+	r.AddCookie(&http.Cookie{Name: web.SessionCookie, Value: sessionCookie(t, sealer, `{"sub":"bob","ws":"acme","scope":"approve"}`)})
+	w := httptest.NewRecorder()
+	(&web.Page{}).Serve(w, r, &web.Request{Core: core, Rest: "/" + id, Log: slog.New(slog.DiscardHandler),
+		Context: func(*authz.Principal) context.Context { return context.Background() },
+		Guard:   func(http.ResponseWriter, *http.Request) bool { return true }})
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(body, `action="/admin/mcp/approvals/`+id+`/decide"`) {
+		t.Errorf("GET %s after the catalog changed = %d, want the page under /admin/mcp/approvals as resolved\n%s", id, w.Code, body)
+	}
+}

@@ -94,8 +94,8 @@ type Request struct {
 // Handles reports whether the page serves r: the page is configured, and
 // r is the provider's callback, the page's form, or a browser's GET of an
 // approval (or the list) without a bearer token.
-func Handles(cat *catalog.Catalog, r *http.Request, rest string) bool {
-	if cat.ApprovalPage == nil {
+func Handles(page *proxy.ApprovalPage, r *http.Request, rest string) bool {
+	if page == nil {
 		return false
 	}
 	parts := split(rest)
@@ -143,13 +143,13 @@ func (pg *Page) Serve(w http.ResponseWriter, r *http.Request, req *Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin") // no-referrer would make the form's Origin "null", which the Origin check refuses
 	h.Set("X-Content-Type-Options", "nosniff")
-	cat := req.Core.Catalog()
+	cfg := &req.Core.Config().Approvals
 	sealer := req.Core.ApprovalSealer()
-	if sealer == nil {
+	if sealer == nil || cfg.Page == nil {
 		pg.render(w, http.StatusServiceUnavailable, &view{Title: "Approvals unavailable", Error: "approvals are not configured on this gateway"})
 		return
 	}
-	x := &exchange{pg: pg, w: w, r: r, req: req, cat: cat, ap: cat.ApprovalPage, sealer: sealer, now: pg.now()}
+	x := &exchange{pg: pg, w: w, r: r, req: req, cfg: cfg, ap: cfg.Page, sealer: sealer, now: pg.now()}
 	parts := split(req.Rest)
 	switch {
 	case req.Rest == catalog.ApprovalCallbackPath:
@@ -229,20 +229,20 @@ type exchange struct {
 	w      http.ResponseWriter
 	r      *http.Request
 	req    *Request
-	cat    *catalog.Catalog
-	ap     *catalog.ApprovalPage
+	cfg    *proxy.ApprovalConfig // resolved when the core was built
+	ap     *proxy.ApprovalPage
 	sealer *approval.Sealer
 	now    time.Time
 	me     *authz.Principal // the signed-in approver, once known
 }
 
-func (x *exchange) base() string { return x.cat.Server.AdminPath + "/approvals" }
+func (x *exchange) base() string { return x.cfg.Base }
 
 func (x *exchange) setCookie(name, value string, maxAge int) {
 	http.SetCookie(x.w, &http.Cookie{
 		Name: name, Value: value, Path: x.base(), MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: x.r.TLS != nil || strings.HasPrefix(x.cat.Server.PublicURL, "https://"),
+		Secure: x.r.TLS != nil || x.ap.SecureCookies,
 	})
 }
 
@@ -252,7 +252,7 @@ func (x *exchange) fail(status int, title, msg string) {
 
 func (x *exchange) oauth(p *oidc.Provider) *oauth2.Config {
 	return &oauth2.Config{ClientID: x.ap.ClientID, ClientSecret: x.ap.ClientSecret, Endpoint: p.Endpoint(),
-		RedirectURL: x.cat.ApprovalRedirectURL(), Scopes: x.ap.Scopes}
+		RedirectURL: x.ap.RedirectURL, Scopes: x.ap.Scopes}
 }
 
 // principal returns the signed-in approver and their session, or nil.
@@ -269,7 +269,7 @@ func (x *exchange) principal() (*authz.Principal, *session) {
 	if json.Unmarshal(plain, &s) != nil || x.now.Unix() >= s.Expires || s.Issuer != x.ap.Issuer || s.ClientID != x.ap.ClientID || s.CSRF == "" {
 		return nil, nil
 	}
-	p, err := authz.PrincipalFromClaims(x.cat.Auth.Principal, s.Claims)
+	p, err := authz.PrincipalFromClaims(x.ap.Principal, s.Claims)
 	if err != nil {
 		return nil, nil
 	}
@@ -366,19 +366,19 @@ func (x *exchange) callback() {
 		x.fail(http.StatusUnauthorized, "Sign-in failed", fmt.Sprintf("the ID token's claims are unreadable or over %d bytes", maxClaims))
 		return
 	}
-	if _, err := authz.PrincipalFromClaims(x.cat.Auth.Principal, claims); err != nil {
+	if _, err := authz.PrincipalFromClaims(x.ap.Principal, claims); err != nil {
 		x.fail(http.StatusForbidden, "Sign-in refused", "your sign-in does not map to a gateway identity: "+authz.Description(err))
 		return
 	}
 	s := session{Claims: claims, CSRF: approval.NewNonce(), Issuer: x.ap.Issuer, ClientID: x.ap.ClientID,
-		Expires: x.now.Add(x.ap.SessionTTL.D()).Unix()}
+		Expires: x.now.Add(x.ap.SessionTTL).Unix()}
 	plain, _ := json.Marshal(s)
 	sealed, err := x.sealer.SealData(purposeSession, plain)
 	if err != nil {
 		x.fail(http.StatusInternalServerError, "Sign-in failed", "the session could not be sealed")
 		return
 	}
-	x.setCookie(SessionCookie, sealed, int(x.ap.SessionTTL.D()/time.Second))
+	x.setCookie(SessionCookie, sealed, int(x.ap.SessionTTL/time.Second))
 	http.Redirect(x.w, x.r, x.safeReturn(si.Return), http.StatusSeeOther)
 }
 
