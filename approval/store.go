@@ -22,6 +22,19 @@ const (
 	StatusExpired  Status = "expired"
 )
 
+// CallKey names one call: who made it (the subject and the actor acting
+// for them), in which workspace, to which tool, with which arguments (the
+// digest of the arguments as sent). A retry finds its approval, and a
+// sealed confirmation is held to its call, by this key; one type, so that
+// two of its strings can never be passed in each other's place.
+type CallKey struct {
+	Workspace string
+	Subject   string
+	Actor     string
+	Tool      string
+	Digest    string
+}
+
 // Request is one four-eyes approval: a write call held until someone
 // else says yes.
 type Request struct {
@@ -40,6 +53,11 @@ type Request struct {
 	Approver  string          `json:"approver,omitempty"` // subject who decided
 	Decided   time.Time       `json:"decided,omitzero"`
 	Executed  time.Time       `json:"executed,omitzero"`
+}
+
+// Key is the call r holds.
+func (r *Request) Key() CallKey {
+	return CallKey{Workspace: r.Workspace, Subject: r.Requester, Actor: r.Actor, Tool: r.Tool, Digest: r.Digest}
 }
 
 // StatusAt is r's status as seen at now: pending or approved requests past
@@ -71,10 +89,10 @@ type Store interface {
 	// List returns the requests of workspace still pending at now,
 	// oldest first.
 	List(ctx context.Context, workspace string, now time.Time) ([]*Request, error)
-	// Latest returns the newest request of workspace by requester for
-	// tool with these exact arguments (digest), whatever its status, or
-	// ErrNotFound: the retry of a call finds its approval this way.
-	Latest(ctx context.Context, workspace, requester, actor, tool, digest string) (*Request, error)
+	// Latest returns the newest request for the call k, whatever its
+	// status, or ErrNotFound: the retry of a call finds its approval this
+	// way.
+	Latest(ctx context.Context, k CallKey) (*Request, error)
 	// Decide moves a request pending at now to approved (approve) or
 	// rejected, recording approver. Otherwise it changes nothing and
 	// returns the request as it stands with ErrConflict.
@@ -170,12 +188,12 @@ type ReleaseError struct {
 func (e *ReleaseError) Error() string { return "approval not released: " + e.Reason }
 
 // Release is the one decision that lets an approved four-eyes call run:
-// the request id must exist, belong to this requester, workspace and
-// tool, be bound to these exact arguments (digest), and be approved and
+// the request id must exist, belong to the call k (requester, workspace,
+// tool and these exact arguments), and be approved and
 // unexpired at now; then it is claimed, atomically, so only one retry
 // (on any node sharing the store) ever gets it. Anything else is a
 // *ReleaseError and nothing may be sent.
-func Release(ctx context.Context, s Store, id, subject, actor, workspace, tool, digest string, now time.Time) (*Request, error) {
+func Release(ctx context.Context, s Store, id string, k CallKey, now time.Time) (*Request, error) {
 	r, err := s.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &ReleaseError{Reason: "not_found"}
@@ -184,13 +202,13 @@ func Release(ctx context.Context, s Store, id, subject, actor, workspace, tool, 
 		return nil, err
 	}
 	switch {
-	case r.Workspace != workspace:
+	case r.Workspace != k.Workspace:
 		return nil, &ReleaseError{Reason: "not_found"} // never confirm it exists elsewhere
-	case r.Requester != subject || r.Actor != actor:
+	case r.Requester != k.Subject || r.Actor != k.Actor:
 		return nil, &ReleaseError{Reason: "other_requester", Request: r}
-	case r.Tool != tool:
+	case r.Tool != k.Tool:
 		return nil, &ReleaseError{Reason: "other_tool", Request: r}
-	case r.Digest != digest:
+	case r.Digest != k.Digest:
 		return nil, &ReleaseError{Reason: "arguments", Request: r}
 	}
 	claimed, err := s.Claim(ctx, id, now)
@@ -211,6 +229,4 @@ func newer(a, b *Request) bool {
 	return a.ID > b.ID
 }
 
-func matches(r *Request, workspace, requester, actor, tool, digest string) bool {
-	return r.Workspace == workspace && r.Requester == requester && r.Actor == actor && r.Tool == tool && r.Digest == digest
-}
+func matches(r *Request, k CallKey) bool { return r.Key() == k }

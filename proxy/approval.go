@@ -88,7 +88,7 @@ func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Req
 	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.config.Approvals.Page == nil || c.approvals.Sealer == nil {
 		return res
 	}
-	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: r.Tool, Digest: r.Digest, Expires: r.Expires.Unix(), Nonce: r.ID}
+	st := approval.NewState(r.Key(), r.Expires, r.ID)
 	plain, _ := json.Marshal(st)
 	sealed, err := c.approvals.Sealer.SealData("four-eyes-url", plain)
 	if err != nil {
@@ -161,12 +161,13 @@ func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, ra
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error())
 	}
+	k := approval.CallKey{Workspace: p.Workspace, Subject: p.Subject, Actor: p.Actor, Tool: name, Digest: digest}
 	var res *Result
 	var key string
 	if a.confirm {
-		res, key = c.confirm(ctx, p, t, raw, digest, begin)
+		res, key = c.confirm(ctx, p, t, raw, k, begin)
 	} else {
-		res, key = c.fourEyes(ctx, p, t, raw, digest, begin)
+		res, key = c.fourEyes(ctx, p, t, raw, k, begin)
 	}
 	if res != nil {
 		return res
@@ -177,7 +178,7 @@ func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, ra
 
 // confirm is the requester's own yes, through their client: a sealed
 // state out, the acceptance and the same state back, once.
-func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string, begin beginFunc) (*Result, string) {
+func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, k approval.CallKey, begin beginFunc) (*Result, string) {
 	name := t.def.Name
 	ask := askingFrom(ctx)
 	if ask != nil && !ask.Modern && ask.Ask != nil {
@@ -191,7 +192,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	}
 	now := c.now()
 	if ask.RequestState == "" {
-		return c.prompt(p, t, raw, digest, now), ""
+		return c.prompt(p, t, raw, k, now), ""
 	}
 	refuse := func(why string) (*Result, string) {
 		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), ""
@@ -200,7 +201,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	if err != nil {
 		return refuse("the request state is not one this gateway issued, or it was altered (tampered)")
 	}
-	switch st.Check(p.Subject, p.Actor, p.Workspace, name, digest, now) {
+	switch st.Check(k, now) {
 	case approval.MismatchPrincipal:
 		return refuse("the confirmation was issued to another principal (replayed by another principal)")
 	case approval.MismatchWorkspace:
@@ -222,7 +223,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	r, ok := responses[ConfirmKey]
 	if !ok {
 		// The answer is missing: ask again (MRTR §Error Handling).
-		return c.prompt(p, t, raw, digest, now), ""
+		return c.prompt(p, t, raw, k, now), ""
 	}
 	if why := judgeAnswer(r.Action, r.Content); why != "" {
 		return refuse(why)
@@ -243,9 +244,8 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 }
 
 // prompt seals a new confirmation state and asks the user.
-func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, now time.Time) *Result {
-	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: t.def.Name, Digest: digest,
-		Expires: now.Add(t.approval.ttl).Unix(), Nonce: approval.NewNonce()}
+func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, k approval.CallKey, now time.Time) *Result {
+	st := approval.NewState(k, now.Add(t.approval.ttl), approval.NewNonce())
 	sealed, err := c.approvals.Sealer.Seal(st)
 	if err != nil {
 		return toolError(OutcomeRefused, "confirmation could not be prepared; nothing was sent upstream")
@@ -287,13 +287,13 @@ func judgeAnswer(action string, content json.RawMessage) string {
 // fourEyes finds this call's approval by requester, tool and exact
 // arguments: none yet (or the last one finished) creates one; an approved
 // one is claimed once and released.
-func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string, begin beginFunc) (res *Result, key string) {
+func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []byte, k approval.CallKey, begin beginFunc) (res *Result, key string) {
 	name, store, now := t.def.Name, c.approvals.Store, c.now()
 	unavailable := func(err error) (*Result, string) {
 		c.logger.Error("approval store failed", "error", err)
 		return toolError(OutcomeRefused, name+" needs approval and the approval store is unavailable; nothing was sent upstream"), ""
 	}
-	r, err := store.Latest(ctx, p.Workspace, p.Subject, p.Actor, name, digest)
+	r, err := store.Latest(ctx, k)
 	if err != nil && !errors.Is(err, approval.ErrNotFound) {
 		return unavailable(err)
 	}
@@ -313,7 +313,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 			if err := begin(r.ID, r.Approver); err != nil {
 				return toolError(OutcomeRefused, msgAuditUnavailable), ""
 			}
-			got, err := approval.Release(ctx, store, r.ID, p.Subject, p.Actor, p.Workspace, name, digest, now)
+			got, err := approval.Release(ctx, store, r.ID, k, now)
 			var re *approval.ReleaseError
 			switch {
 			case errors.As(err, &re):
@@ -326,8 +326,8 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 		// Executed, or rejected and past its expiry: a new request.
 	}
 	canon, _ := approval.Canonical(raw)
-	nr := &approval.Request{ID: approval.NewID(), Tool: name, Workspace: p.Workspace, Requester: p.Subject, Actor: p.Actor,
-		Arguments: canon, Digest: digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
+	nr := &approval.Request{ID: approval.NewID(), Tool: k.Tool, Workspace: k.Workspace, Requester: k.Subject, Actor: k.Actor,
+		Arguments: canon, Digest: k.Digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
 		Created: now, Expires: now.Add(t.approval.ttl), Status: approval.StatusPending}
 	if err := store.Create(ctx, nr); err != nil {
 		return unavailable(err)
