@@ -1,4 +1,4 @@
-package web_test
+package approvalpage_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/gateway/approval/web"
+	"github.com/mcpgw/gateway/approvalpage"
 	"github.com/mcpgw/gateway/authz"
 )
 
@@ -29,7 +29,7 @@ func TestSignInCallbackNeverEchoesTheProvidersError(t *testing.T) {
 			var logs bytes.Buffer
 			r := httptest.NewRequest(http.MethodGet, "/admin/mcp/approvals/signin/callback?"+q.Encode(), nil)
 			w := httptest.NewRecorder()
-			(&web.Page{}).Serve(w, r, &web.Request{Core: core, Rest: "/signin/callback", Log: slog.New(slog.NewJSONHandler(&logs, nil)),
+			(&approvalpage.Page{}).Serve(w, r, &approvalpage.Request{Core: core, Rest: "/signin/callback", Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 				Context: func(*authz.Principal) context.Context { return context.Background() },
 				Guard:   func(http.ResponseWriter, *http.Request) bool { return true }})
 			body := w.Body.String()
@@ -63,9 +63,9 @@ func TestPageReadsOnlyTheResolvedConfig(t *testing.T) {
 	cat.Server.AdminPath = "/elsewhere"
 	r := httptest.NewRequest(http.MethodGet, "/admin/mcp/approvals/"+id, nil)
 	r.Header.Set("Accept", "text/html")
-	r.AddCookie(&http.Cookie{Name: web.SessionCookie, Value: sessionCookie(t, sealer, `{"sub":"bob","ws":"acme","scope":"approve"}`)})
+	r.AddCookie(&http.Cookie{Name: approvalpage.SessionCookie, Value: sessionCookie(t, sealer, `{"sub":"bob","ws":"acme","scope":"approve"}`)})
 	w := httptest.NewRecorder()
-	(&web.Page{}).Serve(w, r, &web.Request{Core: core, Rest: "/" + id, Log: slog.New(slog.DiscardHandler),
+	(&approvalpage.Page{}).Serve(w, r, &approvalpage.Request{Core: core, Rest: "/" + id, Log: slog.New(slog.DiscardHandler),
 		Context: func(*authz.Principal) context.Context { return context.Background() },
 		Guard:   func(http.ResponseWriter, *http.Request) bool { return true }})
 	body := w.Body.String()

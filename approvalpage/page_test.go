@@ -1,11 +1,11 @@
-package web_test
+package approvalpage_test
 
 import (
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/gateway/approval/web"
+	"github.com/mcpgw/gateway/approvalpage"
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
 )
@@ -42,7 +42,7 @@ func TestHandlesOnlyBrowsersAndThePagesOwnRoutes(t *testing.T) {
 		if c.auth != "" {
 			r.Header.Set("Authorization", c.auth)
 		}
-		if got := web.Handles(c.page, r, c.rest); got != c.want {
+		if got := approvalpage.Handles(c.page, r, c.rest); got != c.want {
 			t.Errorf("%s: Handles = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -58,9 +58,9 @@ func FuzzHandlesAccept(f *testing.F) {
 	f.Fuzz(func(t *testing.T, accept, rest string) {
 		r := httptest.NewRequest("GET", "/admin/mcp/approvals", nil)
 		r.Header.Set("Accept", accept)
-		web.Handles(on, r, rest)
+		approvalpage.Handles(on, r, rest)
 		r.Header.Set("Authorization", "Bearer x")
-		if web.Handles(on, r, rest) && rest != catalog.ApprovalCallbackPath && !strings.HasSuffix(strings.Trim(rest, "/"), "/decide") {
+		if approvalpage.Handles(on, r, rest) && rest != catalog.ApprovalCallbackPath && !strings.HasSuffix(strings.Trim(rest, "/"), "/decide") {
 			t.Fatalf("Handles took a bearer request: Accept %q rest %q", accept, rest)
 		}
 	})

@@ -1,4 +1,4 @@
-// Package web is the approval web page (issue 14): an approver opens the
+// Package approvalpage is the approval web page: an approver opens the
 // URL a four-eyes call answered with, signs in with the catalog's OpenID
 // Connect provider (authorization code with PKCE), sees the call exactly
 // as the agent made it, and approves or rejects it under the same rules as
@@ -9,14 +9,16 @@
 // token) live in short-lived cookies sealed with the approval keys
 // (GATEWAY_APPROVAL_KEYS), so any node holding the keys serves any step.
 //
-// Routes, under {admin_path}/approvals (the mcp handler hands them here):
+// Routes, under {admin_path}/approvals (the mcp handler hands them here,
+// through the mcp.ApprovalPage cmd/gateway gives it; the page uses the
+// core, so the surface does not import the page):
 //
 //	GET  /                 the pending approvals the signed-in approver may
 //	                       see (when the browser asks for text/html)
 //	GET  /{id}             one approval (when the browser asks for text/html)
 //	GET  /signin/callback  the provider's redirect back
 //	POST /{id}/decide      the page's form: csrf, decision=approve|reject
-package web
+package approvalpage
 
 import (
 	"context"
