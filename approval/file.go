@@ -261,11 +261,11 @@ func (s *FileStore) Spend(_ context.Context, nonce string, expires time.Time) (b
 	return fresh, err
 }
 
-func (s *FileStore) Latest(_ context.Context, workspace, requester, actor, tool, digest string) (*Request, error) {
+func (s *FileStore) Latest(_ context.Context, k CallKey) (*Request, error) {
 	var out *Request
 	err := s.update(func(d *fileData) (bool, error) {
 		for _, r := range d.Requests {
-			if matches(r, workspace, requester, actor, tool, digest) && (out == nil || newer(r, out)) {
+			if matches(r, k) && (out == nil || newer(r, out)) {
 				out = r
 			}
 		}

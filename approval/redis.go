@@ -59,8 +59,8 @@ func (s *RedisStore) wsKey(ws string) string  { return s.prefix + "ws:" + ws }
 // callKey indexes the requests of one call: the same requester and actor
 // asking the same tool with the same arguments in one workspace, so
 // Latest reads one entry instead of the workspace's whole day.
-func (s *RedisStore) callKey(workspace, requester, actor, tool, digest string) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{workspace, requester, actor, tool, digest}, "\x00")))
+func (s *RedisStore) callKey(k CallKey) string {
+	sum := sha256.Sum256([]byte(strings.Join([]string{k.Workspace, k.Subject, k.Actor, k.Tool, k.Digest}, "\x00")))
 	return s.prefix + "call:" + hex.EncodeToString(sum[:])
 }
 
@@ -87,7 +87,7 @@ func (s *RedisStore) Create(ctx context.Context, r *Request) error {
 		p.Expire(ctx, key, ttl)
 		p.ZAdd(ctx, s.wsKey(r.Workspace), redis.Z{Score: float64(r.Created.UnixNano()), Member: r.ID})
 		p.Expire(ctx, s.wsKey(r.Workspace), ttl)
-		ck := s.callKey(r.Workspace, r.Requester, r.Actor, r.Tool, r.Digest)
+		ck := s.callKey(r.Key())
 		p.ZAdd(ctx, ck, redis.Z{Score: float64(r.Created.UnixNano()), Member: r.ID})
 		p.Expire(ctx, ck, ttl)
 		return nil
@@ -207,10 +207,10 @@ func (s *RedisStore) Spend(ctx context.Context, nonce string, expires time.Time)
 	return ok, nil
 }
 
-func (s *RedisStore) Latest(ctx context.Context, workspace, requester, actor, tool, digest string) (*Request, error) {
+func (s *RedisStore) Latest(ctx context.Context, k CallKey) (*Request, error) {
 	// Newest first, from this call's own index; an id whose request has
 	// gone (expired out of Redis) is skipped.
-	ids, err := s.rdb.ZRevRange(ctx, s.callKey(workspace, requester, actor, tool, digest), 0, -1).Result()
+	ids, err := s.rdb.ZRevRange(ctx, s.callKey(k), 0, -1).Result()
 	if err != nil {
 		return nil, fmt.Errorf("approval store: %w", err)
 	}
@@ -222,7 +222,7 @@ func (s *RedisStore) Latest(ctx context.Context, workspace, requester, actor, to
 		if err != nil {
 			return nil, err
 		}
-		if matches(r, workspace, requester, actor, tool, digest) {
+		if matches(r, k) {
 			return r, nil
 		}
 	}

@@ -157,18 +157,24 @@ const (
 	MismatchExpired   Mismatch = "expired"
 )
 
-// Check compares st with the call that carries it. The principal is the
+// NewState returns the state of a prompt for the call k, valid until
+// expires, named by nonce.
+func NewState(k CallKey, expires time.Time, nonce string) *State {
+	return &State{Subject: k.Subject, Actor: k.Actor, Workspace: k.Workspace, Tool: k.Tool, Digest: k.Digest, Expires: expires.Unix(), Nonce: nonce}
+}
+
+// Check compares st with the call k that carries it. The principal is the
 // subject and the actor together: one subject's tokens may act for
 // several agents, and a confirmation given for one is not the other's.
-func (st *State) Check(subject, actor, workspace, tool, digest string, now time.Time) Mismatch {
+func (st *State) Check(k CallKey, now time.Time) Mismatch {
 	switch {
-	case st.Subject != subject || st.Actor != actor:
+	case st.Subject != k.Subject || st.Actor != k.Actor:
 		return MismatchPrincipal
-	case st.Workspace != workspace:
+	case st.Workspace != k.Workspace:
 		return MismatchWorkspace
-	case st.Tool != tool:
+	case st.Tool != k.Tool:
 		return MismatchTool
-	case st.Digest != digest:
+	case st.Digest != k.Digest:
 		return MismatchArguments
 	case now.Unix() >= st.Expires:
 		return MismatchExpired

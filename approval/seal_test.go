@@ -63,7 +63,7 @@ func TestStateCheckNamesTheMismatch(t *testing.T) {
 		{"at-expiry", "alice", "agent-1", "acme", "t", "d", time.Unix(1060, 0), approval.MismatchExpired},
 	}
 	for _, c := range cases {
-		if got := st.Check(c.sub, c.act, c.ws, c.tool, c.digest, c.at); got != c.want {
+		if got := st.Check(approval.CallKey{Workspace: c.ws, Subject: c.sub, Actor: c.act, Tool: c.tool, Digest: c.digest}, c.at); got != c.want {
 			t.Errorf("%s: Check = %q, want %q", c.name, got, c.want)
 		}
 	}

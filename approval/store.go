@@ -22,6 +22,19 @@ const (
 	StatusExpired  Status = "expired"
 )
 
+// CallKey names one call: who made it (the subject and the actor acting
+// for them), in which workspace, to which tool, with which arguments (the
+// digest of the arguments as sent). A retry finds its approval, and a
+// sealed confirmation is held to its call, by this key; one type, so that
+// two of its strings can never be passed in each other's place.
+type CallKey struct {
+	Workspace string
+	Subject   string
+	Actor     string
+	Tool      string
+	Digest    string
+}
+
 // Request is one four-eyes approval: a write call held until someone
 // else says yes.
 type Request struct {
@@ -30,7 +43,7 @@ type Request struct {
 	Workspace string          `json:"workspace"`
 	Requester string          `json:"requester"`       // subject
 	Actor     string          `json:"requester_actor"` // actor at request time
-	Arguments json.RawMessage `json:"arguments"`       // as the agent sent them (canonical)
+	Arguments json.RawMessage `json:"arguments"`       // as sent upstream: defaults applied, canonical
 	Digest    string          `json:"digest"`          // of the canonical arguments
 	Approvers string          `json:"approvers"`       // the gate
 	AllowSelf bool            `json:"allow_self"`
@@ -40,6 +53,11 @@ type Request struct {
 	Approver  string          `json:"approver,omitempty"` // subject who decided
 	Decided   time.Time       `json:"decided,omitzero"`
 	Executed  time.Time       `json:"executed,omitzero"`
+}
+
+// Key is the call r holds.
+func (r *Request) Key() CallKey {
+	return CallKey{Workspace: r.Workspace, Subject: r.Requester, Actor: r.Actor, Tool: r.Tool, Digest: r.Digest}
 }
 
 // StatusAt is r's status as seen at now: pending or approved requests past
@@ -71,10 +89,10 @@ type Store interface {
 	// List returns the requests of workspace still pending at now,
 	// oldest first.
 	List(ctx context.Context, workspace string, now time.Time) ([]*Request, error)
-	// Latest returns the newest request of workspace by requester for
-	// tool with these exact arguments (digest), whatever its status, or
-	// ErrNotFound: the retry of a call finds its approval this way.
-	Latest(ctx context.Context, workspace, requester, actor, tool, digest string) (*Request, error)
+	// Latest returns the newest request for the call k, whatever its
+	// status, or ErrNotFound: the retry of a call finds its approval this
+	// way.
+	Latest(ctx context.Context, k CallKey) (*Request, error)
 	// Decide moves a request pending at now to approved (approve) or
 	// rejected, recording approver. Otherwise it changes nothing and
 	// returns the request as it stands with ErrConflict.
@@ -119,19 +137,32 @@ const (
 	RefusalNoSubject Refusal = "no_subject"
 )
 
-// CheckDecider applies the four-eyes rules to someone who wants to see or
+// Decider is who wants to see or decide a request: the person (the
+// token's subject and actor) and their workspace.
+type Decider struct{ Subject, Actor, Workspace string }
+
+// Requested reports whether d is the person who requested r: the same
+// subject, or the same actor under another subject (a second token of one
+// person, the actor being who the principal mapper says acts, an email
+// say). One person gets one say, whichever token they hold.
+func (d Decider) Requested(r *Request) bool {
+	return d.Subject == r.Requester || (d.Actor != "" && d.Actor == r.Actor)
+}
+
+// CheckDecider applies the four-eyes rules to d, who wants to see or
 // decide r: same workspace, passes the approvers gate (passes, from the
-// caller's policy), and not the requester unless r allows it. forDecision
-// false checks seeing only (the requester may see their own request).
-func CheckDecider(r *Request, subject, workspace string, passes, forDecision bool) Refusal {
+// caller's policy), and not the requester unless r allows it (see
+// [Decider.Requested]). forDecision false checks seeing only (the
+// requester may see their own request).
+func CheckDecider(r *Request, d Decider, passes, forDecision bool) Refusal {
 	switch {
-	case subject == "":
+	case d.Subject == "":
 		return RefusalNoSubject
-	case workspace != r.Workspace:
+	case d.Workspace != r.Workspace:
 		return RefusalNotFound
 	case !passes:
 		return RefusalGate
-	case forDecision && subject == r.Requester && !r.AllowSelf:
+	case forDecision && d.Requested(r) && !r.AllowSelf:
 		return RefusalSelf
 	}
 	return RefusalNone
@@ -157,12 +188,12 @@ type ReleaseError struct {
 func (e *ReleaseError) Error() string { return "approval not released: " + e.Reason }
 
 // Release is the one decision that lets an approved four-eyes call run:
-// the request id must exist, belong to this requester, workspace and
-// tool, be bound to these exact arguments (digest), and be approved and
+// the request id must exist, belong to the call k (requester, workspace,
+// tool and these exact arguments), and be approved and
 // unexpired at now; then it is claimed, atomically, so only one retry
 // (on any node sharing the store) ever gets it. Anything else is a
 // *ReleaseError and nothing may be sent.
-func Release(ctx context.Context, s Store, id, subject, actor, workspace, tool, digest string, now time.Time) (*Request, error) {
+func Release(ctx context.Context, s Store, id string, k CallKey, now time.Time) (*Request, error) {
 	r, err := s.Get(ctx, id)
 	if errors.Is(err, ErrNotFound) {
 		return nil, &ReleaseError{Reason: "not_found"}
@@ -171,13 +202,13 @@ func Release(ctx context.Context, s Store, id, subject, actor, workspace, tool, 
 		return nil, err
 	}
 	switch {
-	case r.Workspace != workspace:
+	case r.Workspace != k.Workspace:
 		return nil, &ReleaseError{Reason: "not_found"} // never confirm it exists elsewhere
-	case r.Requester != subject || r.Actor != actor:
+	case r.Requester != k.Subject || r.Actor != k.Actor:
 		return nil, &ReleaseError{Reason: "other_requester", Request: r}
-	case r.Tool != tool:
+	case r.Tool != k.Tool:
 		return nil, &ReleaseError{Reason: "other_tool", Request: r}
-	case r.Digest != digest:
+	case r.Digest != k.Digest:
 		return nil, &ReleaseError{Reason: "arguments", Request: r}
 	}
 	claimed, err := s.Claim(ctx, id, now)
@@ -198,6 +229,4 @@ func newer(a, b *Request) bool {
 	return a.ID > b.ID
 }
 
-func matches(r *Request, workspace, requester, actor, tool, digest string) bool {
-	return r.Workspace == workspace && r.Requester == requester && r.Actor == actor && r.Tool == tool && r.Digest == digest
-}
+func matches(r *Request, k CallKey) bool { return r.Key() == k }

@@ -180,7 +180,7 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 							ws = "globex"
 						}
 						passes := rng.IntN(5) != 0
-						if approval.CheckDecider(m.r, sub, ws, passes, true) != approval.RefusalNone {
+						if approval.CheckDecider(m.r, approval.Decider{Subject: sub, Actor: sub, Workspace: ws}, passes, true) != approval.RefusalNone {
 							continue
 						}
 						approve := op == 1
@@ -206,7 +206,7 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 							wg.Add(1)
 							go func() {
 								defer wg.Done()
-								r, err := approval.Release(ctx, nodes[i%2], m.r.ID, sub, sub, "acme", m.r.Tool, digest, now)
+								r, err := approval.Release(ctx, nodes[i%2], m.r.ID, approval.CallKey{Workspace: "acme", Subject: sub, Actor: sub, Tool: m.r.Tool, Digest: digest}, now)
 								if err != nil {
 									refused.Add(1)
 									return
@@ -256,13 +256,13 @@ func TestLatestFindsTheCallAmongOthers(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if got, err := s.Latest(ctx, "acme", "alice", "alice", "cancel_workflow", newer.Digest); err != nil || got.ID != newer.ID {
+			if got, err := s.Latest(ctx, approval.CallKey{Workspace: "acme", Subject: "alice", Actor: "alice", Tool: "cancel_workflow", Digest: newer.Digest}); err != nil || got.ID != newer.ID {
 				t.Errorf("Latest = %v, %v; want %s", got, err, newer.ID)
 			}
-			if _, err := s.Latest(ctx, "acme", "alice", "bot", "cancel_workflow", newer.Digest); !errors.Is(err, approval.ErrNotFound) {
+			if _, err := s.Latest(ctx, approval.CallKey{Workspace: "acme", Subject: "alice", Actor: "bot", Tool: "cancel_workflow", Digest: newer.Digest}); !errors.Is(err, approval.ErrNotFound) {
 				t.Errorf("Latest for another actor = %v, want ErrNotFound", err)
 			}
-			if _, err := s.Latest(ctx, "globex", "alice", "alice", "cancel_workflow", newer.Digest); !errors.Is(err, approval.ErrNotFound) {
+			if _, err := s.Latest(ctx, approval.CallKey{Workspace: "globex", Subject: "alice", Actor: "alice", Tool: "cancel_workflow", Digest: newer.Digest}); !errors.Is(err, approval.ErrNotFound) {
 				t.Errorf("Latest in another workspace = %v, want ErrNotFound", err)
 			}
 		})

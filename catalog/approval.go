@@ -98,7 +98,8 @@ func approvalDefaults(t *Tool) {
 }
 
 // approval checks a tool's approval: only on writes, approvers naming a
-// declared gate, a positive TTL.
+// declared gate, a positive TTL, and for four-eyes an admin path to
+// decide at.
 func (tc *toolCheck) approval() {
 	a := tc.t.Approval
 	if a == nil {
@@ -111,10 +112,20 @@ func (tc *toolCheck) approval() {
 	if a.Confirm {
 		return
 	}
-	if a.Approvers == "" {
+	switch _, declared := tc.c.Gates[a.Approvers]; {
+	case a.Approvers == "":
 		tc.add(p, tc.subj, "approval needs approvers: the gate an approver must pass (or write approval: confirm)")
-	} else {
+	case a.Approvers == ViewGate && !declared:
+		// Undeclared, the view gate lets every caller pass: anyone in the
+		// workspace, holding no scope at all, could approve.
+		tc.add(a.At("approvers"), tc.subj+" approval", "approvers must name a gate declared under gates: %q is not declared, and undeclared it lets every caller pass", a.Approvers)
+	default:
 		tc.gateRef(a.Approvers, a.At("approvers"), tc.subj+" approval")
+	}
+	if tc.c.Server.AdminPath == "" {
+		// Approvers decide at {admin_path}/approvals: without it the
+		// approval's URL leads nowhere and nobody can ever approve.
+		tc.add(p, tc.subj, "four-eyes approval needs server.admin_path: approvers decide at {admin_path}/approvals, and admin_path is \"\" (write approval: confirm, or set admin_path)")
 	}
 	if a.TTL <= 0 {
 		tc.add(a.At("ttl"), tc.subj, "approval ttl must be greater than 0")

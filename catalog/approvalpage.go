@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -86,6 +87,16 @@ func (v *checker) approvalPage() {
 	}
 	if ap.SessionTTL <= 0 || ap.SessionTTL > MaxApprovalSessionTTL {
 		v.add(at(ap.Meta, "session_ttl", outer), subj, "session_ttl must be greater than 0 and at most %s", MaxApprovalSessionTTL)
+	}
+	if ap.Issuer != "" && (v.c.Auth.JWT == nil || strings.TrimSuffix(v.c.Auth.JWT.Issuer, "/") != strings.TrimSuffix(ap.Issuer, "/")) {
+		// Refusing would forbid a common setup (agents' tokens from one
+		// issuer, people signing in at the company's); the rule stays
+		// sound only if both map one person to one subject or actor.
+		tokens := "API keys"
+		if v.c.Auth.JWT != nil {
+			tokens = fmt.Sprintf("auth.jwt.issuer %q", v.c.Auth.JWT.Issuer)
+		}
+		v.p.warn(ap.At("issuer"), "%s: issuer %q is not the issuer of the bearer tokens (%s): the four-eyes rule tells the requester from the approver by subject and actor, so auth.principal must map one person to the same actor (an email, say) at both, or a person with an identity at each could approve their own calls", subj, ap.Issuer, tokens)
 	}
 	for _, sc := range ap.Scopes {
 		if sc == "" || strings.ContainsAny(sc, " \t\n\"") {

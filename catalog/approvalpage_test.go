@@ -69,3 +69,29 @@ func TestApprovalPageSessionBounds(t *testing.T) {
 		}
 	}
 }
+
+// The page signs approvers in with its own provider; when that is not
+// the provider whose tokens callers bring, one person may hold an identity
+// at each, and the four-eyes rule can only tell them apart by what
+// auth.principal maps both to. Loading says so; the same issuer (up to a
+// trailing slash) says nothing.
+func TestApprovalPageWarnsWhenItsIssuerIsNotTheTokensIssuer(t *testing.T) {
+	const server = "server: { name: t, public_url: \"https://mcp.example.com\" }"
+	for issuer, warn := range map[string]bool{
+		"https://idp.example.com":        false,
+		"https://idp.example.com/":       false,
+		"https://login.example.com/acme": true,
+	} {
+		cat, err := catalog.Parse("catalog.yaml", []byte(approvalPageCatalog(server, "approval_page: { issuer: \""+issuer+"\", client_id: g }")), nil)
+		if err != nil {
+			t.Fatalf("issuer %s: %v", issuer, err)
+		}
+		got := strings.Join(cat.Warnings, "\n")
+		if has := strings.Contains(got, "approval_page: issuer"); has != warn {
+			t.Errorf("issuer %s: warnings %q, want an issuer warning: %v", issuer, got, warn)
+		}
+		if warn && !strings.Contains(got, "approve their own calls") {
+			t.Errorf("issuer %s: the warning does not say what it means: %q", issuer, got)
+		}
+	}
+}

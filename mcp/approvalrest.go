@@ -7,17 +7,38 @@ import (
 	"net/http"
 	"strings"
 
+	"log/slog"
+
 	"github.com/mcpgw/gateway/approval"
-	"github.com/mcpgw/gateway/approval/web"
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// approvalPage is the approval web page (approval/web): a browser's GET
-// of an approval without a bearer token, the page's form and the sign-in
-// callback go there when the catalog configures approval_page. It caches
-// the provider's discovery and keys for the process.
-var approvalPage = &web.Page{}
+// ApprovalPage is the approval web page (package approvalpage, which
+// cmd/gateway gives the handler in [Options]): a browser's GET of an
+// approval without a bearer token, the page's form and the sign-in
+// callback go there when the catalog configures approval_page.
+type ApprovalPage interface {
+	// Handles reports whether the page serves r for core; rest is the
+	// path after {admin_path}/approvals.
+	Handles(core *proxy.Core, r *http.Request, rest string) bool
+	// Serve answers a request Handles took.
+	Serve(w http.ResponseWriter, r *http.Request, req *PageRequest)
+}
+
+// PageRequest is what the surface gives the approval page of one request.
+type PageRequest struct {
+	Core *proxy.Core
+	// Rest is the path after {admin_path}/approvals.
+	Rest string
+	// Context returns the context a decision by p runs in (request id,
+	// principal), so the audit trail and the access log name them.
+	Context func(p *authz.Principal) context.Context
+	// Guard checks the method, Origin and Host of a POST, answering when
+	// they are refused; it reports whether to go on.
+	Guard func(w http.ResponseWriter, r *http.Request) bool
+	Log   *slog.Logger
+}
 
 // The approver REST API (issue 14), under {admin_path}/approvals, with the
 // same guards and bearer tokens as the REST mirror:
@@ -38,9 +59,9 @@ var approvalPage = &web.Page{}
 //	anything else                             500 internal_error; cause logged
 func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
 	core := x.st.core
-	if web.Handles(core.Catalog(), r, rest) {
+	if h.page != nil && h.page.Handles(core, r, rest) {
 		x.method = r.Method + " /approvals (page)"
-		approvalPage.Serve(w, r, &web.Request{Core: core, Rest: rest, Log: x.log,
+		h.page.Serve(w, r, &PageRequest{Core: core, Rest: rest, Log: x.log,
 			Context: func(p *authz.Principal) context.Context {
 				x.principal = p
 				return proxy.WithRequestID(x.ctx, x.rid)
@@ -75,13 +96,19 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exch
 	case 0:
 		var l []*approval.Request
 		l, err = core.PendingApprovals(ctx, p)
-		out = l
+		shown := make([]*shownApproval, len(l))
+		for i, r := range l {
+			shown[i] = showApproval(r)
+		}
+		out = shown
 	case 1:
-		out, err = core.GetApproval(ctx, p, parts[0])
+		var got *approval.Request
+		got, err = core.GetApproval(ctx, p, parts[0])
+		out = showApproval(got)
 	case 2:
 		var got *approval.Request
 		got, err = core.DecideApproval(ctx, p, parts[0], parts[1] == "approve")
-		out = got
+		out = showApproval(got)
 	}
 	ae, isApproval := errors.AsType[*proxy.ApprovalError](err)
 	switch {
@@ -101,4 +128,23 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exch
 		b, _ := json.Marshal(out)
 		writeJSON(w, http.StatusOK, b)
 	}
+}
+
+// shownApproval is an approval as the REST API answers it: arguments is
+// the same JSON value with hidden characters (bidi controls, zero-width
+// characters) written as \u escapes, so a terminal shows rather than
+// applies them, and arguments_shown is the text the approval page shows
+// (approval.Shown: those characters as markers, long runs of spaces
+// counted).
+type shownApproval struct {
+	*approval.Request
+	Arguments      json.RawMessage `json:"arguments"`
+	ArgumentsShown string          `json:"arguments_shown"`
+}
+
+func showApproval(r *approval.Request) *shownApproval {
+	if r == nil {
+		return nil
+	}
+	return &shownApproval{Request: r, Arguments: approval.EscapeHidden(r.Arguments), ArgumentsShown: approval.Shown(r.Arguments)}
 }

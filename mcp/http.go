@@ -34,6 +34,9 @@ type Options struct {
 	// (limits.max_in_flight) before it is served anyway. Zero:
 	// DefaultInFlightWait.
 	InFlightWait time.Duration
+	// ApprovalPage serves the approval page when the catalog configures
+	// approval_page. Nil: no page; browsers get the approver REST API.
+	ApprovalPage ApprovalPage
 }
 
 // NewHandler returns the gateway's HTTP surface. Paths come from the
@@ -64,10 +67,13 @@ func NewHandler(opts *Options) http.Handler {
 	}
 	pl := newPipeline(opts.State, opts.Logger, opts.Metrics, opts.InFlightWait)
 	pl.live = newLiveHub()
-	return &handler{pl}
+	return &handler{pl: pl, page: opts.ApprovalPage}
 }
 
-type handler struct{ pl *pipeline }
+type handler struct {
+	pl   *pipeline
+	page ApprovalPage // nil: no approval page
+}
 
 const wellKnownPRM = "/.well-known/oauth-protected-resource"
 

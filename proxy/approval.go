@@ -10,7 +10,6 @@ import (
 
 	"github.com/mcpgw/gateway/approval"
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
 )
 
 // This file is the human in the loop for writes (issue 14). The one
@@ -86,10 +85,10 @@ const ApprovalURLKey = "approval"
 // whether r is approved.
 func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Request, res *Result) *Result {
 	ask := askingFrom(ctx)
-	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.cat.ApprovalPage == nil || c.approvals.Sealer == nil {
+	if ask == nil || !ask.Modern || !ask.URLElicitation || ask.RequestState != "" || c.config.Approvals.Page == nil || c.approvals.Sealer == nil {
 		return res
 	}
-	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: r.Tool, Digest: r.Digest, Expires: r.Expires.Unix(), Nonce: r.ID}
+	st := approval.NewState(r.Key(), r.Expires, r.ID)
 	plain, _ := json.Marshal(st)
 	sealed, err := c.approvals.Sealer.SealData("four-eyes-url", plain)
 	if err != nil {
@@ -97,6 +96,28 @@ func (c *Core) offerURL(ctx context.Context, p *authz.Principal, r *approval.Req
 	}
 	res.InputRequired = &InputRequired{Key: ApprovalURLKey, Message: res.Text, URL: c.ApprovalURL(r.ID), ElicitationID: r.ID, State: sealed}
 	return res
+}
+
+// toolApproval is a tool's approval, resolved when the Core is built.
+type toolApproval struct {
+	confirm           bool
+	approvers         string        // the gate; four-eyes only
+	allowSelf         bool          // four-eyes only
+	ttl               time.Duration // how long a prompt or a pending approval lasts
+	liveWait          time.Duration // how long a live confirmation waits: ttl, at most LiveConfirmWait
+	idempotencyHeader string        // the upstream's header for the key
+	title             string        // the tool's title, or its name, for the prompt
+}
+
+func resolveApproval(t *tool) *toolApproval {
+	a := t.def.Approval
+	if a == nil {
+		return nil
+	}
+	ta := &toolApproval{confirm: a.Confirm, approvers: a.Approvers, allowSelf: a.AllowSelf, ttl: a.TTL.D(),
+		idempotencyHeader: t.up.def.IdempotencyHeader, title: or(t.def.Title, t.def.Name)}
+	ta.liveWait = min(ta.ttl, LiveConfirmWait)
+	return ta
 }
 
 // ConfirmKey is the inputRequests key of a confirmation.
@@ -124,9 +145,11 @@ type beginFunc func(id, approver string) error
 // gateApproval decides whether the write t, built into req for p, may be
 // sent now. It returns a result to answer instead (a prompt, a pending
 // approval, a refusal), or nil after begin and setting req's idempotency
-// header. raw is the arguments as the agent sent them.
+// header. raw is the arguments req was built from, resolved (defaults
+// applied, numbers canonical) and encoded canonically: what approvers are
+// shown and what the approval's digest binds.
 func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, raw []byte, req *http.Request, begin beginFunc) *Result {
-	a := t.def.Approval
+	a := t.approval
 	if a == nil {
 		return nil
 	}
@@ -138,23 +161,24 @@ func (c *Core) gateApproval(ctx context.Context, p *authz.Principal, t *tool, ra
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error())
 	}
+	k := approval.CallKey{Workspace: p.Workspace, Subject: p.Subject, Actor: p.Actor, Tool: name, Digest: digest}
 	var res *Result
 	var key string
-	if a.Confirm {
-		res, key = c.confirm(ctx, p, t, raw, digest, begin)
+	if a.confirm {
+		res, key = c.confirm(ctx, p, t, raw, k, begin)
 	} else {
-		res, key = c.fourEyes(ctx, p, t, raw, digest, begin)
+		res, key = c.fourEyes(ctx, p, t, raw, k, begin)
 	}
 	if res != nil {
 		return res
 	}
-	req.Header.Set(t.up.def.IdempotencyHeader, key)
+	req.Header.Set(a.idempotencyHeader, key)
 	return nil
 }
 
 // confirm is the requester's own yes, through their client: a sealed
 // state out, the acceptance and the same state back, once.
-func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string, begin beginFunc) (*Result, string) {
+func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []byte, k approval.CallKey, begin beginFunc) (*Result, string) {
 	name := t.def.Name
 	ask := askingFrom(ctx)
 	if ask != nil && !ask.Modern && ask.Ask != nil {
@@ -168,7 +192,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	}
 	now := c.now()
 	if ask.RequestState == "" {
-		return c.prompt(p, t, raw, digest, now), ""
+		return c.prompt(p, t, raw, k, now), ""
 	}
 	refuse := func(why string) (*Result, string) {
 		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), ""
@@ -177,7 +201,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	if err != nil {
 		return refuse("the request state is not one this gateway issued, or it was altered (tampered)")
 	}
-	switch st.Check(p.Subject, p.Actor, p.Workspace, name, digest, now) {
+	switch st.Check(k, now) {
 	case approval.MismatchPrincipal:
 		return refuse("the confirmation was issued to another principal (replayed by another principal)")
 	case approval.MismatchWorkspace:
@@ -199,7 +223,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	r, ok := responses[ConfirmKey]
 	if !ok {
 		// The answer is missing: ask again (MRTR §Error Handling).
-		return c.prompt(p, t, raw, digest, now), ""
+		return c.prompt(p, t, raw, k, now), ""
 	}
 	if why := judgeAnswer(r.Action, r.Content); why != "" {
 		return refuse(why)
@@ -220,9 +244,8 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 }
 
 // prompt seals a new confirmation state and asks the user.
-func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, now time.Time) *Result {
-	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: t.def.Name, Digest: digest,
-		Expires: now.Add(time.Duration(t.def.Approval.TTL)).Unix(), Nonce: approval.NewNonce()}
+func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, k approval.CallKey, now time.Time) *Result {
+	st := approval.NewState(k, now.Add(t.approval.ttl), approval.NewNonce())
 	sealed, err := c.approvals.Sealer.Seal(st)
 	if err != nil {
 		return toolError(OutcomeRefused, "confirmation could not be prepared; nothing was sent upstream")
@@ -232,15 +255,12 @@ func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, no
 		InputRequired: &InputRequired{Key: ConfirmKey, Message: msg, Schema: confirmSchema, State: sealed}}
 }
 
-// confirmMessage is the text a confirmation shows the user.
+// confirmMessage is the text a confirmation shows the user: the
+// arguments as they will be sent, hidden characters and long runs of
+// spaces made visible (a client renders the message as it is).
 func confirmMessage(p *authz.Principal, t *tool, raw []byte, until time.Time) string {
-	canon, _ := approval.Canonical(raw)
-	title := t.def.Title
-	if title == "" {
-		title = t.def.Name
-	}
 	return fmt.Sprintf("Confirm: %s (%s)%s with arguments %s. Nothing is sent until you confirm; the confirmation is valid until %s and runs the call once.",
-		title, t.def.Name, inWorkspace(p.Workspace), canon, until.UTC().Format(time.RFC3339))
+		t.approval.title, t.def.Name, inWorkspace(p.Workspace), approval.Shown(raw), until.UTC().Format(time.RFC3339))
 }
 
 // inWorkspace is ` in workspace "acme"`, or nothing for a principal of a
@@ -250,7 +270,7 @@ func inWorkspace(ws string) string {
 	if ws == "" {
 		return ""
 	}
-	return fmt.Sprintf(" in workspace %q", ws)
+	return fmt.Sprintf(" in workspace %q", approval.ShownText(ws))
 }
 
 // judgeAnswer says why an elicitation answer does not confirm the call,
@@ -277,13 +297,13 @@ func judgeAnswer(action string, content json.RawMessage) string {
 // fourEyes finds this call's approval by requester, tool and exact
 // arguments: none yet (or the last one finished) creates one; an approved
 // one is claimed once and released.
-func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string, begin beginFunc) (res *Result, key string) {
+func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []byte, k approval.CallKey, begin beginFunc) (res *Result, key string) {
 	name, store, now := t.def.Name, c.approvals.Store, c.now()
 	unavailable := func(err error) (*Result, string) {
 		c.logger.Error("approval store failed", "error", err)
 		return toolError(OutcomeRefused, name+" needs approval and the approval store is unavailable; nothing was sent upstream"), ""
 	}
-	r, err := store.Latest(ctx, p.Workspace, p.Subject, p.Actor, name, digest)
+	r, err := store.Latest(ctx, k)
 	if err != nil && !errors.Is(err, approval.ErrNotFound) {
 		return unavailable(err)
 	}
@@ -303,7 +323,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 			if err := begin(r.ID, r.Approver); err != nil {
 				return toolError(OutcomeRefused, msgAuditUnavailable), ""
 			}
-			got, err := approval.Release(ctx, store, r.ID, p.Subject, p.Actor, p.Workspace, name, digest, now)
+			got, err := approval.Release(ctx, store, r.ID, k, now)
 			var re *approval.ReleaseError
 			switch {
 			case errors.As(err, &re):
@@ -316,13 +336,13 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 		// Executed, or rejected and past its expiry: a new request.
 	}
 	canon, _ := approval.Canonical(raw)
-	nr := &approval.Request{ID: approval.NewID(), Tool: name, Workspace: p.Workspace, Requester: p.Subject, Actor: p.Actor,
-		Arguments: canon, Digest: digest, Approvers: t.def.Approval.Approvers, AllowSelf: t.def.Approval.AllowSelf,
-		Created: now, Expires: now.Add(time.Duration(t.def.Approval.TTL)), Status: approval.StatusPending}
+	nr := &approval.Request{ID: approval.NewID(), Tool: k.Tool, Workspace: k.Workspace, Requester: k.Subject, Actor: k.Actor,
+		Arguments: canon, Digest: k.Digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
+		Created: now, Expires: now.Add(t.approval.ttl), Status: approval.StatusPending}
 	if err := store.Create(ctx, nr); err != nil {
 		return unavailable(err)
 	}
-	c.auditApproval(ctx, StageApprovalRequested, p, nr, "")
+	c.auditApproval(ctx, StageApprovalRequested, nr, nil)
 	res = c.awaiting(nr, "awaits approval")
 	res.Text = note + res.Text
 	return c.offerURL(ctx, p, nr, res), ""
@@ -341,20 +361,19 @@ func (c *Core) awaiting(r *approval.Request, state string) *Result {
 
 // ApprovalURL is where an approver finds approval id: the REST API under
 // the admin path, absolute when server.public_url is set.
-func (c *Core) ApprovalURL(id string) string {
-	admin := c.cat.Server.AdminPath
-	if admin == "" {
-		admin = catalog.DefaultAdminPath
-	}
-	return c.cat.Server.PublicURL + admin + "/approvals/" + id
-}
+func (c *Core) ApprovalURL(id string) string { return c.config.Approvals.URL + id }
 
-// auditApproval writes one approval record through the audit trail.
-func (c *Core) auditApproval(ctx context.Context, stage string, p *authz.Principal, r *approval.Request, approver string) error {
+// auditApproval writes one approval record through the audit trail;
+// decider is who decided (nil for the request itself), named by subject
+// and actor.
+func (c *Core) auditApproval(ctx context.Context, stage string, r *approval.Request, decider *authz.Principal) error {
 	rec := &AuditRecord{
 		Time: c.now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(ctx), Stage: stage,
 		Tool: r.Tool, Arguments: r.Arguments, Workspace: r.Workspace, Subject: r.Requester, Actor: r.Actor,
-		ApprovalID: r.ID, Approver: approver,
+		ApprovalID: r.ID,
+	}
+	if decider != nil {
+		rec.Approver, rec.ApproverActor = decider.Subject, decider.Actor
 	}
 	if t := c.tools[r.Tool]; t != nil {
 		rec.Arguments = auditArgs(r.Arguments, t, t.auditMax)
@@ -390,7 +409,7 @@ func (c *Core) PendingApprovals(ctx context.Context, p *authz.Principal) ([]*app
 	}
 	out := []*approval.Request{}
 	for _, r := range all {
-		if approval.CheckDecider(r, p.Subject, p.Workspace, c.policy.Passes(p, r.Approvers), false) == approval.RefusalNone || r.Requester == p.Subject {
+		if approval.CheckDecider(r, decider(p), c.policy.Passes(p, r.Approvers), false) == approval.RefusalNone || decider(p).Requested(r) {
 			out = append(out, r)
 		}
 	}
@@ -412,7 +431,7 @@ func (c *Core) GetApproval(ctx context.Context, p *authz.Principal, id string) (
 	if err != nil {
 		return nil, err
 	}
-	if r.Requester != p.Subject && !c.policy.Passes(p, r.Approvers) {
+	if !decider(p).Requested(r) && !c.policy.Passes(p, r.Approvers) {
 		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
 	}
 	r.Status = r.StatusAt(c.now())
@@ -426,10 +445,10 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	if err != nil {
 		return nil, err
 	}
-	switch approval.CheckDecider(r, p.Subject, p.Workspace, c.policy.Passes(p, r.Approvers), true) {
+	switch approval.CheckDecider(r, decider(p), c.policy.Passes(p, r.Approvers), true) {
 	case approval.RefusalNone:
 	case approval.RefusalSelf:
-		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: "you requested this call; someone else must decide it (the tool does not set allow_self)"}
+		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: "you requested this call (as this subject, or as the same person under another); someone else must decide it (the tool does not set allow_self)"}
 	case approval.RefusalGate:
 		return nil, &ApprovalError{Err: ErrApprovalForbidden, Reason: fmt.Sprintf("deciding this approval needs the %q gate", r.Approvers)}
 	default:
@@ -446,8 +465,13 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	if approve {
 		stage = StageApproved
 	}
-	c.auditApproval(ctx, stage, p, got, p.Subject)
+	c.auditApproval(ctx, stage, got, p)
 	return got, nil
+}
+
+// decider is p as the four-eyes rules see them.
+func decider(p *authz.Principal) approval.Decider {
+	return approval.Decider{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace}
 }
 
 // ApprovalSealer is the key set approvals are sealed with (the approval

@@ -158,7 +158,8 @@ func TestApprovalStoreFailureFailsClosed(t *testing.T) {
 
 // Arguments the approver saw are the arguments the upstream receives:
 // duplicate keys, key order, escapes and number spellings never let an
-// approval for one call release another.
+// approval for one call release another. Spellings the gateway sends
+// alike (1, 1.0, 1e0) are one call: the approval binds what is sent.
 func TestApprovalArgumentsAreWhatTheUpstreamGets(t *testing.T) {
 	rig := newApprovalRig(t)
 	ctx := context.Background()
@@ -174,14 +175,14 @@ func TestApprovalArgumentsAreWhatTheUpstreamGets(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Other spellings of other values do not release it.
-	for _, other := range []string{`{"q":"safe","n":1}`, `{"q":"drop","n":1.0}`, `{"q":"drop","n":1e0}`, `{"n":1,"q":"drop","q":"safe"}`} {
+	for _, other := range []string{`{"q":"safe","n":1}`, `{"q":"drop","n":1.5}`, `{"q":"drop","n":10e0}`, `{"n":1,"q":"drop","q":"safe"}`} {
 		res := rig.call(t, []byte(other))
 		if !res.IsError || rig.sent.Load() != 0 {
 			t.Fatalf("%s released approval %s for %s: %+v", other, id, got.Arguments, res)
 		}
 	}
-	// The same call in another key order and spacing does.
-	res := rig.call(t, []byte(` { "n" : 1 , "q" : "drop" } `))
+	// The same call in another key order, spacing and number spelling does.
+	res := rig.call(t, []byte(` { "n" : 1.0 , "q" : "drop" } `))
 	if res.IsError || rig.sent.Load() != 1 {
 		t.Fatalf("the approved call did not run: %+v", res)
 	}

@@ -23,6 +23,14 @@ func applyDefaults(t *catalog.Tool, args map[string]any) {
 	}
 }
 
+// dropComputed deletes from args whatever the caller sent under the
+// reserved names of computed times, which only the gateway fills.
+func dropComputed(refs []catalog.TimeRef, args map[string]any) {
+	for _, r := range refs {
+		delete(args, r.Name)
+	}
+}
+
 // computeTimes puts the value of each computed time placeholder of the
 // request into args under the placeholder's own name ("now",
 // "now+ttl.unix"), so templates expand it like an argument: Unix seconds
@@ -33,9 +41,7 @@ func applyDefaults(t *catalog.Tool, args map[string]any) {
 // argument would. A duration ARG cannot hold is the caller's error, and
 // nothing is sent.
 func computeTimes(refs []catalog.TimeRef, args map[string]any, now time.Time) error {
-	for _, r := range refs {
-		delete(args, r.Name)
-	}
+	dropComputed(refs, args)
 	for _, r := range refs {
 		at := now
 		if r.Arg != "" {

@@ -37,6 +37,9 @@ type AuditRecord struct {
 	// requester).
 	ApprovalID string `json:"approval_id,omitempty"`
 	Approver   string `json:"approver,omitempty"`
+	// ApproverActor is the decider's actor on a decision record: the
+	// person, where Approver is the subject of the token they used.
+	ApproverActor string `json:"approver_actor,omitempty"`
 }
 
 // Audit stages.

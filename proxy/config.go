@@ -1,6 +1,10 @@
 package proxy
 
 import (
+	"slices"
+	"strings"
+	"time"
+
 	"github.com/mcpgw/gateway/catalog"
 )
 
@@ -44,6 +48,41 @@ type Config struct {
 	ResourceMetadata *ResourceMetadata
 	// Hash is the catalog's hash (tools/list cursors carry its prefix).
 	Hash string
+	// Approvals says where approvals are decided.
+	Approvals ApprovalConfig
+}
+
+// ApprovalConfig is where approvals are decided: the approver REST API
+// and the approval page, under {admin_path}/approvals.
+type ApprovalConfig struct {
+	// Base is {admin_path}/approvals; "" when admin_path is "" (a catalog
+	// with a four-eyes tool then does not load).
+	Base string
+	// URL starts every approval's URL: {public_url}{admin_path}/approvals/,
+	// root-relative without public_url.
+	URL string
+	// Page is approval_page; nil when the page is off.
+	Page *ApprovalPage
+}
+
+// ApprovalPage is approval_page with its defaults applied and what it
+// derives from server and auth.
+type ApprovalPage struct {
+	Issuer       string
+	ClientID     string
+	ClientSecret string
+	// Scopes requested, openid first.
+	Scopes []string
+	// SessionTTL is how long a sign-in lasts.
+	SessionTTL time.Duration
+	// RedirectURL is where the provider sends the approver back.
+	RedirectURL string
+	// SecureCookies: public_url is https, so the page's cookies are Secure
+	// even where TLS ends before the gateway.
+	SecureCookies bool
+	// Principal maps an ID token's claims, as auth.principal maps a
+	// bearer token's.
+	Principal catalog.Principal
 }
 
 // ServerInfo is the MCP Implementation object.
@@ -101,6 +140,15 @@ func resolveConfig(cat *catalog.Catalog, instructions string) *Config {
 	}
 	if g := cat.Gates[catalog.ViewGate]; g != nil && len(g.Scopes) > 0 {
 		c.ViewScopes = g.Scopes
+	}
+	if c.AdminPath != "" {
+		c.Approvals.Base = c.AdminPath + "/approvals"
+		c.Approvals.URL = c.PublicURL + c.Approvals.Base + "/"
+	}
+	if ap := cat.ApprovalPage; ap != nil {
+		c.Approvals.Page = &ApprovalPage{Issuer: ap.Issuer, ClientID: ap.ClientID, ClientSecret: ap.ClientSecret,
+			Scopes: slices.Clone(ap.Scopes), SessionTTL: ap.SessionTTL.D(), RedirectURL: cat.ApprovalRedirectURL(),
+			SecureCookies: strings.HasPrefix(c.PublicURL, "https://"), Principal: cat.Auth.Principal}
 	}
 	if rm := cat.Auth.ResourceMetadata; rm != nil {
 		c.ResourceMetadata = &ResourceMetadata{Resource: rm.Resource, AuthorizationServers: rm.AuthorizationServers, ScopesSupported: rm.ScopesSupported}

@@ -204,9 +204,10 @@ type tool struct {
 	// paged tool (pageArg != "").
 	pageArg              string
 	pageDefault, pageMax int
-	inline               int   // limits.inline_bytes
-	auditMax             int   // audit.max_argument_bytes
-	keep                 int64 // bytes of a payload answer worth reading; 0: max_response_bytes
+	inline               int           // limits.inline_bytes
+	auditMax             int           // audit.max_argument_bytes
+	keep                 int64         // bytes of a payload answer worth reading; 0: max_response_bytes
+	approval             *toolApproval // nil: the tool needs no approval
 }
 
 // New builds a Core for cat: it compiles everything a call needs, so a
@@ -328,6 +329,21 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		instructions = withFenceNotice(instructions)
 	}
 	c.config = resolveConfig(cat, instructions)
+	// The loader refuses these too; a Core is never built with an
+	// approval that cannot end or a URL that leads nowhere.
+	for _, t := range c.order {
+		a := resolveApproval(t)
+		switch {
+		case a == nil:
+		case a.ttl <= 0:
+			return nil, fmt.Errorf("tool %q: approval ttl must be greater than 0", t.def.Name)
+		case !a.confirm && cat.Gates[a.approvers] == nil:
+			return nil, fmt.Errorf("tool %q: approvers names %q, which is not a declared gate", t.def.Name, a.approvers)
+		case !a.confirm && c.config.Approvals.Base == "":
+			return nil, fmt.Errorf("tool %q: four-eyes approval needs server.admin_path, where approvers decide", t.def.Name)
+		}
+		t.approval = a
+	}
 	return c, nil
 }
 
@@ -491,6 +507,16 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	}
 	applyDefaults(t.def, args)
 	applyPaging(t, args)
+	dropComputed(t.def.Request.Times, args)
+	// What a human approves is what is sent: the arguments after defaults,
+	// paging and the canonical number spelling, the same map the request
+	// is built from (computed times are the send's own, and not shown).
+	var resolved []byte
+	if t.approval != nil {
+		if resolved, err = json.Marshal(args); err != nil {
+			return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), 0, nil
+		}
+	}
 	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
@@ -524,7 +550,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		return nil
 	}
 	// A write that needs a human's yes stops here until it has one.
-	if res := c.gateApproval(ctx, p, t, raw, req, begin); res != nil {
+	if res := c.gateApproval(ctx, p, t, resolved, req, begin); res != nil {
 		return res, 0, nil
 	}
 	if ae != nil {

@@ -38,10 +38,7 @@ const LiveConfirmWait = 5 * time.Minute
 // ticked releases the call (once: the answer belongs to this request and
 // nothing else); anything else refuses it, and nothing is sent upstream.
 func (c *Core) confirmLive(ctx context.Context, p *authz.Principal, t *tool, raw []byte, ask AskFunc, begin beginFunc) (*Result, string) {
-	wait := min(time.Duration(t.def.Approval.TTL), LiveConfirmWait)
-	if wait <= 0 {
-		wait = LiveConfirmWait
-	}
+	wait := t.approval.liveWait
 	msg := confirmMessage(p, t, raw, c.now().Add(wait))
 	refuse := func(why string) (*Result, string) {
 		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), ""

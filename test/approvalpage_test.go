@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"io"
 	"math/big"
 	"net"
 	"net/http"
@@ -310,6 +311,88 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 		}
 		if got := text(t, ctx, "#expires"); got == "" {
 			t.Error("no expiry shown")
+		}
+	})
+
+	t.Run("hostile-arguments-are-shown-as-they-are", func(t *testing.T) {
+		// A bidi override would draw the IBAN reversed; 3000 spaces would
+		// push the tail of the value out of the window.
+		hostile := map[string]any{"workflow_id": "DE89\u202e0001\u202c\u200b" + strings.Repeat(" ", 3000) + "; ALSO: drop production database", "reason": "x"}
+		hid := fourEyesRequest(t, cs, hostile)
+		step, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		err := chromedp.Do(step, chromedp.Navigate(public+"/admin/mcp/approvals/"+hid), chromedp.WaitVisible(chromedp.CSS("#arguments")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		shot, err := chromedp.Run(step, chromedp.FullScreenshot(90))
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "hostile-arguments.png")
+		if err := os.WriteFile(path, shot, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("screenshot: %s", path)
+		inner, err := chromedp.Run(step, chromedp.Evaluate[string](`document.querySelector("#arguments").innerText`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"DE89⟨U+202E⟩0001⟨U+202C⟩⟨U+200B⟩␠×3000; ALSO: drop production database"} {
+			if !strings.Contains(inner, want) {
+				t.Errorf("the page shows the arguments as %q, want %q in them", inner, want)
+			}
+		}
+		if strings.ContainsAny(inner, "\u202e\u202c\u200b") {
+			t.Errorf("the page applies hidden characters instead of showing them: %q", inner)
+		}
+		// The REST API answers the same value with the hidden characters
+		// escaped, and the page's text beside it.
+		req, _ := http.NewRequest("GET", g.URL+"/admin/mcp/approvals/"+hid, nil)
+		req.Header.Set("Authorization", "Bearer "+token(t, "approver", "acme", approverScopes...))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var got struct {
+			Arguments      map[string]string `json:"arguments"`
+			ArgumentsShown string            `json:"arguments_shown"`
+		}
+		if err := json.Unmarshal(raw, &got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("REST GET %s: %d %s", hid, resp.StatusCode, raw)
+		}
+		if strings.ContainsAny(string(raw), "\u202e\u202c\u200b") || !strings.Contains(string(raw), `DE89\u202e0001\u202c\u200b`) {
+			t.Errorf("REST answers hidden characters unescaped: %.200s", raw)
+		}
+		if got.Arguments["workflow_id"] != hostile["workflow_id"] {
+			t.Errorf("REST arguments.workflow_id = %q, want the value as sent", got.Arguments["workflow_id"])
+		}
+		if !strings.Contains(got.ArgumentsShown, "DE89⟨U+202E⟩0001⟨U+202C⟩⟨U+200B⟩␠×3000; ALSO: drop production database") {
+			t.Errorf("REST arguments_shown = %q", got.ArgumentsShown)
+		}
+		// The tail is on screen: its box lies inside the viewport once
+		// the arguments are scrolled into view.
+		visible, err := chromedp.Run(step, chromedp.Evaluate[bool](`(() => {
+			const pre = document.querySelector("#arguments");
+			pre.scrollIntoView({block: "start"});
+			const walker = document.createTreeWalker(pre, NodeFilter.SHOW_TEXT);
+			for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+				const i = n.data.indexOf("drop production database");
+				if (i < 0) continue;
+				const r = document.createRange();
+				r.setStart(n, i); r.setEnd(n, i + "drop production database".length);
+				const b = r.getBoundingClientRect();
+				return b.width > 0 && b.left >= 0 && b.top >= 0 && b.right <= window.innerWidth && b.bottom <= window.innerHeight;
+			}
+			return false;
+		})()`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !visible {
+			t.Errorf("\"drop production database\" is not within the viewport (screenshot %s)", path)
 		}
 	})
 

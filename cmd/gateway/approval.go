@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/mcpgw/gateway/approval"
+	"github.com/mcpgw/gateway/approvalpage"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/mcp"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -87,4 +90,18 @@ func needsApproval(cat *catalog.Catalog) bool {
 		}
 	}
 	return false
+}
+
+// approvalPage hands the mcp handler the approval page. The page uses the
+// core and the core's surface serves it; wiring it here keeps the imports
+// pointing one way (mcp does not import approvalpage). One page serves
+// every catalog a reload installs: it caches each provider's discovery.
+type approvalPage struct{ page approvalpage.Page }
+
+func (a *approvalPage) Handles(core *proxy.Core, r *http.Request, rest string) bool {
+	return approvalpage.Handles(core.Config().Approvals.Page, r, rest)
+}
+
+func (a *approvalPage) Serve(w http.ResponseWriter, r *http.Request, req *mcp.PageRequest) {
+	a.page.Serve(w, r, &approvalpage.Request{Core: req.Core, Rest: req.Rest, Context: req.Context, Guard: req.Guard, Log: req.Log})
 }

@@ -1,4 +1,4 @@
-package web
+package approvalpage
 
 import (
 	"bytes"
@@ -27,21 +27,24 @@ type view struct {
 // item is one approval as the page shows it.
 type item struct {
 	ID, Tool, Workspace, Requester, Actor, Approvers string
-	Arguments                                        string // indented JSON, as the agent sent it
+	Arguments                                        string // indented JSON as sent upstream, hidden text made visible (approval.Shown)
 	Created, Expires, Decided                        string
 	Status, Approver                                 string
 	Pending, Self                                    bool
 }
 
 func (x *exchange) item(r *approval.Request, p *authz.Principal) *item {
-	args := string(r.Arguments)
+	args := r.Arguments
 	var b bytes.Buffer
 	if json.Indent(&b, r.Arguments, "", "  ") == nil {
-		args = b.String()
+		args = b.Bytes()
 	}
-	it := &item{ID: r.ID, Tool: r.Tool, Workspace: r.Workspace, Requester: r.Requester, Actor: r.Actor, Approvers: r.Approvers,
-		Arguments: args, Created: stamp(r.Created), Expires: stamp(r.Expires), Decided: stamp(r.Decided),
-		Status: string(r.StatusAt(x.now)), Approver: r.Approver, Self: r.Requester == p.Subject && !r.AllowSelf}
+	// Hidden characters and long runs of spaces are shown, never applied:
+	// the approver reads every character the upstream will get.
+	it := &item{ID: r.ID, Tool: r.Tool, Workspace: approval.ShownText(r.Workspace), Requester: approval.ShownText(r.Requester),
+		Actor: approval.ShownText(r.Actor), Approvers: r.Approvers, Arguments: approval.Shown(args),
+		Created: stamp(r.Created), Expires: stamp(r.Expires), Decided: stamp(r.Decided),
+		Status: string(r.StatusAt(x.now)), Approver: approval.ShownText(r.Approver), Self: approval.Decider{Subject: p.Subject, Actor: p.Actor}.Requested(r) && !r.AllowSelf}
 	it.Pending = it.Status == string(approval.StatusPending)
 	return it
 }
@@ -68,7 +71,7 @@ var page = template.Must(template.New("page").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>{{.Title}}</title>
 <style>body{font:15px/1.4 system-ui,sans-serif;max-width:46rem;margin:2rem auto;padding:0 1rem}
-th{text-align:left;padding-right:1rem;vertical-align:top}pre{background:#f4f4f4;padding:.6rem;overflow:auto}
+th{text-align:left;padding-right:1rem;vertical-align:top}pre{background:#f4f4f4;padding:.6rem;white-space:pre-wrap;overflow-wrap:anywhere}
 .error{color:#a00}.notice{color:#060}button{font-size:1rem;margin-right:.6rem}</style></head>
 <body>
 <h1>{{.Title}}</h1>

@@ -1,4 +1,4 @@
-package web_test
+package approvalpage_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/approval"
-	"github.com/mcpgw/gateway/approval/web"
+	"github.com/mcpgw/gateway/approvalpage"
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
@@ -64,9 +64,9 @@ tools:
 	cookie, _ := sealer.SealData("approval-page-session", sess)
 	r := httptest.NewRequest(http.MethodGet, "/admin/approvals/"+id, nil)
 	r.Header.Set("Accept", "text/html")
-	r.AddCookie(&http.Cookie{Name: web.SessionCookie, Value: cookie})
+	r.AddCookie(&http.Cookie{Name: approvalpage.SessionCookie, Value: cookie})
 	w := httptest.NewRecorder()
-	(&web.Page{}).Serve(w, r, &web.Request{Core: core, Rest: "/" + id, Log: slog.New(slog.DiscardHandler),
+	(&approvalpage.Page{}).Serve(w, r, &approvalpage.Request{Core: core, Rest: "/" + id, Log: slog.New(slog.DiscardHandler),
 		Context: func(*authz.Principal) context.Context { return context.Background() },
 		Guard:   func(http.ResponseWriter, *http.Request) bool { return true }})
 	body := w.Body.String()

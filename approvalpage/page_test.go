@@ -1,25 +1,26 @@
-package web_test
+package approvalpage_test
 
 import (
 	"net/http/httptest"
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/gateway/approval/web"
+	"github.com/mcpgw/gateway/approvalpage"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
 )
 
 // Which requests the page takes from the REST API: only browsers' GETs
 // without a bearer token, its callback and its form, and only when the
 // catalog configures it.
 func TestHandlesOnlyBrowsersAndThePagesOwnRoutes(t *testing.T) {
-	on := &catalog.Catalog{ApprovalPage: &catalog.ApprovalPage{Issuer: "https://idp.example.com", ClientID: "g"}}
-	off := &catalog.Catalog{}
+	on := &proxy.ApprovalPage{Issuer: "https://idp.example.com", ClientID: "g"}
+	var off *proxy.ApprovalPage
 	const browser = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 	const id = "/apr_0123456789abcdef0123456789abcdef"
 	cases := []struct {
 		name, method, rest, accept, auth string
-		cat                              *catalog.Catalog
+		page                             *proxy.ApprovalPage
 		want                             bool
 	}{
 		{"browser opens an approval", "GET", id, browser, "", on, true},
@@ -41,7 +42,7 @@ func TestHandlesOnlyBrowsersAndThePagesOwnRoutes(t *testing.T) {
 		if c.auth != "" {
 			r.Header.Set("Authorization", c.auth)
 		}
-		if got := web.Handles(c.cat, r, c.rest); got != c.want {
+		if got := approvalpage.Handles(c.page, r, c.rest); got != c.want {
 			t.Errorf("%s: Handles = %v, want %v", c.name, got, c.want)
 		}
 	}
@@ -50,16 +51,16 @@ func TestHandlesOnlyBrowsersAndThePagesOwnRoutes(t *testing.T) {
 // Accept headers come from anyone: Handles never panics, and never takes
 // a request that carries a bearer token.
 func FuzzHandlesAccept(f *testing.F) {
-	on := &catalog.Catalog{ApprovalPage: &catalog.ApprovalPage{Issuer: "https://idp.example.com", ClientID: "g"}}
+	on := &proxy.ApprovalPage{Issuer: "https://idp.example.com", ClientID: "g"}
 	for _, seed := range []string{"text/html", "*/*", "", ";;,", "text/html;q=0, application/json", "application/xhtml+xml"} {
 		f.Add(seed, "/apr_0123456789abcdef0123456789abcdef")
 	}
 	f.Fuzz(func(t *testing.T, accept, rest string) {
 		r := httptest.NewRequest("GET", "/admin/mcp/approvals", nil)
 		r.Header.Set("Accept", accept)
-		web.Handles(on, r, rest)
+		approvalpage.Handles(on, r, rest)
 		r.Header.Set("Authorization", "Bearer x")
-		if web.Handles(on, r, rest) && rest != catalog.ApprovalCallbackPath && !strings.HasSuffix(strings.Trim(rest, "/"), "/decide") {
+		if approvalpage.Handles(on, r, rest) && rest != catalog.ApprovalCallbackPath && !strings.HasSuffix(strings.Trim(rest, "/"), "/decide") {
 			t.Fatalf("Handles took a bearer request: Accept %q rest %q", accept, rest)
 		}
 	})

@@ -1,4 +1,4 @@
-// Package web is the approval web page (issue 14): an approver opens the
+// Package approvalpage is the approval web page: an approver opens the
 // URL a four-eyes call answered with, signs in with the catalog's OpenID
 // Connect provider (authorization code with PKCE), sees the call exactly
 // as the agent made it, and approves or rejects it under the same rules as
@@ -9,14 +9,16 @@
 // token) live in short-lived cookies sealed with the approval keys
 // (GATEWAY_APPROVAL_KEYS), so any node holding the keys serves any step.
 //
-// Routes, under {admin_path}/approvals (the mcp handler hands them here):
+// Routes, under {admin_path}/approvals (the mcp handler hands them here,
+// through the mcp.ApprovalPage cmd/gateway gives it; the page uses the
+// core, so the surface does not import the page):
 //
 //	GET  /                 the pending approvals the signed-in approver may
 //	                       see (when the browser asks for text/html)
 //	GET  /{id}             one approval (when the browser asks for text/html)
 //	GET  /signin/callback  the provider's redirect back
 //	POST /{id}/decide      the page's form: csrf, decision=approve|reject
-package web
+package approvalpage
 
 import (
 	"context"
@@ -94,8 +96,8 @@ type Request struct {
 // Handles reports whether the page serves r: the page is configured, and
 // r is the provider's callback, the page's form, or a browser's GET of an
 // approval (or the list) without a bearer token.
-func Handles(cat *catalog.Catalog, r *http.Request, rest string) bool {
-	if cat.ApprovalPage == nil {
+func Handles(page *proxy.ApprovalPage, r *http.Request, rest string) bool {
+	if page == nil {
 		return false
 	}
 	parts := split(rest)
@@ -143,13 +145,13 @@ func (pg *Page) Serve(w http.ResponseWriter, r *http.Request, req *Request) {
 	h.Set("X-Frame-Options", "DENY")
 	h.Set("Referrer-Policy", "same-origin") // no-referrer would make the form's Origin "null", which the Origin check refuses
 	h.Set("X-Content-Type-Options", "nosniff")
-	cat := req.Core.Catalog()
+	cfg := &req.Core.Config().Approvals
 	sealer := req.Core.ApprovalSealer()
-	if sealer == nil {
+	if sealer == nil || cfg.Page == nil {
 		pg.render(w, http.StatusServiceUnavailable, &view{Title: "Approvals unavailable", Error: "approvals are not configured on this gateway"})
 		return
 	}
-	x := &exchange{pg: pg, w: w, r: r, req: req, cat: cat, ap: cat.ApprovalPage, sealer: sealer, now: pg.now()}
+	x := &exchange{pg: pg, w: w, r: r, req: req, cfg: cfg, ap: cfg.Page, sealer: sealer, now: pg.now()}
 	parts := split(req.Rest)
 	switch {
 	case req.Rest == catalog.ApprovalCallbackPath:
@@ -229,20 +231,20 @@ type exchange struct {
 	w      http.ResponseWriter
 	r      *http.Request
 	req    *Request
-	cat    *catalog.Catalog
-	ap     *catalog.ApprovalPage
+	cfg    *proxy.ApprovalConfig // resolved when the core was built
+	ap     *proxy.ApprovalPage
 	sealer *approval.Sealer
 	now    time.Time
 	me     *authz.Principal // the signed-in approver, once known
 }
 
-func (x *exchange) base() string { return x.cat.Server.AdminPath + "/approvals" }
+func (x *exchange) base() string { return x.cfg.Base }
 
 func (x *exchange) setCookie(name, value string, maxAge int) {
 	http.SetCookie(x.w, &http.Cookie{
 		Name: name, Value: value, Path: x.base(), MaxAge: maxAge,
 		HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: x.r.TLS != nil || strings.HasPrefix(x.cat.Server.PublicURL, "https://"),
+		Secure: x.r.TLS != nil || x.ap.SecureCookies,
 	})
 }
 
@@ -252,7 +254,7 @@ func (x *exchange) fail(status int, title, msg string) {
 
 func (x *exchange) oauth(p *oidc.Provider) *oauth2.Config {
 	return &oauth2.Config{ClientID: x.ap.ClientID, ClientSecret: x.ap.ClientSecret, Endpoint: p.Endpoint(),
-		RedirectURL: x.cat.ApprovalRedirectURL(), Scopes: x.ap.Scopes}
+		RedirectURL: x.ap.RedirectURL, Scopes: x.ap.Scopes}
 }
 
 // principal returns the signed-in approver and their session, or nil.
@@ -269,7 +271,7 @@ func (x *exchange) principal() (*authz.Principal, *session) {
 	if json.Unmarshal(plain, &s) != nil || x.now.Unix() >= s.Expires || s.Issuer != x.ap.Issuer || s.ClientID != x.ap.ClientID || s.CSRF == "" {
 		return nil, nil
 	}
-	p, err := authz.PrincipalFromClaims(x.cat.Auth.Principal, s.Claims)
+	p, err := authz.PrincipalFromClaims(x.ap.Principal, s.Claims)
 	if err != nil {
 		return nil, nil
 	}
@@ -311,7 +313,10 @@ func (x *exchange) callback() {
 	}
 	q := x.r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		x.fail(http.StatusUnauthorized, "Sign-in failed", "the provider refused the sign-in: "+e+" "+q.Get("error_description"))
+		// Anyone can craft this link: what it says goes to the log, never
+		// onto a page under the gateway's name.
+		x.req.Log.Info("approval page: the provider refused the sign-in", "error", clip(e), "error_description", clip(q.Get("error_description")))
+		x.fail(http.StatusUnauthorized, "Sign-in failed", "the sign-in provider did not sign you in; open the approval link again, or ask your administrator if this repeats")
 		return
 	}
 	c, err := x.r.Cookie(SignInCookie)
@@ -363,20 +368,29 @@ func (x *exchange) callback() {
 		x.fail(http.StatusUnauthorized, "Sign-in failed", fmt.Sprintf("the ID token's claims are unreadable or over %d bytes", maxClaims))
 		return
 	}
-	if _, err := authz.PrincipalFromClaims(x.cat.Auth.Principal, claims); err != nil {
+	if _, err := authz.PrincipalFromClaims(x.ap.Principal, claims); err != nil {
 		x.fail(http.StatusForbidden, "Sign-in refused", "your sign-in does not map to a gateway identity: "+authz.Description(err))
 		return
 	}
 	s := session{Claims: claims, CSRF: approval.NewNonce(), Issuer: x.ap.Issuer, ClientID: x.ap.ClientID,
-		Expires: x.now.Add(x.ap.SessionTTL.D()).Unix()}
+		Expires: x.now.Add(x.ap.SessionTTL).Unix()}
 	plain, _ := json.Marshal(s)
 	sealed, err := x.sealer.SealData(purposeSession, plain)
 	if err != nil {
 		x.fail(http.StatusInternalServerError, "Sign-in failed", "the session could not be sealed")
 		return
 	}
-	x.setCookie(SessionCookie, sealed, int(x.ap.SessionTTL.D()/time.Second))
+	x.setCookie(SessionCookie, sealed, int(x.ap.SessionTTL/time.Second))
 	http.Redirect(x.w, x.r, x.safeReturn(si.Return), http.StatusSeeOther)
+}
+
+// clip bounds a value from a request before it is logged.
+func clip(s string) string {
+	const max = 256
+	if len(s) > max {
+		return strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return s
 }
 
 // safeReturn keeps the post-sign-in redirect on the page itself.
