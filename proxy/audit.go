@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http/httptrace"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
@@ -28,9 +30,14 @@ type AuditRecord struct {
 	Tool           string          `json:"tool"`
 	Arguments      json.RawMessage `json:"arguments"`
 	UpstreamStatus int             `json:"upstream_status"`
-	Outcome        string          `json:"outcome,omitempty"`
-	DurationMS     int64           `json:"duration_ms"`
-	Stage          string          `json:"stage"`
+	// UpstreamSent says the request went out to the upstream (its
+	// headers were written to the connection), whether or not an answer
+	// came: with UpstreamStatus 0 it is a write that may have been acted
+	// on although no answer arrived. Absent: nothing was sent.
+	UpstreamSent bool   `json:"upstream_sent,omitempty"`
+	Outcome      string `json:"outcome,omitempty"`
+	DurationMS   int64  `json:"duration_ms"`
+	Stage        string `json:"stage"`
 	// ApprovalID and Approver name the approval (issue 14) a record
 	// belongs to: the request, the decision, and the execution it
 	// released ("cfm_…" for a confirmation, where the approver is the
@@ -270,6 +277,17 @@ type auditEntry struct {
 	start time.Time
 
 	approvalID, approver string // set when an approval released the call
+
+	// sent is set once the request's headers were written to the
+	// upstream's connection (from the transport's goroutine).
+	sent atomic.Bool
+}
+
+// traceSent returns ctx carrying a client trace that marks e sent when
+// the request's headers have been written to a connection: from then on
+// the upstream may act on the write, answer or not.
+func (e *auditEntry) traceSent(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { e.sent.Store(true) }})
 }
 
 func (c *Core) newAuditEntry(p *authz.Principal, t *tool, raw []byte, start time.Time) *auditEntry {
@@ -317,6 +335,7 @@ func (e *auditEntry) completed(ctx context.Context, status int, res *Result, cal
 	}
 	rec := e.record(StageCompleted, outcome, status)
 	rec.RequestID = RequestID(ctx)
+	rec.UpstreamSent = status != 0 || e.sent.Load()
 	e.c.audit.Write(context.WithoutCancel(ctx), rec)
 }
 

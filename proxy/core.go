@@ -528,10 +528,16 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		// timeout) even if the caller leaves: its record must say what
 		// the upstream did, not that the call was cut off.
 		ctx = context.WithoutCancel(ctx)
+		sendOnce(req)
+		ctx = ae.traceSent(ctx)
 	}
 	resp, err := t.up.do(ctx, req, redirects, b.workspace, t.keep)
 	if err != nil {
-		return toolError(OutcomeToolError, err.Error()), answeredStatus(err), nil
+		status := answeredStatus(err)
+		if ae != nil && status == 0 && ae.sent.Load() {
+			return toolError(OutcomeToolError, err.Error()+" after the request was sent: the upstream may have acted on it, and the gateway did not send it again"), 0, nil
+		}
+		return toolError(OutcomeToolError, err.Error()), status, nil
 	}
 	res, err := c.render(t, p, resp)
 	if err == nil {
