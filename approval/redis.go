@@ -48,6 +48,10 @@ func OpenRedisStore(ctx context.Context, url string, opts *RedisOptions) (*Redis
 		s.rdb.Close()
 		return nil, fmt.Errorf("approval store: redis at %s does not answer: %v", o.Addr, err)
 	}
+	if _, err := s.Epoch(ctx); err != nil {
+		s.rdb.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -198,13 +202,47 @@ func (s *RedisStore) Claim(ctx context.Context, id string, now time.Time) (*Requ
 	})
 }
 
-func (s *RedisStore) Spend(ctx context.Context, nonce string, expires time.Time) (bool, error) {
-	ttl := time.Until(expires) + time.Minute
-	ok, err := s.rdb.SetNX(ctx, s.nonceKey(nonce), 1, ttl).Result()
+// epochKey holds the store's generation; it never expires, so a Redis
+// that loses its data (flushed, restarted without persistence) loses it
+// too, and the next epoch differs.
+func (s *RedisStore) epochKey() string { return s.prefix + "epoch" }
+
+// Epoch returns the store's epoch, making it when absent.
+func (s *RedisStore) Epoch(ctx context.Context) (string, error) {
+	if _, err := s.rdb.SetNX(ctx, s.epochKey(), newEpoch(), 0).Result(); err != nil {
+		return "", fmt.Errorf("approval store: %w", err)
+	}
+	e, err := s.rdb.Get(ctx, s.epochKey()).Result()
+	if err != nil {
+		return "", fmt.Errorf("approval store: %w", err)
+	}
+	return e, nil
+}
+
+// spendScript spends nonce KEYS[1] for ARGV[2] milliseconds when the
+// epoch (KEYS[2]) is ARGV[1]: 1 when spent now, 0 when spent before, -1
+// for another epoch (made anew, ARGV[3], when it was lost).
+var spendScript = redis.NewScript(`
+local e = redis.call('GET', KEYS[2])
+if not e then
+  redis.call('SET', KEYS[2], ARGV[3])
+  return -1
+end
+if e ~= ARGV[1] then return -1 end
+if redis.call('SET', KEYS[1], 1, 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`)
+
+func (s *RedisStore) Spend(ctx context.Context, nonce, epoch string, expires time.Time) (bool, error) {
+	ttl := max(time.Until(expires)+time.Minute, time.Second)
+	n, err := spendScript.Run(ctx, s.rdb, []string{s.nonceKey(nonce), s.epochKey()}, epoch, strconv.FormatInt(ttl.Milliseconds(), 10), newEpoch()).Int()
 	if err != nil {
 		return false, fmt.Errorf("approval store: %w", err)
 	}
-	return ok, nil
+	if n < 0 {
+		return false, ErrEpoch
+	}
+	return n == 1, nil
 }
 
 func (s *RedisStore) Latest(ctx context.Context, workspace, requester, actor, tool, digest string) (*Request, error) {

@@ -58,7 +58,13 @@ var (
 	// (already decided, already executed, expired). The store returns the
 	// request as it stands beside it.
 	ErrConflict = errors.New("approval is not in the state this change needs")
+	// ErrEpoch: a confirmation was issued by an earlier generation of the
+	// store, whose record of spent confirmations is gone.
+	ErrEpoch = errors.New("the approval store was recreated since this confirmation was issued")
 )
+
+// newEpoch returns a fresh store generation: "ep_" and 128 random bits.
+func newEpoch() string { return "ep_" + NewNonce() }
 
 // Store keeps pending approvals and spent confirmation nonces.
 // Implementations are safe for concurrent use, also between processes
@@ -83,9 +89,15 @@ type Store interface {
 	// and returns it: the one caller it returns nil error to may execute
 	// the call. Otherwise ErrConflict with the request as it stands.
 	Claim(ctx context.Context, id string, now time.Time) (*Request, error)
-	// Spend records nonce as used until expires; it reports false when
-	// the nonce was already spent.
-	Spend(ctx context.Context, nonce string, expires time.Time) (bool, error)
+	// Epoch names this store's generation: made when the store is
+	// created, and made anew when its data is lost (a deleted file, a
+	// flushed Redis). A confirmation records the epoch it was issued in.
+	Epoch(ctx context.Context) (string, error)
+	// Spend records nonce, issued in epoch, as used until expires; it
+	// reports false when the nonce was already spent. A nonce of another
+	// epoch is refused with ErrEpoch and not recorded: the spent nonces
+	// of that epoch may be lost, so whether it was used cannot be told.
+	Spend(ctx context.Context, nonce, epoch string, expires time.Time) (bool, error)
 	Close() error
 }
 

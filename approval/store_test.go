@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/approval"
+	"github.com/redis/go-redis/v9"
 )
 
 // twoNodes returns two clients of one store, as two gateway replicas see
@@ -97,10 +99,14 @@ func TestStoreLifecycle(t *testing.T) {
 			}
 			// Nonces spend once across nodes.
 			n := approval.NewNonce()
-			if ok, _ := a.Spend(ctx, n, now.Add(time.Minute)); !ok {
+			epoch, err := a.Epoch(ctx)
+			if e2, _ := b.Epoch(ctx); err != nil || epoch == "" || e2 != epoch {
+				t.Fatalf("Epoch = %q, %v on one node and %q on the other; want one epoch", epoch, err, e2)
+			}
+			if ok, _ := a.Spend(ctx, n, epoch, now.Add(time.Minute)); !ok {
 				t.Fatal("first Spend = false")
 			}
-			if ok, _ := b.Spend(ctx, n, now.Add(time.Minute)); ok {
+			if ok, _ := b.Spend(ctx, n, epoch, now.Add(time.Minute)); ok {
 				t.Fatal("second Spend on the other node = true")
 			}
 		})
@@ -264,6 +270,74 @@ func TestLatestFindsTheCallAmongOthers(t *testing.T) {
 			}
 			if _, err := s.Latest(ctx, "globex", "alice", "alice", "cancel_workflow", newer.Digest); !errors.Is(err, approval.ErrNotFound) {
 				t.Errorf("Latest in another workspace = %v, want ErrNotFound", err)
+			}
+		})
+	}
+}
+
+// A store that loses its data (a deleted file, a Redis whose keys are
+// gone) starts a new epoch: a nonce of the old epoch is refused with
+// ErrEpoch, since whether it was spent is lost with the data, and
+// nonces of the new epoch spend as before.
+func TestSpendRefusesNoncesOfALostStore(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range []struct {
+		name string
+		open func(t *testing.T) (approval.Store, func())
+	}{
+		{"file", func(t *testing.T) (approval.Store, func()) {
+			path := filepath.Join(t.TempDir(), "approvals.json")
+			s, err := approval.OpenFileStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s, func() {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"redis", func(t *testing.T) (approval.Store, func()) {
+			url := startRedis(t)
+			prefix := "test:" + approval.NewNonce() + ":"
+			s := openRedis(t, url, prefix)
+			o, _ := redis.ParseURL(url)
+			rdb := redis.NewClient(o)
+			t.Cleanup(func() { rdb.Close() })
+			return s, func() {
+				keys, err := rdb.Keys(ctx, prefix+"*").Result()
+				if err != nil || len(keys) == 0 {
+					t.Fatalf("keys under %s: %v, %v", prefix, keys, err)
+				}
+				rdb.Del(ctx, keys...)
+			}
+		}},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			s, lose := k.open(t)
+			exp := time.Now().Add(time.Minute)
+			old, _ := s.Epoch(ctx)
+			n := approval.NewNonce()
+			if ok, err := s.Spend(ctx, n, old, exp); !ok || err != nil {
+				t.Fatalf("Spend = %v, %v", ok, err)
+			}
+			lose()
+			if ok, err := s.Spend(ctx, n, old, exp); ok || !errors.Is(err, approval.ErrEpoch) {
+				t.Errorf("Spend of a spent nonce after the store lost its data = %v, %v; want ErrEpoch", ok, err)
+			}
+			if ok, err := s.Spend(ctx, approval.NewNonce(), old, exp); ok || !errors.Is(err, approval.ErrEpoch) {
+				t.Errorf("Spend of an unspent nonce of the lost epoch = %v, %v; want ErrEpoch", ok, err)
+			}
+			cur, err := s.Epoch(ctx)
+			if err != nil || cur == old || cur == "" {
+				t.Fatalf("Epoch after the loss = %q, %v; want a new one (was %q)", cur, err, old)
+			}
+			m := approval.NewNonce()
+			if ok, err := s.Spend(ctx, m, cur, exp); !ok || err != nil {
+				t.Errorf("Spend in the new epoch = %v, %v; want spent", ok, err)
+			}
+			if ok, err := s.Spend(ctx, m, cur, exp); ok || err != nil {
+				t.Errorf("second Spend in the new epoch = %v, %v; want already spent", ok, err)
 			}
 		})
 	}

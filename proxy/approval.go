@@ -168,7 +168,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	}
 	now := c.now()
 	if ask.RequestState == "" {
-		return c.prompt(p, t, raw, digest, now), ""
+		return c.prompt(ctx, p, t, raw, digest, now), ""
 	}
 	refuse := func(why string) (*Result, string) {
 		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), ""
@@ -199,7 +199,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	r, ok := responses[ConfirmKey]
 	if !ok {
 		// The answer is missing: ask again (MRTR §Error Handling).
-		return c.prompt(p, t, raw, digest, now), ""
+		return c.prompt(ctx, p, t, raw, digest, now), ""
 	}
 	if why := judgeAnswer(r.Action, r.Content); why != "" {
 		return refuse(why)
@@ -208,7 +208,10 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	if err := begin(id, p.Subject); err != nil {
 		return toolError(OutcomeRefused, msgAuditUnavailable), ""
 	}
-	fresh, err := c.approvals.Store.Spend(ctx, st.Nonce, time.Unix(st.Expires, 0))
+	fresh, err := c.approvals.Store.Spend(ctx, st.Nonce, st.Epoch, time.Unix(st.Expires, 0))
+	if errors.Is(err, approval.ErrEpoch) {
+		return refuse("the approval store was lost or recreated since this confirmation was issued, so whether it was already used cannot be checked; call the tool again to be asked anew")
+	}
 	if err != nil {
 		c.logger.Error("approval store failed", "error", err)
 		return refuse("the approval store is unavailable")
@@ -219,10 +222,16 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	return nil, approval.IdempotencyKey(id)
 }
 
-// prompt seals a new confirmation state and asks the user.
-func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, digest string, now time.Time) *Result {
+// prompt seals a new confirmation state, bound to the store's epoch, and
+// asks the user.
+func (c *Core) prompt(ctx context.Context, p *authz.Principal, t *tool, raw []byte, digest string, now time.Time) *Result {
+	epoch, err := c.approvals.Store.Epoch(ctx)
+	if err != nil {
+		c.logger.Error("approval store failed", "error", err)
+		return toolError(OutcomeRefused, t.def.Name+" needs the user's confirmation and the approval store is unavailable; nothing was sent upstream")
+	}
 	st := &approval.State{Subject: p.Subject, Actor: p.Actor, Workspace: p.Workspace, Tool: t.def.Name, Digest: digest,
-		Expires: now.Add(time.Duration(t.def.Approval.TTL)).Unix(), Nonce: approval.NewNonce()}
+		Expires: now.Add(time.Duration(t.def.Approval.TTL)).Unix(), Nonce: approval.NewNonce(), Epoch: epoch}
 	sealed, err := c.approvals.Sealer.Seal(st)
 	if err != nil {
 		return toolError(OutcomeRefused, "confirmation could not be prepared; nothing was sent upstream")

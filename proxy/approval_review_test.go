@@ -131,6 +131,11 @@ func TestApprovalStoreFailureFailsClosed(t *testing.T) {
 			if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
 				t.Fatal(err)
 			}
+			askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
+			p, err := rig.core.Call(askCtx, requester, "pause", args)
+			if err != nil || p.InputRequired == nil {
+				t.Fatalf("confirm prompt = %+v, %v", p, err)
+			}
 			if err := breakIt(rig.storePath); err != nil {
 				t.Fatal(err)
 			}
@@ -138,10 +143,9 @@ func TestApprovalStoreFailureFailsClosed(t *testing.T) {
 			if err != nil || !res.IsError || !strings.Contains(res.Text, "approval store is unavailable") || !strings.Contains(res.Text, "nothing was sent") {
 				t.Errorf("four-eyes retry with a %s store = %+v, %v; want an isError saying the store is unavailable", name, res, err)
 			}
-			askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
-			p, err := rig.core.Call(askCtx, requester, "pause", args)
-			if err != nil || p.InputRequired == nil {
-				t.Fatalf("confirm prompt = %+v, %v", p, err)
+			// A prompt needs the store's epoch: none is given.
+			if q, err := rig.core.Call(askCtx, requester, "pause", args); err != nil || !q.IsError || q.InputRequired != nil || !strings.Contains(q.Text, "approval store is unavailable") {
+				t.Errorf("confirm prompt with a %s store = %+v, %v; want an isError saying the store is unavailable", name, q, err)
 			}
 			askCtx = proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true, RequestState: p.InputRequired.State,
 				Responses: json.RawMessage(`{"confirm":{"action":"accept","content":{"confirm":true}}}`)})
