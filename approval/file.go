@@ -170,7 +170,7 @@ func clone(r *Request) *Request {
 	return &c
 }
 
-func (s *FileStore) Create(_ context.Context, r *Request) error {
+func (s *FileStore) Create(_ context.Context, r *Request, lim Limits) error {
 	return s.update(func(d *fileData) (bool, error) {
 		if d.Requests == nil {
 			d.Requests = map[string]*Request{}
@@ -179,6 +179,18 @@ func (s *FileStore) Create(_ context.Context, r *Request) error {
 			return false, fmt.Errorf("approval %s already exists", r.ID)
 		}
 		d.prune(r.Created)
+		var pending []*Request
+		for _, p := range d.Requests {
+			if p.Workspace == r.Workspace && p.StatusAt(r.Created) == StatusPending {
+				pending = append(pending, p)
+			}
+		}
+		if err := admit(r, pending, lim); err != nil {
+			if pe, ok := err.(*PendingError); ok {
+				pe.Request = clone(pe.Request)
+			}
+			return false, err
+		}
 		d.Requests[r.ID] = clone(r)
 		return true, nil
 	})

@@ -70,8 +70,14 @@ func newEpoch() string { return "ep_" + NewNonce() }
 // Implementations are safe for concurrent use, also between processes
 // sharing one store, and make each change atomically.
 type Store interface {
-	// Create stores r, which must be pending and have a new ID.
-	Create(ctx context.Context, r *Request) error
+	// Create stores r, which must be pending and have a new ID, unless a
+	// request for the same call (workspace, requester, actor, tool,
+	// digest) is pending at r.Created: then it stores nothing and
+	// returns a *PendingError with that request. It also stores nothing,
+	// and returns a *LimitError, when r would be over a cap of lim.
+	// Both checks and the store are one atomic step, so racing calls
+	// make one pending request.
+	Create(ctx context.Context, r *Request, lim Limits) error
 	// Get returns the request with id, or ErrNotFound.
 	Get(ctx context.Context, id string) (*Request, error)
 	// List returns the requests of workspace still pending at now,
@@ -99,6 +105,59 @@ type Store interface {
 	// of that epoch may be lost, so whether it was used cannot be told.
 	Spend(ctx context.Context, nonce, epoch string, expires time.Time) (bool, error)
 	Close() error
+}
+
+// Limits caps the requests pending at once. Zero: no cap.
+type Limits struct {
+	// PerRequester caps the pending requests of one requester (subject)
+	// in one workspace.
+	PerRequester int
+	// PerWorkspace caps the pending requests of one workspace.
+	PerWorkspace int
+}
+
+// PendingError is Create's answer when the same call already has a
+// pending request: the caller waits on that one.
+type PendingError struct{ Request *Request }
+
+func (e *PendingError) Error() string {
+	return "approval " + e.Request.ID + " for this call is pending"
+}
+
+// LimitError is Create's answer when a new request would be over a cap.
+type LimitError struct {
+	// Scope is "requester" or "workspace".
+	Scope string
+	Max   int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%d approvals are pending for this %s, the most allowed", e.Max, e.Scope)
+}
+
+// admit decides whether r may join the requests pending now (the
+// requests of r's workspace still pending at r.Created), under lim.
+func admit(r *Request, pending []*Request, lim Limits) error {
+	mine := 0
+	for _, p := range pending {
+		if sameCall(p, r) {
+			return &PendingError{Request: p}
+		}
+		if p.Requester == r.Requester {
+			mine++
+		}
+	}
+	switch {
+	case lim.PerRequester > 0 && mine >= lim.PerRequester:
+		return &LimitError{Scope: "requester", Max: lim.PerRequester}
+	case lim.PerWorkspace > 0 && len(pending) >= lim.PerWorkspace:
+		return &LimitError{Scope: "workspace", Max: lim.PerWorkspace}
+	}
+	return nil
+}
+
+func sameCall(a, b *Request) bool {
+	return matches(a, b.Workspace, b.Requester, b.Actor, b.Tool, b.Digest)
 }
 
 // NewID returns a fresh approval id: "apr_" and 128 random bits.

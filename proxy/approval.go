@@ -315,10 +315,29 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 		// Executed, or rejected and past its expiry: a new request.
 	}
 	canon, _ := approval.Canonical(raw)
+	// The approver must see the whole call, and the store must stay
+	// small: arguments too large for the audit record are too large to
+	// hold for approval.
+	if max := auditMax(t); len(canon) > max {
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and its arguments (%d bytes) are over the %d bytes an approval can hold (audit.max_argument_bytes); nothing was stored or sent upstream", name, len(canon), max)), ""
+	}
 	nr := &approval.Request{ID: approval.NewID(), Tool: name, Workspace: p.Workspace, Requester: p.Subject, Actor: p.Actor,
 		Arguments: canon, Digest: digest, Approvers: t.def.Approval.Approvers, AllowSelf: t.def.Approval.AllowSelf,
 		Created: now, Expires: now.Add(time.Duration(t.def.Approval.TTL)), Status: approval.StatusPending}
-	if err := store.Create(ctx, nr); err != nil {
+	err = store.Create(ctx, nr, c.pendingCaps)
+	if pe, ok := errors.AsType[*approval.PendingError](err); ok {
+		// A racing first call of the same call made it: wait on that one.
+		return c.offerURL(ctx, p, pe.Request, c.awaiting(pe.Request, "still awaits approval")), ""
+	}
+	if le, ok := errors.AsType[*approval.LimitError](err); ok {
+		who := fmt.Sprintf("you (%s) already have", p.Subject)
+		key := "per_requester"
+		if le.Scope == "workspace" {
+			who, key = fmt.Sprintf("workspace %q already has", p.Workspace), "per_workspace"
+		}
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and %s %d approvals pending, the most allowed (approval.max_pending.%s); wait until some are decided or expire. Nothing was stored or sent upstream.", name, who, le.Max, key)), ""
+	}
+	if err != nil {
 		return unavailable(err)
 	}
 	c.auditApproval(ctx, StageApprovalRequested, p, nr, "")

@@ -41,6 +41,13 @@ func newApprovalRig(t *testing.T) *approvalRig {
 // sink.
 func newApprovalRigAudit(t *testing.T, sink proxy.AuditSink) *approvalRig {
 	t.Helper()
+	return newApprovalRigWith(t, sink, "")
+}
+
+// newApprovalRigWith is newApprovalRigAudit with extra top-level catalog
+// YAML (an approval section, say).
+func newApprovalRigWith(t *testing.T, sink proxy.AuditSink, extra string) *approvalRig {
+	t.Helper()
 	rig := &approvalRig{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rig.sent.Add(1)
@@ -78,7 +85,7 @@ tools:
     approval: confirm
     input: { type: object, properties: { q: { type: string } } }
     request: { upstream: up, method: POST, path: /pause, body: { q: "{q}" } }
-`
+` + extra
 	cat, err := catalog.Parse("t.yaml", []byte(yaml), &catalog.LoadOptions{Getenv: func(string) (string, bool) { return "x", true }})
 	if err != nil {
 		t.Fatal(err)

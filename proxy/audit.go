@@ -383,6 +383,14 @@ func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 	return out
 }
 
+// auditMax is the most argument bytes t's audit records keep verbatim.
+func auditMax(t *tool) int {
+	if t.auditMax <= 0 {
+		return int(catalog.DefaultMaxArgumentBytes)
+	}
+	return t.auditMax
+}
+
 func digestArgs(args []byte) json.RawMessage {
 	sum := sha256.Sum256(args)
 	return json.RawMessage(fmt.Sprintf(`{"sha256":%q,"bytes":%d}`, hex.EncodeToString(sum[:]), len(args)))

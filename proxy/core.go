@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpgw/gateway/rendering"
 
+	"github.com/mcpgw/gateway/approval"
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -71,6 +72,9 @@ type Core struct {
 
 	config    *Config
 	approvals *Approvals
+	// pendingCaps are approval.max_pending, resolved when the core is
+	// built.
+	pendingCaps approval.Limits
 
 	lists     sync.Map // listKey → []*Listed
 	listCount atomic.Int64
@@ -224,6 +228,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	}
 	c.tracer = opts.Tracer
 	c.approvals = opts.Approvals
+	c.pendingCaps = approval.Limits{PerRequester: cat.ApprovalSettings.MaxPending.PerRequester, PerWorkspace: cat.ApprovalSettings.MaxPending.PerWorkspace}
 	c.metrics = opts.Metrics
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
