@@ -41,7 +41,8 @@ var approvalPage = &web.Page{}
 //	the requester, or without the gate        403 forbidden
 //	a cursor or limit the list cannot use      400 bad_request
 //	already decided, executed or expired      409 conflict, with the approval
-//	approvals not configured                  503 unavailable
+//	approvals not configured, or the          503 unavailable
+//	  decision cannot be audited
 //	anything else                             500 internal_error; cause logged
 func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
 	core := x.st.core
@@ -114,6 +115,8 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exch
 		writeFailure(w, fail(failBadRequest, err.Error()))
 	case errors.Is(err, proxy.ErrApprovalsOff):
 		writeFailure(w, fail(failUnavailable, err.Error()))
+	case isApproval && errors.Is(err, proxy.ErrApprovalUnaudited):
+		writeFailure(w, fail(failUnavailable, ae.Reason))
 	case isApproval && errors.Is(err, proxy.ErrApprovalNotFound):
 		writeFailure(w, fail(failNotFound, ae.Reason))
 	case isApproval && errors.Is(err, proxy.ErrApprovalForbidden):

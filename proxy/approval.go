@@ -369,8 +369,14 @@ func (c *Core) ApprovalURL(id string) string {
 
 // auditApproval writes one approval record through the audit trail.
 func (c *Core) auditApproval(ctx context.Context, stage string, p *authz.Principal, r *approval.Request, approver string) error {
+	return c.auditApprovalOutcome(ctx, stage, "", p, r, approver)
+}
+
+// auditApprovalOutcome is auditApproval with an outcome: refused on the
+// second record of a decision the store did not take.
+func (c *Core) auditApprovalOutcome(ctx context.Context, stage, outcome string, p *authz.Principal, r *approval.Request, approver string) error {
 	rec := &AuditRecord{
-		Time: c.now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(ctx), Stage: stage,
+		Time: c.now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(ctx), Stage: stage, Outcome: outcome,
 		Tool: r.Tool, Arguments: r.Arguments, Workspace: r.Workspace, Subject: r.Requester, Actor: r.Actor,
 		ApprovalID: r.ID, Approver: approver,
 	}
@@ -385,6 +391,9 @@ var (
 	ErrApprovalsOff      = errors.New("approvals are not configured on this gateway")
 	ErrApprovalNotFound  = errors.New("no such approval in your workspace")
 	ErrApprovalForbidden = errors.New("forbidden")
+	// ErrApprovalUnaudited: the decision's audit record could not be
+	// written, so the decision was not made.
+	ErrApprovalUnaudited = errors.New("auditing is unavailable")
 )
 
 // ApprovalError is a refused approver action, with the reason to show.
@@ -453,18 +462,31 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	default:
 		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
 	}
+	// The decision's record comes first, as a write's started record
+	// does: a decision that cannot be audited is not made, so a
+	// rejection (or an approval) never leaves the trail without a trace.
+	// If the store then does not take it (someone decided first, it
+	// expired, the store failed), a second record says it was refused.
+	if r.Status != approval.StatusPending {
+		return r, &ApprovalError{Err: approval.ErrConflict, Reason: fmt.Sprintf("approval %s is %s and can no longer be decided", id, r.Status)}
+	}
+	stage := StageRejected
+	if approve {
+		stage = StageApproved
+	}
+	if err := c.auditApproval(ctx, stage, p, r, p.Subject); err != nil {
+		return nil, &ApprovalError{Err: ErrApprovalUnaudited, Reason: fmt.Sprintf("the decision was not made: auditing is unavailable (its audit record could not be written); approval %s stays %s", id, r.Status)}
+	}
 	got, err := c.approvals.Store.Decide(ctx, id, p.Subject, approve, c.now())
+	if err != nil {
+		c.auditApprovalOutcome(ctx, stage, OutcomeRefused, p, r, p.Subject)
+	}
 	if errors.Is(err, approval.ErrConflict) {
 		return got, &ApprovalError{Err: approval.ErrConflict, Reason: fmt.Sprintf("approval %s is %s and can no longer be decided", id, got.Status)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	stage := StageRejected
-	if approve {
-		stage = StageApproved
-	}
-	c.auditApproval(ctx, stage, p, got, p.Subject)
 	return got, nil
 }
 

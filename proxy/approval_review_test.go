@@ -244,7 +244,8 @@ func TestAuditFailureLeavesTheApprovalUnspent(t *testing.T) {
 	if err := os.Symlink(devFull(t), path); err != nil {
 		t.Fatal(err)
 	}
-	trail := proxy.NewAuditTrail(openAudit(t, path, nil), nil, nil)
+	sink := openAudit(t, path, nil)
+	trail := proxy.NewAuditTrail(sink, nil, nil)
 	rig := newApprovalRigAudit(t, trail)
 	ctx := context.Background()
 	args := []byte(`{"q":"x"}`)
@@ -255,9 +256,18 @@ func TestAuditFailureLeavesTheApprovalUnspent(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := idOf(t, res)
+	// A decision needs its record: the disk recovers for it, then fills
+	// again.
+	os.Remove(path)
+	sink.Reopen()
 	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
 		t.Fatal(err)
 	}
+	os.Remove(path)
+	if err := os.Symlink(devFull(t), path); err != nil {
+		t.Fatal(err)
+	}
+	sink.Reopen()
 	askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
 	p, err := rig.core.Call(askCtx, requester, "pause", args)
 	if err != nil || p.InputRequired == nil {
@@ -339,5 +349,59 @@ func TestApprovalVisibility(t *testing.T) {
 	}
 	if r, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil || r.Status != approval.StatusApproved || r.Approver != "bob" {
 		t.Errorf("the approver deciding = %+v, %v; want approved by bob", r, err)
+	}
+}
+
+// A decision that cannot be audited is not made: with the audit file on
+// a full disk, approve and reject are refused saying auditing is
+// unavailable, the approval stays pending, and nothing runs. Once the
+// disk recovers, the decision is made and recorded.
+func TestDecisionIsRefusedWhenItCannotBeAudited(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink := openAudit(t, path, nil)
+	rig := newApprovalRigAudit(t, proxy.NewAuditTrail(sink, nil, nil))
+	ctx := context.Background()
+	args := []byte(`{"q":"x"}`)
+	id := idOf(t, rig.call(t, args))
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(devFull(t), path); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	for _, approve := range []bool{false, true} {
+		r, err := rig.core.DecideApproval(ctx, approver, id, approve)
+		if err == nil || !errors.Is(err, proxy.ErrApprovalUnaudited) || !strings.Contains(err.Error(), "auditing is unavailable") || !strings.Contains(err.Error(), "stays pending") {
+			t.Errorf("DecideApproval(approve=%v) with a full audit disk = %+v, %v; want refused: auditing is unavailable", approve, r, err)
+		}
+	}
+	if r, err := rig.core.GetApproval(ctx, approver, id); err != nil || r.Status != approval.StatusPending {
+		t.Fatalf("approval after the refused decisions = %+v, %v; want still pending", r, err)
+	}
+	if res := rig.call(t, args); !res.IsError || rig.sent.Load() != 0 {
+		t.Fatalf("retry after the refused decisions = %+v, sent %d; want still held", res, rig.sent.Load())
+	}
+
+	os.Remove(path) // the disk recovers
+	if err := sink.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := rig.core.DecideApproval(ctx, approver, id, false); err != nil || r.Status != approval.StatusRejected {
+		t.Fatalf("rejection after recovery = %+v, %v", r, err)
+	}
+	recs := readAudit(t, path)
+	if len(recs) != 1 || recs[0].Stage != proxy.StageRejected || recs[0].ApprovalID != id || recs[0].Approver != "bob" {
+		t.Errorf("records = %+v, want the rejection by bob", recs)
+	}
+	// Deciding a decided approval is a conflict, and records nothing.
+	if _, err := rig.core.DecideApproval(ctx, approver, id, true); !errors.Is(err, approval.ErrConflict) {
+		t.Errorf("deciding a rejected approval = %v, want a conflict", err)
+	}
+	if recs := readAudit(t, path); len(recs) != 1 {
+		t.Errorf("records after deciding a decided approval = %+v, want none added", recs)
 	}
 }

@@ -477,6 +477,8 @@ func (x *exchange) decisionError(err error) {
 	switch {
 	case errors.Is(err, proxy.ErrApprovalsOff):
 		x.fail(http.StatusServiceUnavailable, "Approvals unavailable", err.Error())
+	case errors.As(err, &ae) && errors.Is(err, proxy.ErrApprovalUnaudited):
+		x.fail(http.StatusServiceUnavailable, "Not recorded", ae.Reason)
 	case errors.Is(err, proxy.ErrApprovalCursor):
 		x.fail(http.StatusBadRequest, "Bad link", "this page link is not one the gateway made; start again from the list")
 	case errors.As(err, &ae) && errors.Is(err, proxy.ErrApprovalNotFound):
