@@ -75,12 +75,18 @@ func (a *LogAudit) Write(ctx context.Context, rec *AuditRecord) error {
 // call on a file opened with O_APPEND, newline included, so processes
 // sharing the file never interleave. A failed write is retried once on the
 // file opened afresh; the sink recovers by itself when writing works again.
+// A write that fails after writing part of a record (a file-size limit, a
+// disk that fills mid-record) leaves a fragment; the sink remembers it,
+// and the next record starts with a newline, so the fragment costs one
+// line and never the record written after it.
 type FileAudit struct {
 	path string
 	sync bool
 
 	mu sync.Mutex
 	f  *os.File // nil after a failed reopen
+	// torn: the file may end in a fragment of a record, with no newline.
+	torn bool
 }
 
 // FileAuditOptions configures a [FileAudit].
@@ -129,7 +135,9 @@ func (a *FileAudit) Write(_ context.Context, rec *AuditRecord) error {
 	}
 	// One retry on the file opened afresh: it may have been removed,
 	// rotated or the disk may have recovered. A record cut short by the
-	// failure is ended first, so the next one starts on a line of its own.
+	// failure is ended first (writeLocked starts with a newline while
+	// the file may end in a fragment), so the next one starts on a line
+	// of its own.
 	if rerr := a.reopenLocked(); rerr != nil {
 		return fmt.Errorf("audit file %s: %w (reopening: %v)", a.path, err, rerr)
 	}
@@ -141,23 +149,38 @@ func (a *FileAudit) Write(_ context.Context, rec *AuditRecord) error {
 		}
 		return nil
 	}
-	if n > 0 {
-		line = append([]byte{'\n'}, line...)
-	}
 	if _, err2 := a.writeLocked(line); err2 != nil {
 		return fmt.Errorf("audit file %s: %w", a.path, err2)
 	}
 	return nil
 }
 
-// writeLocked writes line in one call, then syncs when asked. n is what
-// the write wrote, so a failed sync after a whole write shows n ==
-// len(line).
+// writeLocked writes line in one call, after a newline when the file may
+// end in a fragment, then syncs when asked. n counts line's bytes
+// written, so a failed sync after a whole write shows n == len(line). A
+// write that fails partway marks the file torn.
 func (a *FileAudit) writeLocked(line []byte) (int, error) {
 	if a.f == nil {
 		return 0, errors.New("audit file is not open")
 	}
-	n, err := a.f.Write(line)
+	out := line
+	if a.torn {
+		if st, err := a.f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			a.torn = false // a new file: nothing to end
+		} else {
+			out = append([]byte{'\n'}, line...)
+		}
+	}
+	n, err := a.f.Write(out)
+	switch {
+	case n == len(out):
+		a.torn = false
+	case n > 0:
+		a.torn = true
+	}
+	if len(out) > len(line) {
+		n = max(n-1, 0)
+	}
 	if err == nil && a.sync {
 		err = a.f.Sync()
 	}
