@@ -31,6 +31,9 @@ type resetUpstream struct {
 	seen  []arrival
 	paths map[string]int
 	conns int
+	// resetIf, when set, decides instead of the path's prefix whether to
+	// reset after reading a request (called under mu).
+	resetIf func(arrival) bool
 }
 
 // arrival is one request as the upstream read it.
@@ -75,9 +78,13 @@ func (u *resetUpstream) serve(c *net.TCPConn, id int) {
 		}
 		body, _ := io.ReadAll(req.Body)
 		u.mu.Lock()
-		u.seen = append(u.seen, arrival{method: req.Method, path: req.URL.Path, key: req.Header.Get("Idempotency-Key"), conn: id, nth: nth, body: string(body)})
+		a := arrival{method: req.Method, path: req.URL.Path, key: req.Header.Get("Idempotency-Key"), conn: id, nth: nth, body: string(body)}
+		u.seen = append(u.seen, a)
 		u.paths[req.URL.Path]++
 		reset := strings.HasPrefix(req.URL.Path, "/reset") && (!strings.HasPrefix(req.URL.Path, "/reset-once") || u.paths[req.URL.Path] == 1)
+		if u.resetIf != nil {
+			reset = u.resetIf(a)
+		}
 		u.mu.Unlock()
 		if reset {
 			c.SetLinger(0)
