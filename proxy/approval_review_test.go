@@ -24,6 +24,7 @@ import (
 // a counting upstream, its approvals in a real file store.
 type approvalRig struct {
 	core      *proxy.Core
+	replica   *proxy.Core // another node sharing core's store file
 	storePath string
 	sent      atomic.Int64
 	mu        sync.Mutex
@@ -98,6 +99,16 @@ tools:
 	}
 	rig.core, err = proxy.New(cat, &proxy.Options{Audit: sink, Now: func() time.Time { return rig.now },
 		Approvals: &proxy.Approvals{Sealer: sealer, Store: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second replica: its own core and store client on the same file.
+	store2, err := approval.OpenFileStore(rig.storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rig.replica, err = proxy.New(cat, &proxy.Options{Audit: sink, Now: func() time.Time { return rig.now },
+		Approvals: &proxy.Approvals{Sealer: sealer, Store: store2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,35 +13,39 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// Racing first calls of one call (same requester, tool and arguments)
-// make one pending approval: every caller is told to wait on the same
-// id, and the approver's list holds one.
+// Racing first calls of one call (same requester, tool and arguments),
+// on two replicas sharing the store, make one pending approval: every
+// caller is told to wait on the same id, and the approver's list holds
+// one.
 func TestRacingFirstCallsMakeOnePendingApproval(t *testing.T) {
-	rig := newApprovalRig(t)
+	rig := newApprovalRigWith(t, discardAudit{}, "approval: { max_pending: { per_requester: 100, per_workspace: 100 } }\n")
 	ctx := context.Background()
-	const n = 12
-	ids := make([]string, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			res, err := rig.core.Call(ctx, requester, "cancel", []byte(`{"q":"x"}`))
-			if err != nil {
-				t.Error(err)
-				return
+	const rounds, n = 40, 16
+	for round := range rounds {
+		args := []byte(fmt.Sprintf(`{"q":"%d"}`, round))
+		ids := make([]string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				res, err := []*proxy.Core{rig.core, rig.replica}[i%2].Call(ctx, requester, "cancel", args)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if at := strings.Index(res.Text, "apr_"); res.IsError && at >= 0 {
+					ids[i] = res.Text[at : at+36]
+				}
+			})
+		}
+		wg.Wait()
+		for i, id := range ids {
+			if id == "" || id != ids[0] {
+				t.Fatalf("round %d: racing call %d waits on %q, call 0 on %q; want one approval for all: %q", round, i, id, ids[0], ids)
 			}
-			if at := strings.Index(res.Text, "apr_"); res.IsError && at >= 0 {
-				ids[i] = res.Text[at : at+36]
-			}
-		})
-	}
-	wg.Wait()
-	for i, id := range ids {
-		if id == "" || id != ids[0] {
-			t.Fatalf("racing call %d waits on %q, call 0 on %q; want one approval for all: %q", i, id, ids[0], ids)
 		}
 	}
-	if l, err := rig.core.PendingApprovals(ctx, approver); err != nil || len(l) != 1 {
-		t.Errorf("PendingApprovals = %d, %v; want the one approval", len(l), err)
+	if l, _, err := rig.core.PendingApprovalsPage(ctx, approver, "", proxy.MaxApprovalPageSize); err != nil || len(l) != rounds {
+		t.Errorf("pending approvals = %d, %v; want one per call, %d", len(l), err, rounds)
 	}
 	if rig.sent.Load() != 0 {
 		t.Errorf("upstream received %d requests, want none", rig.sent.Load())
