@@ -122,7 +122,9 @@ func (s *RedisStore) Create(ctx context.Context, r *Request, lim Limits) error {
 	if err != nil {
 		return err
 	}
-	ttl := time.Until(r.Expires) + keepFinished
+	// At least a minute, so a request whose clock is far behind is not
+	// deleted as it is stored.
+	ttl := max(time.Until(r.Expires)+keepFinished, time.Minute)
 	keys := append([]string{s.reqKey(r.ID), s.wsKey(r.Workspace), s.callKey(r.Workspace, r.Requester, r.Actor, r.Tool, r.Digest)}, s.pendingKeys(r)...)
 	out, err := createScript.Run(ctx, s.rdb, keys, r.ID, data, string(r.Status), r.Expires.UnixMilli(),
 		strconv.FormatInt(r.Created.UnixNano(), 10), r.Created.UnixMilli(), ttl.Milliseconds(), lim.PerRequester, lim.PerWorkspace).StringSlice()
