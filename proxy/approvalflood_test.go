@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,6 +152,44 @@ func TestPendingApprovalsComeInPages(t *testing.T) {
 	}{{"bm90LWEtY3Vyc29y", 2}, {"a1.1.apr_x", 2}, {"", -1}, {"", proxy.MaxApprovalPageSize + 1}} {
 		if _, _, err := rig.core.PendingApprovalsPage(ctx, approver, c.cursor, c.limit); !errors.Is(err, proxy.ErrApprovalCursor) {
 			t.Errorf("PendingApprovalsPage(%q, %d) = %v, want ErrApprovalCursor", c.cursor, c.limit, err)
+		}
+	}
+}
+
+// Racing decisions on one approval: one is made; the trail may hold a
+// record of a losing decision only beside a second record saying it was
+// refused, so the trail's decisions, less the refused ones, are exactly
+// the one the store took.
+func TestRacingDecisionsLeaveOneDecisionInTheTrail(t *testing.T) {
+	audit := &memAudit{}
+	rig := newApprovalRigWith(t, audit, "")
+	ctx := context.Background()
+	for round := range 20 {
+		id := idOf(t, rig.call(t, []byte(fmt.Sprintf(`{"q":"%d"}`, round))))
+		var wg sync.WaitGroup
+		var made atomic.Int64
+		for i := range 6 {
+			wg.Go(func() {
+				approver := authz.NewPrincipal(fmt.Sprintf("approver%d", i), "", "", []string{"approve"}, nil)
+				if _, err := []*proxy.Core{rig.core, rig.replica}[i%2].DecideApproval(ctx, approver, id, i%3 != 0); err == nil {
+					made.Add(1)
+				}
+			})
+		}
+		wg.Wait()
+		net := 0
+		for _, r := range audit.all() {
+			if r.ApprovalID != id || (r.Stage != proxy.StageApproved && r.Stage != proxy.StageRejected) {
+				continue
+			}
+			if r.Outcome == proxy.OutcomeRefused {
+				net--
+			} else {
+				net++
+			}
+		}
+		if made.Load() != 1 || net != 1 {
+			t.Fatalf("round %d: %d decisions made, %d in the trail net of refused ones; want 1 and 1", round, made.Load(), net)
 		}
 	}
 }
