@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -41,6 +42,9 @@ type arrival struct {
 	method, path, key string
 	conn, nth         int // which connection, and the how-manieth request on it (from 1)
 	body              string
+	// framing is the request's Content-Length and Transfer-Encoding
+	// headers, as sent.
+	framing string
 }
 
 func newResetUpstream(t *testing.T) *resetUpstream {
@@ -78,7 +82,8 @@ func (u *resetUpstream) serve(c *net.TCPConn, id int) {
 		}
 		body, _ := io.ReadAll(req.Body)
 		u.mu.Lock()
-		a := arrival{method: req.Method, path: req.URL.Path, key: req.Header.Get("Idempotency-Key"), conn: id, nth: nth, body: string(body)}
+		a := arrival{method: req.Method, path: req.URL.Path, key: req.Header.Get("Idempotency-Key"), conn: id, nth: nth, body: string(body),
+			framing: fmt.Sprintf("Content-Length=%q Transfer-Encoding=%q", req.Header.Get("Content-Length"), req.TransferEncoding)}
 		u.seen = append(u.seen, a)
 		u.paths[req.URL.Path]++
 		reset := strings.HasPrefix(req.URL.Path, "/reset") && (!strings.HasPrefix(req.URL.Path, "/reset-once") || u.paths[req.URL.Path] == 1)
@@ -141,6 +146,17 @@ tools:
     approval: { approvers: approver, ttl: 10m }
     input: { type: object, properties: { q: { type: string } } }
     request: { upstream: up, method: POST, path: /reset-once/approved, body: { q: "{q}" } }
+  - name: get_write
+    description: A write sent as a GET, which net/http deems safe to resend.
+    kind: write
+    gate: op
+    request: { upstream: up, method: GET, path: /reset-once/get }
+  - name: delete_write
+    description: An approved write sent as a DELETE without a body.
+    kind: write
+    gate: op
+    approval: { approvers: approver, ttl: 10m }
+    request: { upstream: up, method: DELETE, path: /reset-once/delete }
   - name: confirmed_write
     description: A confirmed write without a body.
     kind: write
@@ -184,12 +200,26 @@ func TestWriteIsSentAtMostOnceWhenTheConnectionResets(t *testing.T) {
 	bob := authz.NewPrincipal("bob", "", "bob", []string{"approve"}, nil)
 	for _, tc := range []struct {
 		name, tool, path string
+		// framing is how the write's body is framed on the wire: as
+		// net/http frames it when it may resend the request.
+		framing string
 		// prepare readies the call (an approval, a confirmation) and
 		// returns the context of the call that is sent.
 		prepare func(t *testing.T, c *proxy.Core) context.Context
 	}{
-		{"plain-write-with-a-body", "plain_write", "/reset-once/plain", func(*testing.T, *proxy.Core) context.Context { return ctx }},
-		{"approved-write-with-a-body", "approved_write", "/reset-once/approved", func(t *testing.T, c *proxy.Core) context.Context {
+		{"plain-write-with-a-body", "plain_write", "/reset-once/plain", `Content-Length="9" Transfer-Encoding=[]`, func(*testing.T, *proxy.Core) context.Context { return ctx }},
+		{"get-write", "get_write", "/reset-once/get", `Content-Length="" Transfer-Encoding=[]`, func(*testing.T, *proxy.Core) context.Context { return ctx }},
+		{"approved-delete-without-a-body", "delete_write", "/reset-once/delete", `Content-Length="" Transfer-Encoding=[]`, func(t *testing.T, c *proxy.Core) context.Context {
+			res, err := c.Call(ctx, alice, "delete_write", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.DecideApproval(ctx, bob, idOf(t, res), true); err != nil {
+				t.Fatal(err)
+			}
+			return ctx
+		}},
+		{"approved-write-with-a-body", "approved_write", "/reset-once/approved", `Content-Length="9" Transfer-Encoding=[]`, func(t *testing.T, c *proxy.Core) context.Context {
 			res, err := c.Call(ctx, alice, "approved_write", []byte(`{"q":"x"}`))
 			if err != nil {
 				t.Fatal(err)
@@ -199,7 +229,7 @@ func TestWriteIsSentAtMostOnceWhenTheConnectionResets(t *testing.T) {
 			}
 			return ctx
 		}},
-		{"confirmed-write-without-a-body", "confirmed_write", "/reset-once/confirmed/x", func(t *testing.T, c *proxy.Core) context.Context {
+		{"confirmed-write-without-a-body", "confirmed_write", "/reset-once/confirmed/x", `Content-Length="0" Transfer-Encoding=[]`, func(t *testing.T, c *proxy.Core) context.Context {
 			ask := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
 			p, err := c.Call(ask, alice, "confirmed_write", []byte(`{"q":"x"}`))
 			if err != nil || p.InputRequired == nil {
@@ -218,7 +248,11 @@ func TestWriteIsSentAtMostOnceWhenTheConnectionResets(t *testing.T) {
 			if res, err := c.Call(ctx, alice, "ping", nil); err != nil || res.IsError {
 				t.Fatalf("ping = %+v, %v", res, err)
 			}
-			res, err := c.Call(callCtx, alice, tc.tool, []byte(`{"q":"x"}`))
+			args := []byte(`{"q":"x"}`)
+			if tc.tool == "get_write" || tc.tool == "delete_write" {
+				args = nil
+			}
+			res, err := c.Call(callCtx, alice, tc.tool, args)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -229,8 +263,11 @@ func TestWriteIsSentAtMostOnceWhenTheConnectionResets(t *testing.T) {
 			if len(got) != 1 {
 				t.Errorf("the upstream received the write %d times (%+v), want once", len(got), got)
 			}
-			if tc.tool != "plain_write" && !strings.HasPrefix(got[0].key, "mcpgw-") {
+			if tc.tool != "plain_write" && tc.tool != "get_write" && !strings.HasPrefix(got[0].key, "mcpgw-") {
 				t.Errorf("the write arrived with Idempotency-Key %q, want the approval's key", got[0].key)
+			}
+			if got[0].framing != tc.framing {
+				t.Errorf("the write arrived framed %s, want %s", got[0].framing, tc.framing)
 			}
 			if !res.IsError || !strings.Contains(res.Text, "reset the connection") || !strings.Contains(res.Text, "did not send it again") {
 				t.Errorf("%s after a reset = %+v; want an isError saying the request was sent and not sent again", tc.tool, res)

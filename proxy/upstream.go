@@ -837,19 +837,19 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 // A body is made one-shot by dropping GetBody (the Transport rewinds
 // only through it). A write without a body keeps http.NoBody, so the
 // upstream sees the same framing (Content-Length: 0 on a POST, where a
-// one-shot empty body would go chunked); it is kept from replay by its
-// method (writes with GET, HEAD, OPTIONS or TRACE get a one-shot empty
-// body, which the Transport probes and sends as no body) and by carrying
-// the idempotency headers under their lower-case names, which the
-// Transport's check, an exact map lookup of the canonical names, does not
-// see (header names are case-insensitive on the wire).
+// one-shot empty body would go chunked), except a GET or HEAD write, which
+// its method alone makes replayable: it gets a one-shot empty body, which
+// the Transport probes and sends as no body, framing unchanged. The
+// idempotency headers of a bodyless write travel under their lower-case
+// names, which the Transport's check, an exact map lookup of the
+// canonical names, does not see (header names are case-insensitive on the
+// wire).
 func sendOnce(req *http.Request) {
 	req.GetBody = nil
 	if req.Body != nil && req.Body != http.NoBody {
 		return
 	}
-	switch req.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
 		req.Body, req.ContentLength = io.NopCloser(strings.NewReader("")), 0
 	}
 	var keys []string
