@@ -318,8 +318,8 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	// The approver must see the whole call, and the store must stay
 	// small: arguments too large for the audit record are too large to
 	// hold for approval.
-	if max := auditMax(t); len(canon) > max {
-		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and its arguments (%d bytes) are over the %d bytes an approval can hold (audit.max_argument_bytes); nothing was stored or sent upstream", name, len(canon), max)), ""
+	if limit := auditMax(t); len(canon) > limit {
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and its arguments (%d bytes) are over the %d bytes an approval can hold (audit.max_argument_bytes); nothing was stored or sent upstream", name, len(canon), limit)), ""
 	}
 	nr := &approval.Request{ID: approval.NewID(), Tool: name, Workspace: p.Workspace, Requester: p.Subject, Actor: p.Actor,
 		Arguments: canon, Digest: digest, Approvers: t.def.Approval.Approvers, AllowSelf: t.def.Approval.AllowSelf,
