@@ -5,10 +5,14 @@
 // (one file) or shared between replicas (Redis).
 //
 // Every state change a store makes is one atomic compare-and-set: a
-// pending request is decided once, an approved one is claimed for
-// execution once, and a confirmation's nonce is spent once. That is what
-// makes "executes exactly once" hold across retries and across nodes that
-// share a store. The rules about who may decide (workspace, gate, not the
+// pending request is created only when its call has none pending and its
+// requester and workspace are under their caps, it is decided once, an
+// approved one is claimed for execution once, and a confirmation's nonce
+// is spent once, in the store epoch it was issued in (a store that loses
+// its data starts a new epoch, so a nonce whose spending was lost is
+// refused, not spent again). That is what makes "executes exactly once"
+// hold across retries, across nodes that share a store, and across a lost
+// store. The rules about who may decide (workspace, gate, not the
 // requester) are in [CheckDecider]; the gate itself is the caller's
 // (authz), passed in as a boolean.
 //

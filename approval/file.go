@@ -29,6 +29,10 @@ type FileStore struct {
 }
 
 type fileData struct {
+	// Epoch is made with the file; a file that is lost is made anew with
+	// a new epoch, so confirmations issued against the lost one (whose
+	// spent nonces went with it) are refused, not run again.
+	Epoch    string              `json:"epoch"`
 	Requests map[string]*Request `json:"requests"`
 	Nonces   map[string]int64    `json:"nonces"` // nonce → unix expiry
 }
@@ -41,15 +45,25 @@ const keepFinished = 24 * time.Hour
 func OpenFileStore(path string) (*FileStore, error) {
 	s := &FileStore{path: path}
 	if path == "" {
-		s.mem = &fileData{}
+		s.mem = &fileData{Epoch: newEpoch()}
 		return s, nil
 	}
-	// Read once to report a corrupt or unreadable file at start.
-	err := s.update(func(*fileData) (bool, error) { return false, nil })
-	if err != nil {
+	// Read once to report a corrupt or unreadable file at start, and
+	// make it (with its epoch) when it is absent.
+	if _, err := s.Epoch(context.Background()); err != nil {
 		return nil, err
 	}
 	return s, nil
+}
+
+// Epoch returns the file's epoch, making the file when it is absent.
+func (s *FileStore) Epoch(context.Context) (string, error) {
+	var out string
+	err := s.update(func(d *fileData) (bool, error) {
+		out = d.Epoch
+		return false, nil
+	})
+	return out, err
 }
 
 // Path returns the file, or "" in memory.
@@ -87,8 +101,14 @@ func (s *FileStore) update(f func(*fileData) (bool, error)) error {
 			return fmt.Errorf("approval store %s is not valid JSON: %v", s.path, err)
 		}
 	}
+	fresh := d.Epoch == ""
+	if fresh {
+		// No file (or one from before epochs): a new generation, written
+		// with this change or on its own.
+		d.Epoch = newEpoch()
+	}
 	changed, err := f(d)
-	if err != nil || !changed {
+	if err != nil || !(changed || fresh) {
 		return err
 	}
 	out, err := json.Marshal(d)
@@ -150,7 +170,7 @@ func clone(r *Request) *Request {
 	return &c
 }
 
-func (s *FileStore) Create(_ context.Context, r *Request) error {
+func (s *FileStore) Create(_ context.Context, r *Request, lim Limits) error {
 	return s.update(func(d *fileData) (bool, error) {
 		if d.Requests == nil {
 			d.Requests = map[string]*Request{}
@@ -159,6 +179,18 @@ func (s *FileStore) Create(_ context.Context, r *Request) error {
 			return false, fmt.Errorf("approval %s already exists", r.ID)
 		}
 		d.prune(r.Created)
+		var pending []*Request
+		for _, p := range d.Requests {
+			if p.Workspace == r.Workspace && p.StatusAt(r.Created) == StatusPending {
+				pending = append(pending, p)
+			}
+		}
+		if err := admit(r, pending, lim); err != nil {
+			if pe, ok := err.(*PendingError); ok {
+				pe.Request = clone(pe.Request)
+			}
+			return false, err
+		}
 		d.Requests[r.ID] = clone(r)
 		return true, nil
 	})
@@ -244,9 +276,12 @@ func (s *FileStore) transition(id string, from Status, now time.Time, change fun
 	return out, err
 }
 
-func (s *FileStore) Spend(_ context.Context, nonce string, expires time.Time) (bool, error) {
+func (s *FileStore) Spend(_ context.Context, nonce, epoch string, expires time.Time) (bool, error) {
 	fresh := false
 	err := s.update(func(d *fileData) (bool, error) {
+		if epoch != d.Epoch {
+			return false, ErrEpoch
+		}
 		if d.Nonces == nil {
 			d.Nonces = map[string]int64{}
 		}

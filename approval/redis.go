@@ -48,6 +48,10 @@ func OpenRedisStore(ctx context.Context, url string, opts *RedisOptions) (*Redis
 		s.rdb.Close()
 		return nil, fmt.Errorf("approval store: redis at %s does not answer: %v", o.Addr, err)
 	}
+	if _, err := s.Epoch(ctx); err != nil {
+		s.rdb.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -60,42 +64,89 @@ func (s *RedisStore) wsKey(ws string) string  { return s.prefix + "ws:" + ws }
 // asking the same tool with the same arguments in one workspace, so
 // Latest reads one entry instead of the workspace's whole day.
 func (s *RedisStore) callKey(k CallKey) string {
-	sum := sha256.Sum256([]byte(strings.Join([]string{k.Workspace, k.Subject, k.Actor, k.Tool, k.Digest}, "\x00")))
-	return s.prefix + "call:" + hex.EncodeToString(sum[:])
+	return s.prefix + "call:" + callHash(k.Workspace, k.Subject, k.Actor, k.Tool, k.Digest)
+}
+
+func callHash(parts ...string) string {
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
+	return hex.EncodeToString(sum[:])
+}
+
+// pendingKeys are the sorted sets of the requests pending (scored by
+// expiry in milliseconds) that r counts in: its call's, its requester's
+// in its workspace, and its workspace's. Create admits through them;
+// a decision takes r out of them.
+func (s *RedisStore) pendingKeys(r *Request) []string {
+	k := r.Key()
+	return []string{
+		s.prefix + "pend:call:" + callHash(k.Workspace, k.Subject, k.Actor, k.Tool, k.Digest),
+		s.prefix + "pend:req:" + callHash(k.Workspace, k.Subject),
+		s.prefix + "pend:ws:" + k.Workspace,
+	}
 }
 
 func (s *RedisStore) nonceKey(n string) string {
 	return s.prefix + "nonce:" + n
 }
 
-func (s *RedisStore) Create(ctx context.Context, r *Request) error {
+// createScript stores a pending request when its call has none pending
+// and its requester and workspace are under their caps, all in one step.
+// KEYS: the request, the workspace index, the call index, then the
+// pending sets (call, requester, workspace). ARGV: id, data, status,
+// expiry ms, created score, now ms, ttl ms, requester cap, workspace cap
+// (0: none). Answers {"ok"}, {"pending", id}, {"requester"},
+// {"workspace"} or {"exists"}.
+var createScript = redis.NewScript(`
+for i = 4, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[6]) end
+local cur = redis.call('ZRANGE', KEYS[4], 0, 0)
+if #cur > 0 then return {'pending', cur[1]} end
+local maxReq, maxWs = tonumber(ARGV[8]), tonumber(ARGV[9])
+if maxReq > 0 and redis.call('ZCARD', KEYS[5]) >= maxReq then return {'requester'} end
+if maxWs > 0 and redis.call('ZCARD', KEYS[6]) >= maxWs then return {'workspace'} end
+if redis.call('HSETNX', KEYS[1], 'data', ARGV[2]) == 0 then return {'exists'} end
+local ttl = tonumber(ARGV[7])
+redis.call('HSET', KEYS[1], 'status', ARGV[3], 'expires', ARGV[4])
+redis.call('PEXPIRE', KEYS[1], ttl)
+for i = 2, 3 do
+  redis.call('ZADD', KEYS[i], ARGV[5], ARGV[1])
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+for i = 4, 6 do
+  redis.call('ZADD', KEYS[i], ARGV[4], ARGV[1])
+  if redis.call('PTTL', KEYS[i]) < ttl then redis.call('PEXPIRE', KEYS[i], ttl) end
+end
+return {'ok'}
+`)
+
+func (s *RedisStore) Create(ctx context.Context, r *Request, lim Limits) error {
 	data, err := json.Marshal(r)
 	if err != nil {
 		return err
 	}
-	key := s.reqKey(r.ID)
-	ttl := time.Until(r.Expires) + keepFinished
-	ok, err := s.rdb.HSetNX(ctx, key, "data", data).Result()
+	// At least a minute, so a request whose clock is far behind is not
+	// deleted as it is stored.
+	ttl := max(time.Until(r.Expires)+keepFinished, time.Minute)
+	keys := append([]string{s.reqKey(r.ID), s.wsKey(r.Workspace), s.callKey(r.Key())}, s.pendingKeys(r)...)
+	out, err := createScript.Run(ctx, s.rdb, keys, r.ID, data, string(r.Status), r.Expires.UnixMilli(),
+		strconv.FormatInt(r.Created.UnixNano(), 10), r.Created.UnixMilli(), ttl.Milliseconds(), lim.PerRequester, lim.PerWorkspace).StringSlice()
 	if err != nil {
 		return fmt.Errorf("approval store: %w", err)
 	}
-	if !ok {
-		return fmt.Errorf("approval %s already exists", r.ID)
-	}
-	_, err = s.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		p.HSet(ctx, key, "status", string(r.Status), "expires", r.Expires.UnixMilli())
-		p.Expire(ctx, key, ttl)
-		p.ZAdd(ctx, s.wsKey(r.Workspace), redis.Z{Score: float64(r.Created.UnixNano()), Member: r.ID})
-		p.Expire(ctx, s.wsKey(r.Workspace), ttl)
-		ck := s.callKey(r.Key())
-		p.ZAdd(ctx, ck, redis.Z{Score: float64(r.Created.UnixNano()), Member: r.ID})
-		p.Expire(ctx, ck, ttl)
+	switch out[0] {
+	case "ok":
 		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("approval store: %w", err)
+	case "pending":
+		cur, err := s.Get(ctx, out[1])
+		if err != nil {
+			return err
+		}
+		return &PendingError{Request: cur}
+	case "requester":
+		return &LimitError{Scope: "requester", Max: lim.PerRequester}
+	case "workspace":
+		return &LimitError{Scope: "workspace", Max: lim.PerWorkspace}
 	}
-	return nil
+	return fmt.Errorf("approval %s already exists", r.ID)
 }
 
 func (s *RedisStore) Get(ctx context.Context, id string) (*Request, error) {
@@ -136,8 +187,9 @@ func (s *RedisStore) List(ctx context.Context, workspace string, now time.Time) 
 }
 
 // casScript sets a request's status and data when its status is ARGV[1]
-// and it has not expired at ARGV[2] (milliseconds): 1 when set, 0 when
-// not, -1 when there is no such request.
+// and it has not expired at ARGV[2] (milliseconds), and takes it (ARGV[5])
+// out of the sorted sets KEYS[2…] (the pending sets, on a decision): 1
+// when set, 0 when not, -1 when there is no such request.
 var casScript = redis.NewScript(`
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return -1 end
@@ -145,6 +197,7 @@ if st ~= ARGV[1] then return 0 end
 local exp = tonumber(redis.call('HGET', KEYS[1], 'expires'))
 if tonumber(ARGV[2]) >= exp then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'data', ARGV[4])
+for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[5]) end
 return 1
 `)
 
@@ -163,7 +216,11 @@ func (s *RedisStore) transition(ctx context.Context, id string, from Status, now
 	if err != nil {
 		return nil, err
 	}
-	n, err := casScript.Run(ctx, s.rdb, []string{s.reqKey(id)}, string(from), strconv.FormatInt(now.UnixMilli(), 10), string(r.Status), data).Int()
+	keys := []string{s.reqKey(id)}
+	if from == StatusPending {
+		keys = append(keys, s.pendingKeys(r)...)
+	}
+	n, err := casScript.Run(ctx, s.rdb, keys, string(from), strconv.FormatInt(now.UnixMilli(), 10), string(r.Status), data, id).Int()
 	if err != nil {
 		return nil, fmt.Errorf("approval store: %w", err)
 	}
@@ -198,13 +255,47 @@ func (s *RedisStore) Claim(ctx context.Context, id string, now time.Time) (*Requ
 	})
 }
 
-func (s *RedisStore) Spend(ctx context.Context, nonce string, expires time.Time) (bool, error) {
-	ttl := time.Until(expires) + time.Minute
-	ok, err := s.rdb.SetNX(ctx, s.nonceKey(nonce), 1, ttl).Result()
+// epochKey holds the store's generation; it never expires, so a Redis
+// that loses its data (flushed, restarted without persistence) loses it
+// too, and the next epoch differs.
+func (s *RedisStore) epochKey() string { return s.prefix + "epoch" }
+
+// Epoch returns the store's epoch, making it when absent.
+func (s *RedisStore) Epoch(ctx context.Context) (string, error) {
+	if _, err := s.rdb.SetNX(ctx, s.epochKey(), newEpoch(), 0).Result(); err != nil {
+		return "", fmt.Errorf("approval store: %w", err)
+	}
+	e, err := s.rdb.Get(ctx, s.epochKey()).Result()
+	if err != nil {
+		return "", fmt.Errorf("approval store: %w", err)
+	}
+	return e, nil
+}
+
+// spendScript spends nonce KEYS[1] for ARGV[2] milliseconds when the
+// epoch (KEYS[2]) is ARGV[1]: 1 when spent now, 0 when spent before, -1
+// for another epoch (made anew, ARGV[3], when it was lost).
+var spendScript = redis.NewScript(`
+local e = redis.call('GET', KEYS[2])
+if not e then
+  redis.call('SET', KEYS[2], ARGV[3])
+  return -1
+end
+if e ~= ARGV[1] then return -1 end
+if redis.call('SET', KEYS[1], 1, 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`)
+
+func (s *RedisStore) Spend(ctx context.Context, nonce, epoch string, expires time.Time) (bool, error) {
+	ttl := max(time.Until(expires)+time.Minute, time.Second)
+	n, err := spendScript.Run(ctx, s.rdb, []string{s.nonceKey(nonce), s.epochKey()}, epoch, strconv.FormatInt(ttl.Milliseconds(), 10), newEpoch()).Int()
 	if err != nil {
 		return false, fmt.Errorf("approval store: %w", err)
 	}
-	return ok, nil
+	if n < 0 {
+		return false, ErrEpoch
+	}
+	return n == 1, nil
 }
 
 func (s *RedisStore) Latest(ctx context.Context, k CallKey) (*Request, error) {

@@ -33,6 +33,10 @@ type State struct {
 	Digest    string `json:"args"` // hex SHA-256 of the canonical arguments
 	Expires   int64  `json:"exp"`  // unix seconds
 	Nonce     string `json:"nonce"`
+	// Epoch is the approval store's generation when the state was
+	// issued (see [Store.Epoch]): a state from before the store lost its
+	// data cannot be checked for reuse, and is refused.
+	Epoch string `json:"epoch,omitempty"`
 }
 
 // Errors a sealed state can fail with.

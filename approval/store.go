@@ -76,14 +76,26 @@ var (
 	// (already decided, already executed, expired). The store returns the
 	// request as it stands beside it.
 	ErrConflict = errors.New("approval is not in the state this change needs")
+	// ErrEpoch: a confirmation was issued by an earlier generation of the
+	// store, whose record of spent confirmations is gone.
+	ErrEpoch = errors.New("the approval store was recreated since this confirmation was issued")
 )
+
+// newEpoch returns a fresh store generation: "ep_" and 128 random bits.
+func newEpoch() string { return "ep_" + NewNonce() }
 
 // Store keeps pending approvals and spent confirmation nonces.
 // Implementations are safe for concurrent use, also between processes
 // sharing one store, and make each change atomically.
 type Store interface {
-	// Create stores r, which must be pending and have a new ID.
-	Create(ctx context.Context, r *Request) error
+	// Create stores r, which must be pending and have a new ID, unless a
+	// request for the same call (workspace, requester, actor, tool,
+	// digest) is pending at r.Created: then it stores nothing and
+	// returns a *PendingError with that request. It also stores nothing,
+	// and returns a *LimitError, when r would be over a cap of lim.
+	// Both checks and the store are one atomic step, so racing calls
+	// make one pending request.
+	Create(ctx context.Context, r *Request, lim Limits) error
 	// Get returns the request with id, or ErrNotFound.
 	Get(ctx context.Context, id string) (*Request, error)
 	// List returns the requests of workspace still pending at now,
@@ -101,11 +113,68 @@ type Store interface {
 	// and returns it: the one caller it returns nil error to may execute
 	// the call. Otherwise ErrConflict with the request as it stands.
 	Claim(ctx context.Context, id string, now time.Time) (*Request, error)
-	// Spend records nonce as used until expires; it reports false when
-	// the nonce was already spent.
-	Spend(ctx context.Context, nonce string, expires time.Time) (bool, error)
+	// Epoch names this store's generation: made when the store is
+	// created, and made anew when its data is lost (a deleted file, a
+	// flushed Redis). A confirmation records the epoch it was issued in.
+	Epoch(ctx context.Context) (string, error)
+	// Spend records nonce, issued in epoch, as used until expires; it
+	// reports false when the nonce was already spent. A nonce of another
+	// epoch is refused with ErrEpoch and not recorded: the spent nonces
+	// of that epoch may be lost, so whether it was used cannot be told.
+	Spend(ctx context.Context, nonce, epoch string, expires time.Time) (bool, error)
 	Close() error
 }
+
+// Limits caps the requests pending at once. Zero: no cap.
+type Limits struct {
+	// PerRequester caps the pending requests of one requester (subject)
+	// in one workspace.
+	PerRequester int
+	// PerWorkspace caps the pending requests of one workspace.
+	PerWorkspace int
+}
+
+// PendingError is Create's answer when the same call already has a
+// pending request: the caller waits on that one.
+type PendingError struct{ Request *Request }
+
+func (e *PendingError) Error() string {
+	return "approval " + e.Request.ID + " for this call is pending"
+}
+
+// LimitError is Create's answer when a new request would be over a cap.
+type LimitError struct {
+	// Scope is "requester" or "workspace".
+	Scope string
+	Max   int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("%d approvals are pending for this %s, the most allowed", e.Max, e.Scope)
+}
+
+// admit decides whether r may join the requests pending now (the
+// requests of r's workspace still pending at r.Created), under lim.
+func admit(r *Request, pending []*Request, lim Limits) error {
+	mine := 0
+	for _, p := range pending {
+		if sameCall(p, r) {
+			return &PendingError{Request: p}
+		}
+		if p.Requester == r.Requester {
+			mine++
+		}
+	}
+	switch {
+	case lim.PerRequester > 0 && mine >= lim.PerRequester:
+		return &LimitError{Scope: "requester", Max: lim.PerRequester}
+	case lim.PerWorkspace > 0 && len(pending) >= lim.PerWorkspace:
+		return &LimitError{Scope: "workspace", Max: lim.PerWorkspace}
+	}
+	return nil
+}
+
+func sameCall(a, b *Request) bool { return a.Key() == b.Key() }
 
 // NewID returns a fresh approval id: "apr_" and 128 random bits.
 func NewID() string { return "apr_" + NewNonce() }

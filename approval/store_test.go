@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/approval"
+	"github.com/redis/go-redis/v9"
 )
 
 // twoNodes returns two clients of one store, as two gateway replicas see
@@ -57,7 +59,7 @@ func TestStoreLifecycle(t *testing.T) {
 			a, b := k.open(t)
 			now := time.Now().Truncate(time.Millisecond)
 			r := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
-			if err := a.Create(ctx, r); err != nil {
+			if err := a.Create(ctx, r, approval.Limits{}); err != nil {
 				t.Fatalf("Create: %v", err)
 			}
 			if l, _ := b.List(ctx, "acme", now); len(l) != 1 || l[0].ID != r.ID {
@@ -91,16 +93,20 @@ func TestStoreLifecycle(t *testing.T) {
 			}
 			// Expiry: neither decided nor claimed after it.
 			late := newRequest("alice", "acme", `{}`, now, time.Second)
-			a.Create(ctx, late)
+			a.Create(ctx, late, approval.Limits{})
 			if d, err := b.Decide(ctx, late.ID, "bob", true, now.Add(time.Second)); !errors.Is(err, approval.ErrConflict) || d.Status != approval.StatusExpired {
 				t.Fatalf("Decide after expiry = %+v, %v", d, err)
 			}
 			// Nonces spend once across nodes.
 			n := approval.NewNonce()
-			if ok, _ := a.Spend(ctx, n, now.Add(time.Minute)); !ok {
+			epoch, err := a.Epoch(ctx)
+			if e2, _ := b.Epoch(ctx); err != nil || epoch == "" || e2 != epoch {
+				t.Fatalf("Epoch = %q, %v on one node and %q on the other; want one epoch", epoch, err, e2)
+			}
+			if ok, _ := a.Spend(ctx, n, epoch, now.Add(time.Minute)); !ok {
 				t.Fatal("first Spend = false")
 			}
-			if ok, _ := b.Spend(ctx, n, now.Add(time.Minute)); ok {
+			if ok, _ := b.Spend(ctx, n, epoch, now.Add(time.Minute)); ok {
 				t.Fatal("second Spend on the other node = true")
 			}
 		})
@@ -113,7 +119,7 @@ func TestFileStoreSurvivesReopen(t *testing.T) {
 	s, _ := approval.OpenFileStore(path)
 	now := time.Now()
 	r := newRequest("alice", "acme", `{}`, now, time.Minute)
-	s.Create(ctx, r)
+	s.Create(ctx, r, approval.Limits{})
 	s.Decide(ctx, r.ID, "bob", true, now)
 	s2, err := approval.OpenFileStore(path)
 	if err != nil {
@@ -153,6 +159,7 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 					r          *approval.Request
 					approvedBy string
 					approvedAt time.Time
+					decided    bool
 				}
 				var reqs []*model
 				executed := map[string]int{}
@@ -169,8 +176,21 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 						sub := subjects[rng.IntN(3)]
 						r := newRequest(sub, "acme", fmt.Sprintf(`{"id":"w%d"}`, rng.IntN(3)), now, time.Duration(1+rng.IntN(5))*time.Second)
 						r.AllowSelf = rng.IntN(4) == 0
-						if err := node.Create(ctx, r); err != nil {
+						err := node.Create(ctx, r, approval.Limits{})
+						if pe, ok := errors.AsType[*approval.PendingError](err); ok {
+							// One pending request per call: the retry waits on it.
+							if pe.Request.Requester != sub || pe.Request.Digest != r.Digest || pe.Request.StatusAt(now) != approval.StatusPending {
+								t.Fatalf("seed %d step %d: Create answered pending %+v for %s %s", seed, step, pe.Request, sub, r.Arguments)
+							}
+							continue
+						}
+						if err != nil {
 							t.Fatal(err)
+						}
+						for _, m := range reqs {
+							if m.r.Requester == sub && m.r.Digest == r.Digest && m.r.Status == approval.StatusPending && m.approvedBy == "" && !m.decided && now.Before(m.r.Expires) {
+								t.Fatalf("seed %d step %d: a second pending request was created for %s %s beside %s", seed, step, sub, r.Arguments, m.r.ID)
+							}
 						}
 						reqs = append(reqs, &model{r: r})
 					case op == 1 || op == 2: // someone approves or rejects
@@ -185,6 +205,9 @@ func TestPropertyNoWriteWithoutApprovalNorTwice(t *testing.T) {
 						}
 						approve := op == 1
 						got, err := node.Decide(ctx, m.r.ID, sub, approve, now)
+						if err == nil {
+							m.decided = true
+						}
 						if err == nil && approve {
 							m.approvedBy, m.approvedAt = got.Approver, now
 						}
@@ -245,14 +268,18 @@ func TestLatestFindsTheCallAmongOthers(t *testing.T) {
 			now := time.Now().Truncate(time.Millisecond)
 			older := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
 			newer := newRequest("alice", "acme", `{"id":"w1"}`, now.Add(time.Second), time.Minute)
-			for _, r := range []*approval.Request{older, newer} {
-				if err := s.Create(ctx, r); err != nil {
-					t.Fatal(err)
-				}
+			if err := s.Create(ctx, older, approval.Limits{}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Decide(ctx, older.ID, "bob", false, now); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Create(ctx, newer, approval.Limits{}); err != nil {
+				t.Fatal(err)
 			}
 			for i := range 50 {
 				noise := newRequest(fmt.Sprintf("user%d", i), "acme", `{"id":"w1"}`, now.Add(2*time.Second), time.Minute)
-				if err := s.Create(ctx, noise); err != nil {
+				if err := s.Create(ctx, noise, approval.Limits{}); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -267,4 +294,204 @@ func TestLatestFindsTheCallAmongOthers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A store that loses its data (a deleted file, a Redis whose keys are
+// gone) starts a new epoch: a nonce of the old epoch is refused with
+// ErrEpoch, since whether it was spent is lost with the data, and
+// nonces of the new epoch spend as before.
+func TestSpendRefusesNoncesOfALostStore(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range []struct {
+		name string
+		open func(t *testing.T) (approval.Store, func())
+	}{
+		{"file", func(t *testing.T) (approval.Store, func()) {
+			path := filepath.Join(t.TempDir(), "approvals.json")
+			s, err := approval.OpenFileStore(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s, func() {
+				if err := os.Remove(path); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}},
+		{"redis", func(t *testing.T) (approval.Store, func()) {
+			url := startRedis(t)
+			prefix := "test:" + approval.NewNonce() + ":"
+			s := openRedis(t, url, prefix)
+			o, _ := redis.ParseURL(url)
+			rdb := redis.NewClient(o)
+			t.Cleanup(func() { rdb.Close() })
+			return s, func() {
+				keys, err := rdb.Keys(ctx, prefix+"*").Result()
+				if err != nil || len(keys) == 0 {
+					t.Fatalf("keys under %s: %v, %v", prefix, keys, err)
+				}
+				rdb.Del(ctx, keys...)
+			}
+		}},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			s, lose := k.open(t)
+			exp := time.Now().Add(time.Minute)
+			old, _ := s.Epoch(ctx)
+			n := approval.NewNonce()
+			if ok, err := s.Spend(ctx, n, old, exp); !ok || err != nil {
+				t.Fatalf("Spend = %v, %v", ok, err)
+			}
+			lose()
+			if ok, err := s.Spend(ctx, n, old, exp); ok || !errors.Is(err, approval.ErrEpoch) {
+				t.Errorf("Spend of a spent nonce after the store lost its data = %v, %v; want ErrEpoch", ok, err)
+			}
+			if ok, err := s.Spend(ctx, approval.NewNonce(), old, exp); ok || !errors.Is(err, approval.ErrEpoch) {
+				t.Errorf("Spend of an unspent nonce of the lost epoch = %v, %v; want ErrEpoch", ok, err)
+			}
+			cur, err := s.Epoch(ctx)
+			if err != nil || cur == old || cur == "" {
+				t.Fatalf("Epoch after the loss = %q, %v; want a new one (was %q)", cur, err, old)
+			}
+			m := approval.NewNonce()
+			if ok, err := s.Spend(ctx, m, cur, exp); !ok || err != nil {
+				t.Errorf("Spend in the new epoch = %v, %v; want spent", ok, err)
+			}
+			if ok, err := s.Spend(ctx, m, cur, exp); ok || err != nil {
+				t.Errorf("second Spend in the new epoch = %v, %v; want already spent", ok, err)
+			}
+		})
+	}
+}
+
+// Racing first calls of one call (same requester, tool and arguments),
+// over two nodes of one store, make one pending request: every other
+// Create answers PendingError naming it. Once it is decided, the next
+// call opens a new one.
+func TestRacingCallsMakeOnePendingRequest(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			a, b := k.open(t)
+			nodes := []approval.Store{a, b}
+			now := time.Now().Truncate(time.Millisecond)
+			const n = 16
+			errs := make([]error, n)
+			reqs := make([]*approval.Request, n)
+			var wg sync.WaitGroup
+			for i := range n {
+				reqs[i] = newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
+				wg.Go(func() {
+					errs[i] = nodes[i%2].Create(ctx, reqs[i], approval.Limits{PerRequester: 20, PerWorkspace: 200})
+				})
+			}
+			wg.Wait()
+			var winner string
+			for i, err := range errs {
+				if err == nil {
+					if winner != "" {
+						t.Fatalf("two pending requests for one call: %s and %s", winner, reqs[i].ID)
+					}
+					winner = reqs[i].ID
+				}
+			}
+			if winner == "" {
+				t.Fatalf("no racing Create succeeded: %v", errs)
+			}
+			for i, err := range errs {
+				if err == nil {
+					continue
+				}
+				if pe, ok := errors.AsType[*approval.PendingError](err); !ok || pe.Request.ID != winner {
+					t.Errorf("Create %d = %v, want PendingError naming %s", i, err, winner)
+				}
+			}
+			if l, _ := a.List(ctx, "acme", now); len(l) != 1 {
+				t.Errorf("List = %d requests, want 1", len(l))
+			}
+			// Another actor of the same subject is another call.
+			other := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
+			other.Actor = "bot"
+			if err := b.Create(ctx, other, approval.Limits{}); err != nil {
+				t.Errorf("Create for another actor = %v, want stored", err)
+			}
+			if _, err := b.Decide(ctx, winner, "bob", false, now); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Create(ctx, newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute), approval.Limits{}); err != nil {
+				t.Errorf("Create after the pending request was decided = %v, want stored", err)
+			}
+		})
+	}
+}
+
+// Pending requests are capped per requester (in a workspace) and per
+// workspace: a request over a cap is refused with a LimitError naming it
+// and stored nowhere; requests that were decided or expired no longer
+// count; other workspaces have their own count. Racing creates never
+// overshoot a cap.
+func TestPendingRequestsAreCapped(t *testing.T) {
+	ctx := context.Background()
+	lim := approval.Limits{PerRequester: 2, PerWorkspace: 3}
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			a, b := k.open(t)
+			now := time.Now().Truncate(time.Millisecond)
+			create := func(s approval.Store, who, ws, args string, ttl time.Duration) (*approval.Request, error) {
+				r := newRequest(who, ws, args, now, ttl)
+				return r, s.Create(ctx, r, lim)
+			}
+			first, _ := create(a, "alice", "acme", `{"n":1}`, time.Minute)
+			short, _ := create(b, "alice", "acme", `{"n":2}`, time.Second)
+			if _, err := create(a, "alice", "acme", `{"n":3}`, time.Minute); !isLimit(err, "requester", 2) {
+				t.Fatalf("alice's third pending request = %v, want a requester LimitError of 2", err)
+			}
+			if _, err := create(b, "bob", "acme", `{"n":1}`, time.Minute); err != nil {
+				t.Fatalf("bob's first = %v", err)
+			}
+			if _, err := create(a, "carol", "acme", `{"n":1}`, time.Minute); !isLimit(err, "workspace", 3) {
+				t.Fatalf("a fourth pending request in acme = %v, want a workspace LimitError of 3", err)
+			}
+			if _, err := create(b, "carol", "globex", `{"n":1}`, time.Minute); err != nil {
+				t.Fatalf("another workspace = %v, want stored", err)
+			}
+			if l, _ := a.List(ctx, "acme", now); len(l) != 3 {
+				t.Fatalf("acme has %d pending, want 3 (nothing stored over a cap)", len(l))
+			}
+			// A decision frees a place; so does an expiry.
+			if _, err := a.Decide(ctx, first.ID, "bob", false, now); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := create(b, "alice", "acme", `{"n":3}`, time.Minute); err != nil {
+				t.Fatalf("after a decision = %v, want stored", err)
+			}
+			now = short.Expires
+			if _, err := create(a, "carol", "acme", `{"n":1}`, time.Minute); err != nil {
+				t.Fatalf("after an expiry = %v, want stored", err)
+			}
+
+			// Racing callers of one workspace: exactly the cap is stored.
+			var stored atomic.Int64
+			var wg sync.WaitGroup
+			for i := range 12 {
+				wg.Go(func() {
+					r := newRequest(fmt.Sprintf("user%d", i), "initech", `{}`, now, time.Minute)
+					if err := []approval.Store{a, b}[i%2].Create(ctx, r, lim); err == nil {
+						stored.Add(1)
+					} else if !isLimit(err, "workspace", 3) {
+						t.Errorf("racing Create = %v", err)
+					}
+				})
+			}
+			wg.Wait()
+			if n := stored.Load(); n != 3 {
+				t.Errorf("racing creates stored %d requests in initech, want the cap of 3", n)
+			}
+		})
+	}
+}
+
+func isLimit(err error, scope string, max int) bool {
+	le, ok := errors.AsType[*approval.LimitError](err)
+	return ok && le.Scope == scope && le.Max == max
 }

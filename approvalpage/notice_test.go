@@ -3,10 +3,12 @@ package approvalpage_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -106,4 +108,73 @@ tools:
 		t.Fatal(err)
 	}
 	return core, sealer
+}
+
+// The page lists pending approvals a page at a time: the first page holds
+// proxy.DefaultApprovalPageSize of them and a "Next page" link whose
+// cursor shows the rest; a forged cursor is a 400, not a list.
+func TestPageListsApprovalsInPages(t *testing.T) {
+	yaml := `version: 1
+server: { name: t, public_url: "https://mcp.example.com" }
+auth:
+  jwt: { hmac_secret_env: S, algorithms: [HS256], issuer: i, audience: a }
+approval_page: { issuer: "https://idp.example.com", client_id: g }
+gates:
+  op: { scopes: [op] }
+  approver: { scopes: [approve] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9", workspace: { header: X-Ws } }
+tools:
+  - name: cancel
+    description: Cancel.
+    kind: write
+    gate: op
+    approval: { approvers: approver }
+    input: { type: object, properties: { q: { type: string } } }
+    request: { upstream: up, method: POST, path: /cancel }
+`
+	cat, err := catalog.Parse("t.yaml", []byte(yaml), &catalog.LoadOptions{Getenv: func(string) (string, bool) { return "x", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealer, _ := approval.NewSealer(approval.RandomKey())
+	store, _ := approval.OpenFileStore(filepath.Join(t.TempDir(), "a.json"))
+	core, err := proxy.New(cat, &proxy.Options{Audit: noAudit{}, Approvals: &proxy.Approvals{Sealer: sealer, Store: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := proxy.DefaultApprovalPageSize + 3
+	for i := range total {
+		who := authz.NewPrincipal(fmt.Sprintf("user%d", i%5), "acme", "", []string{"op"}, nil)
+		res, err := core.Call(context.Background(), who, "cancel", []byte(fmt.Sprintf(`{"q":"%d"}`, i)))
+		if err != nil || !strings.Contains(res.Text, "awaits approval") {
+			t.Fatalf("call %d = %+v, %v", i, res, err)
+		}
+	}
+	sess, _ := json.Marshal(map[string]any{"claims": json.RawMessage(`{"sub":"bob","ws":"acme","scope":"approve"}`), "csrf": "c",
+		"iss": "https://idp.example.com", "aud": "g", "exp": time.Now().Add(time.Hour).Unix()})
+	cookie, _ := sealer.SealData("approval-page-session", sess)
+	get := func(query string) (int, string) {
+		r := httptest.NewRequest(http.MethodGet, "/admin/approvals"+query, nil)
+		r.Header.Set("Accept", "text/html")
+		r.AddCookie(&http.Cookie{Name: web.SessionCookie, Value: cookie})
+		w := httptest.NewRecorder()
+		(&web.Page{}).Serve(w, r, &web.Request{Core: core, Rest: "", Log: slog.New(slog.DiscardHandler),
+			Context: func(*authz.Principal) context.Context { return context.Background() },
+			Guard:   func(http.ResponseWriter, *http.Request) bool { return true }})
+		return w.Code, w.Body.String()
+	}
+	next := regexp.MustCompile(`<a id="next" href="/admin/mcp/approvals\?cursor=([A-Za-z0-9_-]+)">`)
+	code, body := get("")
+	m := next.FindStringSubmatch(body)
+	if code != http.StatusOK || strings.Count(body, "<li>") != proxy.DefaultApprovalPageSize || m == nil {
+		t.Fatalf("first page = %d with %d items, next %v; want %d items and a Next page link\n%s", code, strings.Count(body, "<li>"), m, proxy.DefaultApprovalPageSize, body)
+	}
+	code, body = get("?cursor=" + m[1])
+	if code != http.StatusOK || strings.Count(body, "<li>") != total-proxy.DefaultApprovalPageSize || next.MatchString(body) {
+		t.Errorf("second page = %d with %d items; want the other %d and no Next page link\n%s", code, strings.Count(body, "<li>"), total-proxy.DefaultApprovalPageSize, body)
+	}
+	if code, body = get("?cursor=forged"); code != http.StatusBadRequest || strings.Contains(body, "<li>") {
+		t.Errorf("forged cursor = %d, want 400 and no list\n%s", code, body)
+	}
 }

@@ -410,12 +410,12 @@ func (x *exchange) list() {
 		x.startSignIn()
 		return
 	}
-	l, err := x.req.Core.PendingApprovals(x.req.Context(p), p)
+	l, next, err := x.req.Core.PendingApprovalsPage(x.req.Context(p), p, x.r.URL.Query().Get("cursor"), 0)
 	if err != nil {
 		x.decisionError(err)
 		return
 	}
-	v := &view{Title: "Pending approvals", Base: x.base(), Me: p}
+	v := &view{Title: "Pending approvals", Base: x.base(), Me: p, Next: next}
 	for _, r := range l {
 		v.List = append(v.List, x.item(r, p))
 	}
@@ -491,6 +491,10 @@ func (x *exchange) decisionError(err error) {
 	switch {
 	case errors.Is(err, proxy.ErrApprovalsOff):
 		x.fail(http.StatusServiceUnavailable, "Approvals unavailable", err.Error())
+	case errors.As(err, &ae) && errors.Is(err, proxy.ErrApprovalUnaudited):
+		x.fail(http.StatusServiceUnavailable, "Not recorded", ae.Reason)
+	case errors.Is(err, proxy.ErrApprovalCursor):
+		x.fail(http.StatusBadRequest, "Bad link", "this page link is not one the gateway made; start again from the list")
 	case errors.As(err, &ae) && errors.Is(err, proxy.ErrApprovalNotFound):
 		x.fail(http.StatusNotFound, "Not found", ae.Reason)
 	case errors.As(err, &ae) && errors.Is(err, proxy.ErrApprovalForbidden):

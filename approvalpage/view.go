@@ -22,6 +22,7 @@ type view struct {
 	CSRF   string
 	Item   *item
 	List   []*item
+	Next   string // the cursor of the list's next page, or ""
 }
 
 // item is one approval as the page shows it.
@@ -102,6 +103,7 @@ th{text-align:left;padding-right:1rem;vertical-align:top}pre{background:#f4f4f4;
 {{end}}
 {{if and .Me (not .Item) (not .Error)}}
 {{if .List}}<ul id="list">{{range .List}}<li><a href="{{$.Base}}/{{.ID}}">{{.Tool}}</a> by {{.Requester}}, expires {{.Expires}}</li>{{end}}</ul>
+{{if .Next}}<p><a id="next" href="{{$.Base}}?cursor={{.Next}}">Next page</a></p>{{end}}
 {{else}}<p id="empty">Nothing awaits your approval.</p>{{end}}
 {{end}}
 </body></html>

@@ -86,6 +86,9 @@ type Catalog struct {
 	Tools         []*Tool                  `yaml:"tools"`
 	// ApprovalPage is the approval web page (issue 14); nil: off.
 	ApprovalPage *ApprovalPage `yaml:"approval_page"`
+	// ApprovalSettings are the catalog-wide approval settings (the
+	// top-level approval section): caps on pending approvals.
+	ApprovalSettings ApprovalSettings `yaml:"approval"`
 	// Include lists fragment files (globs, relative to the catalog's
 	// directory) whose upstreams and tools join this catalog's.
 	Include []string `yaml:"include"`

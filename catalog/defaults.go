@@ -22,6 +22,7 @@ const DefaultNotFoundStatus = http.StatusNotFound
 // empty too, so "${MCP_PATH:-}" behaves like an absent key.
 func applyDefaults(c *Catalog) {
 	approvalPageDefaults(c)
+	approvalSettingsDefaults(c)
 	s := &c.Server
 	s.Listen = or(s.Listen, DefaultListen)
 	s.MCPPath = or(s.MCPPath, DefaultMCPPath)

@@ -34,6 +34,7 @@ func validate(c *Catalog, p *problems, pos map[string]Pos, lookup func(string) (
 	v.limits()
 	v.audit()
 	v.approvalPage()
+	v.approvalSettings()
 }
 
 func (v *checker) audit() {

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"log/slog"
@@ -44,7 +46,11 @@ type PageRequest struct {
 // same guards and bearer tokens as the REST mirror:
 //
 //	GET  /approvals               pending approvals in the caller's workspace
-//	                              that the caller may decide (and their own)
+//	                              that the caller may decide (and their own),
+//	                              oldest first, a page at a time: ?limit=N
+//	                              (default 50, at most 200) and ?cursor=C;
+//	                              a further page is named by a Link header
+//	                              (rel="next") and X-Next-Cursor
 //	GET  /approvals/{id}          one approval, the call as the agent made it
 //	POST /approvals/{id}/approve  approve it (not one's own, unless allow_self)
 //	POST /approvals/{id}/reject   reject it
@@ -54,8 +60,10 @@ type PageRequest struct {
 //	unknown id, another workspace, or no      404 not_found (never says which)
 //	  gate and not the requester
 //	the requester, or without the gate        403 forbidden
+//	a cursor or limit the list cannot use      400 bad_request
 //	already decided, executed or expired      409 conflict, with the approval
-//	approvals not configured                  503 unavailable
+//	approvals not configured, or the          503 unavailable
+//	  decision cannot be audited
 //	anything else                             500 internal_error; cause logged
 func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
 	core := x.st.core
@@ -94,8 +102,26 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exch
 	)
 	switch len(parts) {
 	case 0:
-		var l []*approval.Request
-		l, err = core.PendingApprovals(ctx, p)
+		q := r.URL.Query()
+		limit := 0
+		if v := q.Get("limit"); v != "" {
+			if limit, err = strconv.Atoi(v); err != nil || limit == 0 {
+				limit = -1 // refused below, like any limit out of range
+			}
+		}
+		var (
+			l    []*approval.Request
+			next string
+		)
+		l, next, err = core.PendingApprovalsPage(ctx, p, q.Get("cursor"), limit)
+		if next != "" {
+			nq := url.Values{"cursor": {next}}
+			if limit > 0 {
+				nq.Set("limit", strconv.Itoa(limit))
+			}
+			w.Header().Set("Link", "<"+r.URL.Path+"?"+nq.Encode()+`>; rel="next"`)
+			w.Header().Set("X-Next-Cursor", next)
+		}
 		shown := make([]*shownApproval, len(l))
 		for i, r := range l {
 			shown[i] = showApproval(r)
@@ -112,8 +138,12 @@ func (h *handler) serveApprovals(w http.ResponseWriter, r *http.Request, x *exch
 	}
 	ae, isApproval := errors.AsType[*proxy.ApprovalError](err)
 	switch {
+	case errors.Is(err, proxy.ErrApprovalCursor):
+		writeFailure(w, fail(failBadRequest, err.Error()))
 	case errors.Is(err, proxy.ErrApprovalsOff):
 		writeFailure(w, fail(failUnavailable, err.Error()))
+	case isApproval && errors.Is(err, proxy.ErrApprovalUnaudited):
+		writeFailure(w, fail(failUnavailable, ae.Reason))
 	case isApproval && errors.Is(err, proxy.ErrApprovalNotFound):
 		writeFailure(w, fail(failNotFound, ae.Reason))
 	case isApproval && errors.Is(err, proxy.ErrApprovalForbidden):

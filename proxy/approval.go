@@ -192,7 +192,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	}
 	now := c.now()
 	if ask.RequestState == "" {
-		return c.prompt(p, t, raw, k, now), ""
+		return c.prompt(ctx, p, t, raw, k, now), ""
 	}
 	refuse := func(why string) (*Result, string) {
 		return toolError(OutcomeRefused, "confirmation refused: "+why+"; nothing was sent upstream"), ""
@@ -223,7 +223,7 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	r, ok := responses[ConfirmKey]
 	if !ok {
 		// The answer is missing: ask again (MRTR §Error Handling).
-		return c.prompt(p, t, raw, k, now), ""
+		return c.prompt(ctx, p, t, raw, k, now), ""
 	}
 	if why := judgeAnswer(r.Action, r.Content); why != "" {
 		return refuse(why)
@@ -232,7 +232,10 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	if err := begin(id, p.Subject); err != nil {
 		return toolError(OutcomeRefused, msgAuditUnavailable), ""
 	}
-	fresh, err := c.approvals.Store.Spend(ctx, st.Nonce, time.Unix(st.Expires, 0))
+	fresh, err := c.approvals.Store.Spend(ctx, st.Nonce, st.Epoch, time.Unix(st.Expires, 0))
+	if errors.Is(err, approval.ErrEpoch) {
+		return refuse("the approval store was lost or recreated since this confirmation was issued, so whether it was already used cannot be checked; call the tool again to be asked anew")
+	}
 	if err != nil {
 		c.logger.Error("approval store failed", "error", err)
 		return refuse("the approval store is unavailable")
@@ -243,9 +246,16 @@ func (c *Core) confirm(ctx context.Context, p *authz.Principal, t *tool, raw []b
 	return nil, approval.IdempotencyKey(id)
 }
 
-// prompt seals a new confirmation state and asks the user.
-func (c *Core) prompt(p *authz.Principal, t *tool, raw []byte, k approval.CallKey, now time.Time) *Result {
+// prompt seals a new confirmation state, bound to the store's epoch, and
+// asks the user.
+func (c *Core) prompt(ctx context.Context, p *authz.Principal, t *tool, raw []byte, k approval.CallKey, now time.Time) *Result {
+	epoch, err := c.approvals.Store.Epoch(ctx)
+	if err != nil {
+		c.logger.Error("approval store failed", "error", err)
+		return toolError(OutcomeRefused, t.def.Name+" needs the user's confirmation and the approval store is unavailable; nothing was sent upstream")
+	}
 	st := approval.NewState(k, now.Add(t.approval.ttl), approval.NewNonce())
+	st.Epoch = epoch
 	sealed, err := c.approvals.Sealer.Seal(st)
 	if err != nil {
 		return toolError(OutcomeRefused, "confirmation could not be prepared; nothing was sent upstream")
@@ -336,10 +346,29 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 		// Executed, or rejected and past its expiry: a new request.
 	}
 	canon, _ := approval.Canonical(raw)
+	// The approver must see the whole call, and the store must stay
+	// small: arguments too large for the audit record are too large to
+	// hold for approval.
+	if limit := auditMax(t); len(canon) > limit {
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and its arguments (%d bytes) are over the %d bytes an approval can hold (audit.max_argument_bytes); nothing was stored or sent upstream", name, len(canon), limit)), ""
+	}
 	nr := &approval.Request{ID: approval.NewID(), Tool: k.Tool, Workspace: k.Workspace, Requester: k.Subject, Actor: k.Actor,
 		Arguments: canon, Digest: k.Digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
 		Created: now, Expires: now.Add(t.approval.ttl), Status: approval.StatusPending}
-	if err := store.Create(ctx, nr); err != nil {
+	err = store.Create(ctx, nr, c.pendingCaps)
+	if pe, ok := errors.AsType[*approval.PendingError](err); ok {
+		// A racing first call of the same call made it: wait on that one.
+		return c.offerURL(ctx, p, pe.Request, c.awaiting(pe.Request, "still awaits approval")), ""
+	}
+	if le, ok := errors.AsType[*approval.LimitError](err); ok {
+		who := fmt.Sprintf("you (%s) already have", p.Subject)
+		key := "per_requester"
+		if le.Scope == "workspace" {
+			who, key = fmt.Sprintf("workspace %q already has", p.Workspace), "per_workspace"
+		}
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and %s %d approvals pending, the most allowed (approval.max_pending.%s); wait until some are decided or expire. Nothing was stored or sent upstream.", name, who, le.Max, key)), ""
+	}
+	if err != nil {
 		return unavailable(err)
 	}
 	c.auditApproval(ctx, StageApprovalRequested, nr, nil)
@@ -367,8 +396,14 @@ func (c *Core) ApprovalURL(id string) string { return c.config.Approvals.URL + i
 // decider is who decided (nil for the request itself), named by subject
 // and actor.
 func (c *Core) auditApproval(ctx context.Context, stage string, r *approval.Request, decider *authz.Principal) error {
+	return c.auditApprovalOutcome(ctx, stage, "", r, decider)
+}
+
+// auditApprovalOutcome is auditApproval with an outcome: refused on the
+// second record of a decision the store did not take.
+func (c *Core) auditApprovalOutcome(ctx context.Context, stage, outcome string, r *approval.Request, decider *authz.Principal) error {
 	rec := &AuditRecord{
-		Time: c.now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(ctx), Stage: stage,
+		Time: c.now().UTC().Format(time.RFC3339Nano), RequestID: RequestID(ctx), Stage: stage, Outcome: outcome,
 		Tool: r.Tool, Arguments: r.Arguments, Workspace: r.Workspace, Subject: r.Requester, Actor: r.Actor,
 		ApprovalID: r.ID,
 	}
@@ -386,6 +421,9 @@ var (
 	ErrApprovalsOff      = errors.New("approvals are not configured on this gateway")
 	ErrApprovalNotFound  = errors.New("no such approval in your workspace")
 	ErrApprovalForbidden = errors.New("forbidden")
+	// ErrApprovalUnaudited: the decision's audit record could not be
+	// written, so the decision was not made.
+	ErrApprovalUnaudited = errors.New("auditing is unavailable")
 )
 
 // ApprovalError is a refused approver action, with the reason to show.
@@ -454,18 +492,31 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	default:
 		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
 	}
+	// The decision's record comes first, as a write's started record
+	// does: a decision that cannot be audited is not made, so a
+	// rejection (or an approval) never leaves the trail without a trace.
+	// If the store then does not take it (someone decided first, it
+	// expired, the store failed), a second record says it was refused.
+	if r.Status != approval.StatusPending {
+		return r, &ApprovalError{Err: approval.ErrConflict, Reason: fmt.Sprintf("approval %s is %s and can no longer be decided", id, r.Status)}
+	}
+	stage := StageRejected
+	if approve {
+		stage = StageApproved
+	}
+	if err := c.auditApproval(ctx, stage, r, p); err != nil {
+		return nil, &ApprovalError{Err: ErrApprovalUnaudited, Reason: fmt.Sprintf("the decision was not made: auditing is unavailable (its audit record could not be written); approval %s stays %s", id, r.Status)}
+	}
 	got, err := c.approvals.Store.Decide(ctx, id, p.Subject, approve, c.now())
+	if err != nil {
+		c.auditApprovalOutcome(ctx, stage, OutcomeRefused, r, p)
+	}
 	if errors.Is(err, approval.ErrConflict) {
 		return got, &ApprovalError{Err: approval.ErrConflict, Reason: fmt.Sprintf("approval %s is %s and can no longer be decided", id, got.Status)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	stage := StageRejected
-	if approve {
-		stage = StageApproved
-	}
-	c.auditApproval(ctx, stage, got, p)
 	return got, nil
 }
 

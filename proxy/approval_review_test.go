@@ -24,6 +24,7 @@ import (
 // a counting upstream, its approvals in a real file store.
 type approvalRig struct {
 	core      *proxy.Core
+	replica   *proxy.Core // another node sharing core's store file
 	storePath string
 	sent      atomic.Int64
 	mu        sync.Mutex
@@ -40,6 +41,13 @@ func newApprovalRig(t *testing.T) *approvalRig {
 // newApprovalRigAudit is newApprovalRig with its audit records going to
 // sink.
 func newApprovalRigAudit(t *testing.T, sink proxy.AuditSink) *approvalRig {
+	t.Helper()
+	return newApprovalRigWith(t, sink, "")
+}
+
+// newApprovalRigWith is newApprovalRigAudit with extra top-level catalog
+// YAML (an approval section, say).
+func newApprovalRigWith(t *testing.T, sink proxy.AuditSink, extra string) *approvalRig {
 	t.Helper()
 	rig := &approvalRig{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -78,7 +86,7 @@ tools:
     approval: confirm
     input: { type: object, properties: { q: { type: string } } }
     request: { upstream: up, method: POST, path: /pause, body: { q: "{q}" } }
-`
+` + extra
 	cat, err := catalog.Parse("t.yaml", []byte(yaml), &catalog.LoadOptions{Getenv: func(string) (string, bool) { return "x", true }})
 	if err != nil {
 		t.Fatal(err)
@@ -91,6 +99,16 @@ tools:
 	}
 	rig.core, err = proxy.New(cat, &proxy.Options{Audit: sink, Now: func() time.Time { return rig.now },
 		Approvals: &proxy.Approvals{Sealer: sealer, Store: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A second replica: its own core and store client on the same file.
+	store2, err := approval.OpenFileStore(rig.storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rig.replica, err = proxy.New(cat, &proxy.Options{Audit: sink, Now: func() time.Time { return rig.now },
+		Approvals: &proxy.Approvals{Sealer: sealer, Store: store2}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,6 +149,11 @@ func TestApprovalStoreFailureFailsClosed(t *testing.T) {
 			if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
 				t.Fatal(err)
 			}
+			askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
+			p, err := rig.core.Call(askCtx, requester, "pause", args)
+			if err != nil || p.InputRequired == nil {
+				t.Fatalf("confirm prompt = %+v, %v", p, err)
+			}
 			if err := breakIt(rig.storePath); err != nil {
 				t.Fatal(err)
 			}
@@ -138,10 +161,9 @@ func TestApprovalStoreFailureFailsClosed(t *testing.T) {
 			if err != nil || !res.IsError || !strings.Contains(res.Text, "approval store is unavailable") || !strings.Contains(res.Text, "nothing was sent") {
 				t.Errorf("four-eyes retry with a %s store = %+v, %v; want an isError saying the store is unavailable", name, res, err)
 			}
-			askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
-			p, err := rig.core.Call(askCtx, requester, "pause", args)
-			if err != nil || p.InputRequired == nil {
-				t.Fatalf("confirm prompt = %+v, %v", p, err)
+			// A prompt needs the store's epoch: none is given.
+			if q, err := rig.core.Call(askCtx, requester, "pause", args); err != nil || !q.IsError || q.InputRequired != nil || !strings.Contains(q.Text, "approval store is unavailable") {
+				t.Errorf("confirm prompt with a %s store = %+v, %v; want an isError saying the store is unavailable", name, q, err)
 			}
 			askCtx = proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true, RequestState: p.InputRequired.State,
 				Responses: json.RawMessage(`{"confirm":{"action":"accept","content":{"confirm":true}}}`)})
@@ -234,7 +256,8 @@ func TestAuditFailureLeavesTheApprovalUnspent(t *testing.T) {
 	if err := os.Symlink(devFull(t), path); err != nil {
 		t.Fatal(err)
 	}
-	trail := proxy.NewAuditTrail(openAudit(t, path, nil), nil, nil)
+	sink := openAudit(t, path, nil)
+	trail := proxy.NewAuditTrail(sink, nil, nil)
 	rig := newApprovalRigAudit(t, trail)
 	ctx := context.Background()
 	args := []byte(`{"q":"x"}`)
@@ -245,9 +268,18 @@ func TestAuditFailureLeavesTheApprovalUnspent(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := idOf(t, res)
+	// A decision needs its record: the disk recovers for it, then fills
+	// again.
+	os.Remove(path)
+	sink.Reopen()
 	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
 		t.Fatal(err)
 	}
+	os.Remove(path)
+	if err := os.Symlink(devFull(t), path); err != nil {
+		t.Fatal(err)
+	}
+	sink.Reopen()
 	askCtx := proxy.WithAsking(ctx, &proxy.Asking{Modern: true, Elicitation: true})
 	p, err := rig.core.Call(askCtx, requester, "pause", args)
 	if err != nil || p.InputRequired == nil {
@@ -367,5 +399,59 @@ func TestApprovalMessagesOfATenantlessCatalog(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A decision that cannot be audited is not made: with the audit file on
+// a full disk, approve and reject are refused saying auditing is
+// unavailable, the approval stays pending, and nothing runs. Once the
+// disk recovers, the decision is made and recorded.
+func TestDecisionIsRefusedWhenItCannotBeAudited(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink := openAudit(t, path, nil)
+	rig := newApprovalRigAudit(t, proxy.NewAuditTrail(sink, nil, nil))
+	ctx := context.Background()
+	args := []byte(`{"q":"x"}`)
+	id := idOf(t, rig.call(t, args))
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(devFull(t), path); err != nil {
+		t.Fatal(err)
+	}
+	if err := sink.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	for _, approve := range []bool{false, true} {
+		r, err := rig.core.DecideApproval(ctx, approver, id, approve)
+		if err == nil || !errors.Is(err, proxy.ErrApprovalUnaudited) || !strings.Contains(err.Error(), "auditing is unavailable") || !strings.Contains(err.Error(), "stays pending") {
+			t.Errorf("DecideApproval(approve=%v) with a full audit disk = %+v, %v; want refused: auditing is unavailable", approve, r, err)
+		}
+	}
+	if r, err := rig.core.GetApproval(ctx, approver, id); err != nil || r.Status != approval.StatusPending {
+		t.Fatalf("approval after the refused decisions = %+v, %v; want still pending", r, err)
+	}
+	if res := rig.call(t, args); !res.IsError || rig.sent.Load() != 0 {
+		t.Fatalf("retry after the refused decisions = %+v, sent %d; want still held", res, rig.sent.Load())
+	}
+
+	os.Remove(path) // the disk recovers
+	if err := sink.Reopen(); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := rig.core.DecideApproval(ctx, approver, id, false); err != nil || r.Status != approval.StatusRejected {
+		t.Fatalf("rejection after recovery = %+v, %v", r, err)
+	}
+	recs := readAudit(t, path)
+	if len(recs) != 1 || recs[0].Stage != proxy.StageRejected || recs[0].ApprovalID != id || recs[0].Approver != "bob" {
+		t.Errorf("records = %+v, want the rejection by bob", recs)
+	}
+	// Deciding a decided approval is a conflict, and records nothing.
+	if _, err := rig.core.DecideApproval(ctx, approver, id, true); !errors.Is(err, approval.ErrConflict) {
+		t.Errorf("deciding a rejected approval = %v, want a conflict", err)
+	}
+	if recs := readAudit(t, path); len(recs) != 1 {
+		t.Errorf("records after deciding a decided approval = %+v, want none added", recs)
 	}
 }

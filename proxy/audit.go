@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http/httptrace"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
@@ -28,9 +30,14 @@ type AuditRecord struct {
 	Tool           string          `json:"tool"`
 	Arguments      json.RawMessage `json:"arguments"`
 	UpstreamStatus int             `json:"upstream_status"`
-	Outcome        string          `json:"outcome,omitempty"`
-	DurationMS     int64           `json:"duration_ms"`
-	Stage          string          `json:"stage"`
+	// UpstreamSent says the request went out to the upstream (its
+	// headers were written to the connection), whether or not an answer
+	// came: with UpstreamStatus 0 it is a write that may have been acted
+	// on although no answer arrived. Absent: nothing was sent.
+	UpstreamSent bool   `json:"upstream_sent,omitempty"`
+	Outcome      string `json:"outcome,omitempty"`
+	DurationMS   int64  `json:"duration_ms"`
+	Stage        string `json:"stage"`
 	// ApprovalID and Approver name the approval (issue 14) a record
 	// belongs to: the request, the decision, and the execution it
 	// released ("cfm_…" for a confirmation, where the approver is the
@@ -71,12 +78,18 @@ func (a *LogAudit) Write(ctx context.Context, rec *AuditRecord) error {
 // call on a file opened with O_APPEND, newline included, so processes
 // sharing the file never interleave. A failed write is retried once on the
 // file opened afresh; the sink recovers by itself when writing works again.
+// A write that fails after writing part of a record (a file-size limit, a
+// disk that fills mid-record) leaves a fragment; the sink remembers it,
+// and the next record starts with a newline, so the fragment costs one
+// line and never the record written after it.
 type FileAudit struct {
 	path string
 	sync bool
 
 	mu sync.Mutex
 	f  *os.File // nil after a failed reopen
+	// torn: the file may end in a fragment of a record, with no newline.
+	torn bool
 }
 
 // FileAuditOptions configures a [FileAudit].
@@ -125,7 +138,9 @@ func (a *FileAudit) Write(_ context.Context, rec *AuditRecord) error {
 	}
 	// One retry on the file opened afresh: it may have been removed,
 	// rotated or the disk may have recovered. A record cut short by the
-	// failure is ended first, so the next one starts on a line of its own.
+	// failure is ended first (writeLocked starts with a newline while
+	// the file may end in a fragment), so the next one starts on a line
+	// of its own.
 	if rerr := a.reopenLocked(); rerr != nil {
 		return fmt.Errorf("audit file %s: %w (reopening: %v)", a.path, err, rerr)
 	}
@@ -137,23 +152,38 @@ func (a *FileAudit) Write(_ context.Context, rec *AuditRecord) error {
 		}
 		return nil
 	}
-	if n > 0 {
-		line = append([]byte{'\n'}, line...)
-	}
 	if _, err2 := a.writeLocked(line); err2 != nil {
 		return fmt.Errorf("audit file %s: %w", a.path, err2)
 	}
 	return nil
 }
 
-// writeLocked writes line in one call, then syncs when asked. n is what
-// the write wrote, so a failed sync after a whole write shows n ==
-// len(line).
+// writeLocked writes line in one call, after a newline when the file may
+// end in a fragment, then syncs when asked. n counts line's bytes
+// written, so a failed sync after a whole write shows n == len(line). A
+// write that fails partway marks the file torn.
 func (a *FileAudit) writeLocked(line []byte) (int, error) {
 	if a.f == nil {
 		return 0, errors.New("audit file is not open")
 	}
-	n, err := a.f.Write(line)
+	out := line
+	if a.torn {
+		if st, err := a.f.Stat(); err == nil && st.Mode().IsRegular() && st.Size() == 0 {
+			a.torn = false // a new file: nothing to end
+		} else {
+			out = append([]byte{'\n'}, line...)
+		}
+	}
+	n, err := a.f.Write(out)
+	switch {
+	case n == len(out):
+		a.torn = false
+	case n > 0:
+		a.torn = true
+	}
+	if len(out) > len(line) {
+		n = max(n-1, 0)
+	}
 	if err == nil && a.sync {
 		err = a.f.Sync()
 	}
@@ -273,6 +303,17 @@ type auditEntry struct {
 	start time.Time
 
 	approvalID, approver string // set when an approval released the call
+
+	// sent is set once the request's headers were written to the
+	// upstream's connection (from the transport's goroutine).
+	sent atomic.Bool
+}
+
+// traceSent returns ctx carrying a client trace that marks e sent when
+// the request's headers have been written to a connection: from then on
+// the upstream may act on the write, answer or not.
+func (e *auditEntry) traceSent(ctx context.Context) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteHeaders: func() { e.sent.Store(true) }})
 }
 
 func (c *Core) newAuditEntry(p *authz.Principal, t *tool, raw []byte, start time.Time) *auditEntry {
@@ -320,6 +361,7 @@ func (e *auditEntry) completed(ctx context.Context, status int, res *Result, cal
 	}
 	rec := e.record(StageCompleted, outcome, status)
 	rec.RequestID = RequestID(ctx)
+	rec.UpstreamSent = status != 0 || e.sent.Load()
 	e.c.audit.Write(context.WithoutCancel(ctx), rec)
 }
 
@@ -365,6 +407,14 @@ func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 		return digestArgs(out)
 	}
 	return out
+}
+
+// auditMax is the most argument bytes t's audit records keep verbatim.
+func auditMax(t *tool) int {
+	if t.auditMax <= 0 {
+		return int(catalog.DefaultMaxArgumentBytes)
+	}
+	return t.auditMax
 }
 
 func digestArgs(args []byte) json.RawMessage {

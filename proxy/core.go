@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpgw/gateway/rendering"
 
+	"github.com/mcpgw/gateway/approval"
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -71,6 +72,9 @@ type Core struct {
 
 	config    *Config
 	approvals *Approvals
+	// pendingCaps are approval.max_pending, resolved when the core is
+	// built.
+	pendingCaps approval.Limits
 
 	lists     sync.Map // listKey → []*Listed
 	listCount atomic.Int64
@@ -229,6 +233,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 	}
 	c.tracer = opts.Tracer
 	c.approvals = opts.Approvals
+	c.pendingCaps = approval.Limits{PerRequester: cat.ApprovalSettings.MaxPending.PerRequester, PerWorkspace: cat.ApprovalSettings.MaxPending.PerWorkspace}
 	c.metrics = opts.Metrics
 	if c.metrics == nil {
 		c.metrics = noMetrics{}
@@ -561,10 +566,16 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		// timeout) even if the caller leaves: its record must say what
 		// the upstream did, not that the call was cut off.
 		ctx = context.WithoutCancel(ctx)
+		sendOnce(req)
+		ctx = ae.traceSent(ctx)
 	}
 	resp, err := t.up.do(ctx, req, redirects, b.workspace, t.keep)
 	if err != nil {
-		return toolError(OutcomeToolError, err.Error()), answeredStatus(err), nil
+		status := answeredStatus(err)
+		if ae != nil && status == 0 && ae.sent.Load() {
+			return toolError(OutcomeToolError, err.Error()+" after the request was sent: the upstream may have acted on it, and the gateway did not send it again"), 0, nil
+		}
+		return toolError(OutcomeToolError, err.Error()), status, nil
 	}
 	res, err := c.render(t, p, resp)
 	if err == nil {

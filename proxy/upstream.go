@@ -912,3 +912,43 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		return gjson.ValidBytes(resp.body) && authz.TruthyAt(resp.body, pr.Probe.TrueWhen), nil
 	}
 }
+
+// sendOnce makes req, a write, a request net/http's Transport never sends
+// a second time. The Transport resends a request on a fresh connection
+// when a reused one drops after the request was written, if the request
+// is "replayable" (net/http Request.isReplayable): no body or a body it
+// can rewind (GetBody), and an idempotent method or an Idempotency-Key or
+// X-Idempotency-Key header. Every approved write carries such a header,
+// so an upstream that read the request and then reset the connection
+// received it twice, although the gateway had sent it once.
+//
+// A body is made one-shot by dropping GetBody (the Transport rewinds
+// only through it). A write without a body keeps http.NoBody, so the
+// upstream sees the same framing (Content-Length: 0 on a POST, where a
+// one-shot empty body would go chunked), except a GET or HEAD write, which
+// its method alone makes replayable: it gets a one-shot empty body, which
+// the Transport probes and sends as no body, framing unchanged. The
+// idempotency headers of a bodyless write travel under their lower-case
+// names, which the Transport's check, an exact map lookup of the
+// canonical names, does not see (header names are case-insensitive on the
+// wire).
+func sendOnce(req *http.Request) {
+	req.GetBody = nil
+	if req.Body != nil && req.Body != http.NoBody {
+		return
+	}
+	if req.Method == http.MethodGet || req.Method == http.MethodHead {
+		req.Body, req.ContentLength = io.NopCloser(strings.NewReader("")), 0
+	}
+	var keys []string
+	for k := range req.Header {
+		if ck := http.CanonicalHeaderKey(k); ck == "Idempotency-Key" || ck == "X-Idempotency-Key" {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range keys {
+		v := req.Header[k]
+		delete(req.Header, k)
+		req.Header[strings.ToLower(k)] = v
+	}
+}
