@@ -95,6 +95,9 @@ type Catalog struct {
 	// Toolsets name subsets of the tools, each served at
 	// {mcp_path}/{name} (see [Toolset]).
 	Toolsets map[string]*Toolset `yaml:"toolsets"`
+	// Discovery turns on search_tools and call_tool for callers who may
+	// see many tools (see [Discovery]); nil: off.
+	Discovery *Discovery `yaml:"discovery"`
 
 	// Files lists the included fragment files that were read, sorted.
 	Files []string `yaml:"-"`
@@ -340,6 +343,9 @@ type Tool struct {
 	// structured result, as shaped by response.select and fields (an array
 	// result is {items: [...]}). Load checks it compiles.
 	OutputSchema map[string]any `yaml:"output_schema"`
+	// Discovery is DiscoveryAlways to list the tool even when discovery
+	// is on, or "".
+	Discovery string `yaml:"discovery"`
 
 	// Compiled by Load; read-only afterwards.
 

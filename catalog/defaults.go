@@ -22,6 +22,10 @@ const DefaultNotFoundStatus = http.StatusNotFound
 // empty too, so "${MCP_PATH:-}" behaves like an absent key.
 func applyDefaults(c *Catalog) {
 	approvalPageDefaults(c)
+	discoveryDefaults(c.Discovery)
+	for _, ts := range c.Toolsets {
+		discoveryDefaults(ts.Discovery)
+	}
 	s := &c.Server
 	s.Listen = or(s.Listen, DefaultListen)
 	s.MCPPath = or(s.MCPPath, DefaultMCPPath)
