@@ -75,8 +75,8 @@ type Core struct {
 	lists     sync.Map // listKey → *view
 	listCount atomic.Int64
 
-	// index ranks tools for search_tools, and meta lists search_tools
-	// and call_tool; both nil when no endpoint has discovery.
+	// index ranks tools for search; meta lists search_tools and
+	// call_tool, nil when no endpoint has discovery.
 	index *searchIndex
 	meta  []*Listed
 
@@ -324,8 +324,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		}
 		c.toolsets[name] = members
 	}
+	// The index serves search_tools and the REST mirror's ?q=; statistics
+	// per caller are computed on a view's first search.
+	c.index = newSearchIndex(c.order)
 	if anyDiscovery(cat) {
-		c.index = newSearchIndex(c.order)
 		c.meta = metaTools()
 	}
 	instructions := cat.Server.Instructions

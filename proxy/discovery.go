@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/authz"
@@ -28,7 +29,15 @@ import (
 type view struct {
 	tools  []*tool   // visible, catalog order
 	listed []*Listed // what tools/list shows
-	search *searchView
+
+	searchOnce sync.Once
+	search     *searchView // built on the first search
+}
+
+// searchView returns the view's search statistics, computing them once.
+func (v *view) searchView(ix *searchIndex) *searchView {
+	v.searchOnce.Do(func() { v.search = ix.view(v.tools) })
+	return v.search
 }
 
 // view returns p's view of set.
@@ -63,9 +72,6 @@ func (c *Core) view(ctx context.Context, p *authz.Principal, set string) (*view,
 		for i, t := range v.tools {
 			v.listed[i] = t.listed
 		}
-	}
-	if c.index != nil && discoveryEnabled(d) {
-		v.search = c.index.view(v.tools)
 	}
 	// Equal signatures get equal decisions, so the view is computed once
 	// per signature and toolset. The number of signatures is bounded by
@@ -174,85 +180,124 @@ func unwrapCallTool(raw []byte) (string, []byte, error) {
 	return *a.Name, args, nil
 }
 
-// searchArgs are search_tools' arguments.
-type searchArgs struct {
-	Query *string  `json:"query"`
+// SearchQuery is one tool search: words, optional filters and how many
+// tools to return (0: DefaultSearchLimit).
+type SearchQuery struct {
+	Query string   `json:"query"`
 	Tags  []string `json:"tags"`
 	Kind  string   `json:"kind"`
-	Limit *int     `json:"limit"`
+	Limit int      `json:"limit"`
 }
 
-func parseSearchArgs(raw []byte) (*searchArgs, error) {
-	var a searchArgs
+// ErrBadSearch marks a search whose query or bounds are unusable; the
+// error's text is the public reason.
+var ErrBadSearch = errors.New("invalid search")
+
+type searchError struct{ msg string }
+
+func (e *searchError) Error() string { return e.msg }
+func (e *searchError) Unwrap() error { return ErrBadSearch }
+
+func badSearch(format string, args ...any) error {
+	return &searchError{msg: "invalid arguments: " + fmt.Sprintf(format, args...)}
+}
+
+// check validates q and applies the default limit.
+func (q *SearchQuery) check() error {
+	switch {
+	case len(q.Query) > MaxSearchQuery || !utf8.ValidString(q.Query):
+		return badSearch("query must be valid UTF-8 of at most %d bytes", MaxSearchQuery)
+	case q.Kind != "" && q.Kind != catalog.KindRead && q.Kind != catalog.KindWrite:
+		return badSearch(`kind must be "read" or "write"`)
+	case len(q.Tags) > 20:
+		return badSearch("at most 20 tags")
+	case q.Limit < 0 || q.Limit > MaxSearchLimit:
+		return badSearch("limit must be between 1 and %d", MaxSearchLimit)
+	case len(queryTerms(q.Query)) == 0 && len(q.Tags) == 0 && q.Kind == "":
+		return badSearch("query has no words to search for (or give tags or kind)")
+	}
+	if q.Limit == 0 {
+		q.Limit = DefaultSearchLimit
+	}
+	return nil
+}
+
+// Search ranks the tools p may see in set for q, best first. It never
+// returns, counts or lets rank a tool p cannot see: term statistics are
+// taken over p's visible tools only. A bad query is an error wrapping
+// [ErrBadSearch] whose text is the public reason.
+func (c *Core) Search(ctx context.Context, p *authz.Principal, set string, q SearchQuery) ([]*Listed, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	v, err := c.view(ctx, p, set)
+	if err != nil {
+		return nil, err
+	}
+	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, q.Tags, q.Kind) }
+	var out []*Listed
+	if len(queryTerms(q.Query)) > 0 {
+		for _, d := range c.index.rank(v.searchView(c.index), q.Query, q.Limit, keep) {
+			out = append(out, c.order[d].listed)
+		}
+		return out, nil
+	}
+	// Filters alone: the matching tools in catalog order.
+	for _, t := range v.tools {
+		if len(out) == q.Limit {
+			break
+		}
+		if keep(int32(t.index)) {
+			out = append(out, t.listed)
+		}
+	}
+	return out, nil
+}
+
+// searchTools answers the search_tools meta tool for p on set.
+func (c *Core) searchTools(ctx context.Context, p *authz.Principal, set string, raw []byte) *Result {
+	var a struct {
+		Query *string  `json:"query"`
+		Tags  []string `json:"tags"`
+		Kind  string   `json:"kind"`
+		Limit *int     `json:"limit"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if len(bytes.TrimSpace(raw)) == 0 || dec.Decode(&a) != nil {
-		return nil, errors.New("invalid arguments: search_tools takes {query, tags?, kind?, limit?}: query a string, tags a list of strings, kind read or write, limit an integer")
+		return toolError(OutcomeToolError, "invalid arguments: search_tools takes {query, tags?, kind?, limit?}: query a string, tags a list of strings, kind read or write, limit an integer")
 	}
-	switch {
-	case a.Query == nil:
-		return nil, errors.New("invalid arguments: query is required")
-	case len(*a.Query) > MaxSearchQuery || !utf8.ValidString(*a.Query):
-		return nil, fmt.Errorf("invalid arguments: query must be valid UTF-8 of at most %d bytes", MaxSearchQuery)
-	case a.Kind != "" && a.Kind != catalog.KindRead && a.Kind != catalog.KindWrite:
-		return nil, errors.New(`invalid arguments: kind must be "read" or "write"`)
-	case len(a.Tags) > 20:
-		return nil, errors.New("invalid arguments: at most 20 tags")
-	case a.Limit != nil && (*a.Limit < 1 || *a.Limit > MaxSearchLimit):
-		return nil, fmt.Errorf("invalid arguments: limit must be between 1 and %d", MaxSearchLimit)
+	if a.Query == nil {
+		return toolError(OutcomeToolError, "invalid arguments: query is required")
 	}
-	return &a, nil
-}
-
-// searchTools answers search_tools for p on set.
-func (c *Core) searchTools(ctx context.Context, p *authz.Principal, set string, raw []byte) *Result {
-	a, err := parseSearchArgs(raw)
+	q := SearchQuery{Query: *a.Query, Tags: a.Tags, Kind: a.Kind}
+	if a.Limit != nil {
+		if *a.Limit < 1 {
+			return toolError(OutcomeToolError, fmt.Sprintf("invalid arguments: limit must be between 1 and %d", MaxSearchLimit))
+		}
+		q.Limit = *a.Limit
+	}
+	found, err := c.Search(ctx, p, set, q)
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error())
 	}
-	v, err := c.view(ctx, p, set)
-	if err != nil || v.search == nil {
-		return toolError(OutcomeToolError, "search_tools is not available on this endpoint")
-	}
-	limit := DefaultSearchLimit
-	if a.Limit != nil {
-		limit = *a.Limit
-	}
-	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, a.Tags, a.Kind) }
-	var docs []int32
-	if len(queryTerms(*a.Query)) > 0 {
-		docs = c.index.rank(v.search, *a.Query, limit, keep)
-	} else if len(a.Tags) > 0 || a.Kind != "" {
-		// Filters alone: the matching tools in catalog order.
-		for _, t := range v.tools {
-			if len(docs) == limit {
-				break
-			}
-			if keep(int32(t.index)) {
-				docs = append(docs, int32(t.index))
-			}
-		}
-	} else {
-		return toolError(OutcomeToolError, "invalid arguments: query has no words to search for (or give tags or kind)")
-	}
-	return c.searchResult(docs)
+	return c.searchResult(found)
 }
 
 // searchResult encodes the found tools as {"tools": [...]}, each as the
 // MCP Tool object a caller would list, within the catalog's structured
 // bytes bound: tools past it are left out and the answer says so.
-func (c *Core) searchResult(docs []int32) *Result {
+func (c *Core) searchResult(found []*Listed) *Result {
 	budget := int(c.cat.Limits.StructuredBytes)
 	if budget <= 0 {
 		budget = int(catalog.DefaultStructuredBytes)
 	}
 	b := []byte(`{"tools":[`)
 	left := 0
-	for i, d := range docs {
-		t := c.order[d]
-		entry := searchEntry(t.def)
+	for i, l := range found {
+		entry := searchEntry(l.Tool)
 		if len(b)+len(entry)+256 > budget {
-			left = len(docs) - i
+			left = len(found) - i
 			break
 		}
 		if i > 0 {
