@@ -234,13 +234,18 @@ func (c *Core) Search(ctx context.Context, p *authz.Principal, set string, q Sea
 	if err != nil {
 		return nil, err
 	}
+	return c.rank(v, q), nil
+}
+
+// rank answers a checked query over v's tools.
+func (c *Core) rank(v *view, q SearchQuery) []*Listed {
 	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, q.Tags, q.Kind) }
 	var out []*Listed
 	if len(queryTerms(q.Query)) > 0 {
 		for _, d := range c.index.rank(v.searchView(c.index), q.Query, q.Limit, keep) {
 			out = append(out, c.order[d].listed)
 		}
-		return out, nil
+		return out
 	}
 	// Filters alone: the matching tools in catalog order.
 	for _, t := range v.tools {
@@ -251,7 +256,16 @@ func (c *Core) Search(ctx context.Context, p *authz.Principal, set string, q Sea
 			out = append(out, t.listed)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// SearchCatalog ranks every tool of the catalog for q, as an operator
+// sees them (gateway tools search): no principal, no gates.
+func (c *Core) SearchCatalog(q SearchQuery) ([]*Listed, error) {
+	if err := q.check(); err != nil {
+		return nil, err
+	}
+	return c.rank(&view{tools: c.order}, q), nil
 }
 
 // searchTools answers the search_tools meta tool for p on set.
