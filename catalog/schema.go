@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -220,34 +221,62 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 	if err != nil {
 		return nil, nil, []*schemaError{{msg: err.Error()}}
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
-	if err := c.AddResource(id, doc); err != nil {
+	compilers.Lock()
+	defer compilers.Unlock()
+	plain, vocab := compilers.take(id)
+	if err := plain.AddResource(id, doc); err != nil {
 		return nil, nil, []*schemaError{{msg: oneLine(err.Error())}}
 	}
-	if _, err := c.Compile(id); err != nil {
+	if _, err := plain.Compile(id); err != nil {
 		return nil, nil, schemaErrors(err)
 	}
 	// The schema is valid; compile it once more with the int64 rule. A
 	// registered vocabulary replaces the draft's metaschema by the
 	// vocabularies' own, which check less, so the check above is done
 	// without it.
-	c = jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
-	c.RegisterVocabulary(int64Vocabulary)
-	c.AssertVocabs()
-	if err := c.AddResource(id, doc); err != nil {
+	if err := vocab.AddResource(id, doc); err != nil {
 		return nil, nil, []*schemaError{{msg: oneLine(err.Error())}}
 	}
-	s, err := c.Compile(id)
+	s, err := vocab.Compile(id)
 	if err != nil {
 		return nil, nil, schemaErrors(err)
 	}
 	return inputSchema{s}, js, nil
+}
+
+// compilers are the two compilers compileSchema uses, kept between
+// schemas: a new compiler compiles the draft's metaschema before it can
+// check anything, which cost a catalog of thousands of tools most of its
+// load time. A compiler keeps what it compiled, so the pair is replaced
+// when an id comes back (the next load of the same catalog) and after
+// maxCompilerSchemas schemas.
+var compilers compilerPair
+
+const maxCompilerSchemas = 4096
+
+type compilerPair struct {
+	sync.Mutex
+	plain, vocab *jsonschema.Compiler
+	ids          map[string]bool
+}
+
+// take returns the pair to compile id with; the caller holds the lock.
+func (p *compilerPair) take(id string) (plain, vocab *jsonschema.Compiler) {
+	if p.plain == nil || p.ids[id] || len(p.ids) >= maxCompilerSchemas {
+		p.plain = jsonschema.NewCompiler()
+		p.plain.DefaultDraft(jsonschema.Draft2020)
+		p.plain.AssertFormat()
+		p.plain.UseLoader(refuseLoader{})
+		p.vocab = jsonschema.NewCompiler()
+		p.vocab.DefaultDraft(jsonschema.Draft2020)
+		p.vocab.AssertFormat()
+		p.vocab.UseLoader(refuseLoader{})
+		p.vocab.RegisterVocabulary(int64Vocabulary)
+		p.vocab.AssertVocabs()
+		p.ids = map[string]bool{}
+	}
+	p.ids[id] = true
+	return p.plain, p.vocab
 }
 
 // int64Vocabulary adds one rule to every schema whose type admits integers
