@@ -157,9 +157,9 @@ tools:
 	get := func(query string) (int, string) {
 		r := httptest.NewRequest(http.MethodGet, "/admin/approvals"+query, nil)
 		r.Header.Set("Accept", "text/html")
-		r.AddCookie(&http.Cookie{Name: web.SessionCookie, Value: cookie})
+		r.AddCookie(&http.Cookie{Name: approvalpage.SessionCookie, Value: cookie})
 		w := httptest.NewRecorder()
-		(&web.Page{}).Serve(w, r, &web.Request{Core: core, Rest: "", Log: slog.New(slog.DiscardHandler),
+		(&approvalpage.Page{}).Serve(w, r, &approvalpage.Request{Core: core, Rest: "", Log: slog.New(slog.DiscardHandler),
 			Context: func(*authz.Principal) context.Context { return context.Background() },
 			Guard:   func(http.ResponseWriter, *http.Request) bool { return true }})
 		return w.Code, w.Body.String()

@@ -42,7 +42,12 @@ func propertyDefaults(input map[string]any, v Validator) (map[string]any, []*sch
 			continue
 		}
 		if is, ok := v.(inputSchema); ok {
-			if ps := is.s.Properties[name]; ps != nil {
+			s, err := is.schema()
+			if err != nil {
+				errs = append(errs, &schemaError{loc: loc, msg: oneLine(err.Error())})
+				continue
+			}
+			if ps := s.Properties[name]; ps != nil {
 				if err := ps.Validate(x); err != nil {
 					msg := oneLine(err.Error())
 					var ve *jsonschema.ValidationError

@@ -98,6 +98,9 @@ type Catalog struct {
 	// Toolsets name subsets of the tools, each served at
 	// {mcp_path}/{name} (see [Toolset]).
 	Toolsets map[string]*Toolset `yaml:"toolsets"`
+	// Discovery turns on search_tools and call_tool for callers who may
+	// see many tools (see [Discovery]); nil: off.
+	Discovery *Discovery `yaml:"discovery"`
 
 	// Files lists the included fragment files that were read, sorted.
 	Files []string `yaml:"-"`
@@ -349,6 +352,9 @@ type Tool struct {
 	// Probe is how `gateway check --probe` calls the tool; nil: with
 	// arguments taken from the schemas' and the document's examples.
 	Probe *ToolProbe `yaml:"probe"`
+	// Discovery is DiscoveryAlways to list the tool even when discovery
+	// is on, or "".
+	Discovery string `yaml:"discovery"`
 
 	// Compiled by Load; read-only afterwards.
 

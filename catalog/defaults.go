@@ -23,6 +23,10 @@ const DefaultNotFoundStatus = http.StatusNotFound
 func applyDefaults(c *Catalog) {
 	approvalPageDefaults(c)
 	approvalSettingsDefaults(c)
+	discoveryDefaults(c.Discovery)
+	for _, ts := range c.Toolsets {
+		discoveryDefaults(ts.Discovery)
+	}
 	s := &c.Server
 	s.Listen = or(s.Listen, DefaultListen)
 	s.MCPPath = or(s.MCPPath, DefaultMCPPath)

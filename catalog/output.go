@@ -1,5 +1,7 @@
 package catalog
 
+import "cmp"
+
 // output_schema and tags: fields an imported tool carries (issue 13).
 
 // tags checks a tool's tags are non-empty names.
@@ -39,13 +41,13 @@ func (tc *toolCheck) output() {
 	// Published and enforced: the operator's schema plus the members the
 	// gateway may add (outputcheck.go). The operator's compiled above, so
 	// problems point into what was written.
+	// Both are compiled on first use (lazySchema).
 	strict := publishedOutput(t)
-	ps, _, perrs := compileSchema(strict, "catalog:///"+tc.path+"/output.json")
-	adv, ajs, aerrs := compileSchema(advertisedOutput(t, strict), "catalog:///"+tc.path+"/advertised.json")
-	for _, e := range append(perrs, aerrs...) {
-		tc.add(at, tc.subj, "output_schema with the gateway's own members: %s", e.msg)
+	ps, _, perr := deferSchema(strict, "catalog:///"+tc.path+"/output.json")
+	_, ajs, aerr := deferSchema(advertisedOutput(t, strict), "catalog:///"+tc.path+"/advertised.json")
+	if err := cmp.Or(perr, aerr); err != nil {
+		tc.add(at, tc.subj, "output_schema with the gateway's own members: %s", err)
+		return
 	}
-	if is, ok := ps.(inputSchema); ok && perrs == nil && aerrs == nil && adv != nil {
-		t.Output, t.OutputJSON = outputSchema{is.s}, ajs
-	}
+	t.Output, t.OutputJSON = outputSchema{ps}, ajs
 }

@@ -167,14 +167,18 @@ func (e *OutputError) Error() string {
 }
 
 // outputSchema is a compiled published output schema.
-type outputSchema struct{ s *jsonschema.Schema }
+type outputSchema struct{ *lazySchema }
 
 // Validate checks a result decoded by encoding/json against the strict
 // schema (not the not_found alternative: the core never validates its own
 // not_found result, which matches the alternative by construction). The
 // error, when there is one, is an *[OutputError] for the deepest failure.
 func (v outputSchema) Validate(result any) error {
-	err := v.s.Validate(result)
+	s, err := v.schema()
+	if err != nil {
+		return &OutputError{Rule: "cannot be checked: the output schema does not compile (" + oneLine(err.Error()) + ")"}
+	}
+	err = s.Validate(result)
 	if err == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -46,7 +47,7 @@ func (e *ArgumentError) Error() string {
 
 // inputSchema is a compiled tool input schema. It is immutable and safe
 // for concurrent use.
-type inputSchema struct{ s *jsonschema.Schema }
+type inputSchema struct{ *lazySchema }
 
 // Validate checks arguments decoded by encoding/json (json.Number or
 // float64 numbers). Nil stands for no arguments, an empty object. The
@@ -55,7 +56,11 @@ func (v inputSchema) Validate(args any) error {
 	if args == nil {
 		args = map[string]any{}
 	}
-	err := v.s.Validate(args)
+	s, err := v.schema()
+	if err != nil {
+		return &ArgumentError{Msg: "the tool's input schema cannot be used: " + oneLine(err.Error())}
+	}
+	err = s.Validate(args)
 	if err == nil {
 		return nil
 	}
@@ -220,34 +225,98 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 	if err != nil {
 		return nil, nil, []*schemaError{{msg: err.Error()}}
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
-	if err := c.AddResource(id, doc); err != nil {
-		return nil, nil, []*schemaError{{msg: oneLine(err.Error())}}
+	compilers.Lock()
+	plain := compilers.take(id)
+	err = plain.AddResource(id, doc)
+	if err == nil {
+		_, err = plain.Compile(id)
 	}
-	if _, err := c.Compile(id); err != nil {
-		return nil, nil, schemaErrors(err)
-	}
-	// The schema is valid; compile it once more with the int64 rule. A
-	// registered vocabulary replaces the draft's metaschema by the
-	// vocabularies' own, which check less, so the check above is done
-	// without it.
-	c = jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
-	c.UseLoader(refuseLoader{})
-	c.RegisterVocabulary(int64Vocabulary)
-	c.AssertVocabs()
-	if err := c.AddResource(id, doc); err != nil {
-		return nil, nil, []*schemaError{{msg: oneLine(err.Error())}}
-	}
-	s, err := c.Compile(id)
+	compilers.Unlock()
 	if err != nil {
 		return nil, nil, schemaErrors(err)
 	}
-	return inputSchema{s}, js, nil
+	return inputSchema{&lazySchema{id: id, js: js}}, js, nil
+}
+
+// deferSchema is compileSchema for a schema known to be valid (the
+// gateway's own additions to a schema compileSchema accepted): nothing is
+// compiled until it is first used.
+func deferSchema(m map[string]any, id string) (*lazySchema, []byte, error) {
+	js, err := marshalJSON(m)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &lazySchema{id: id, js: js}, js, nil
+}
+
+// lazySchema is a schema checked at load and compiled for use on its
+// first validation. Compiling every tool's schemas at load cost a catalog
+// of thousands of imported tools most of its start time and memory, for
+// tools most of which are never called.
+type lazySchema struct {
+	id   string
+	js   []byte // the schema as JSON, shared with what is published
+	once sync.Once
+	s    *jsonschema.Schema
+	err  error
+}
+
+// schema compiles the schema with the int64 rule, once. A registered
+// vocabulary replaces the draft's metaschema by the vocabularies' own,
+// which check less: the check with the metaschema was done at load.
+func (l *lazySchema) schema() (*jsonschema.Schema, error) {
+	l.once.Do(func() {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.AssertFormat()
+		c.UseLoader(refuseLoader{})
+		c.RegisterVocabulary(int64Vocabulary)
+		c.AssertVocabs()
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(l.js))
+		if l.err = err; err == nil {
+			if l.err = c.AddResource(l.id, doc); l.err == nil {
+				l.s, l.err = c.Compile(l.id)
+			}
+		}
+		l.js = nil
+	})
+	return l.s, l.err
+}
+
+// compilers is the compiler compileSchema checks schemas with, kept
+// between schemas: a new compiler sets up the draft's metaschema before it
+// can check anything. A compiler keeps what it compiled, so it is
+// replaced when an id comes back (the next load of the same catalog) and
+// after maxCompilerSchemas schemas.
+var compilers compilerCache
+
+const maxCompilerSchemas = 4096
+
+type compilerCache struct {
+	sync.Mutex
+	c   *jsonschema.Compiler
+	ids map[string]bool
+}
+
+// releaseCompiler lets go of the kept compiler and what it compiled, at
+// the end of a load.
+func releaseCompiler() {
+	compilers.Lock()
+	compilers.c, compilers.ids = nil, nil
+	compilers.Unlock()
+}
+
+// take returns the compiler to check id with; the caller holds the lock.
+func (p *compilerCache) take(id string) *jsonschema.Compiler {
+	if p.c == nil || p.ids[id] || len(p.ids) >= maxCompilerSchemas {
+		p.c = jsonschema.NewCompiler()
+		p.c.DefaultDraft(jsonschema.Draft2020)
+		p.c.AssertFormat()
+		p.c.UseLoader(refuseLoader{})
+		p.ids = map[string]bool{}
+	}
+	p.ids[id] = true
+	return p.c
 }
 
 // int64Vocabulary adds one rule to every schema whose type admits integers

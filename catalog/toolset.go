@@ -20,6 +20,9 @@ type Toolset struct {
 	Tools []string `yaml:"tools"`
 	Tags  []string `yaml:"tags"`
 	Kinds []string `yaml:"kinds"`
+	// Discovery replaces the catalog's discovery settings on this
+	// toolset's endpoint; nil: the catalog's apply.
+	Discovery *Discovery `yaml:"discovery"`
 }
 
 // Selects reports whether t is in s: enabled, and matched by a name, a

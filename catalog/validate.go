@@ -31,6 +31,7 @@ func validate(c *Catalog, p *problems, pos map[string]Pos, lookup func(string) (
 	v.prerequisites()
 	v.tools()
 	v.toolsets()
+	v.discovery()
 	v.limits()
 	v.audit()
 	v.approvalPage()

@@ -66,6 +66,9 @@ func (pl *pipeline) serveRPC(x *exchange) (int, value, *failure) {
 	}
 	call := m.method == "tools/call"
 	name, named := stringValue(m.name)
+	if call && named {
+		name = x.callTarget(name, &m.arguments)
+	}
 	release, f := pl.admit(x, call && named, name)
 	defer release()
 	if f == nil {
@@ -311,6 +314,23 @@ func (x *exchange) toolsCall(name string, named bool) (value, *failure) {
 		r.structured = res.Structured
 	}
 	return r, nil
+}
+
+// callTarget unwraps a discovery call_tool before anything else sees the
+// call, so that rate limits, logs, metrics, approval and audit all name
+// the real tool: it returns the tool's name and replaces *args with the
+// tool's own arguments. Arguments that are not an object, or have a
+// duplicate member, are left for callArguments to refuse: which name they
+// meant is ambiguous.
+func (x *exchange) callTarget(name string, args *[]byte) string {
+	if a := *args; x.st == nil || a != nil && (a[0] != '{' || duplicateMember(a) != nil) {
+		return name
+	}
+	inner, innerArgs, ok := x.st.core.CallTarget(x.toolset, name, *args)
+	if ok {
+		*args = innerArgs
+	}
+	return inner
 }
 
 // callArguments checks a call's raw arguments (nil: absent): an object

@@ -2,8 +2,13 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
+	"net/url"
+	"strconv"
 	"time"
+
+	"github.com/mcpgw/gateway/proxy"
 )
 
 // The REST mirror at {admin_path} serves the same pipeline for callers
@@ -23,7 +28,19 @@ func (h *handler) serveRESTTools(w http.ResponseWriter, r *http.Request, x *exch
 		writeFailure(w, f)
 		return
 	}
-	tools, err := x.st.core.ListIn(x.ctx, x.principal, x.toolset)
+	var (
+		tools []*proxy.Listed
+		err   error
+	)
+	if qs := r.URL.Query(); qs.Has("q") {
+		tools, err = x.st.core.Search(x.ctx, x.principal, x.toolset, restSearch(qs))
+	} else {
+		tools, err = x.st.core.ListIn(x.ctx, x.principal, x.toolset)
+	}
+	if errors.Is(err, proxy.ErrBadSearch) {
+		writeFailure(w, fail(failBadParams, err.Error()))
+		return
+	}
 	if err != nil {
 		writeFailure(w, x.classify("", err))
 		return
@@ -43,6 +60,20 @@ func (h *handler) serveRESTTools(w http.ResponseWriter, r *http.Request, x *exch
 	writeJSON(w, http.StatusOK, append(b, ']'))
 }
 
+// restSearch reads GET {admin_path}/tools?q=WORDS&tag=T&kind=K&limit=N.
+// A limit that is not a number is out of range, so the core refuses it.
+func restSearch(qs url.Values) proxy.SearchQuery {
+	q := proxy.SearchQuery{Query: qs.Get("q"), Tags: qs["tag"], Kind: qs.Get("kind")}
+	if l := qs.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 {
+			n = -1
+		}
+		q.Limit = n
+	}
+	return q
+}
+
 // serveRESTCall answers POST {admin_path}/call, body {name, arguments},
 // with {"is_error", "content", "metadata": {"latency_ms"}}, content being
 // exactly the MCP text block. Tool failures are 200 with is_error: true;
@@ -53,6 +84,10 @@ func (h *handler) serveRESTCall(w http.ResponseWriter, r *http.Request, x *excha
 		return
 	}
 	name, args, f := decodeRESTCall(body)
+	if f == nil {
+		name = x.callTarget(name, &args)
+		args, f = callArguments(args, "arguments")
+	}
 	if f != nil {
 		writeFailure(w, f)
 		return

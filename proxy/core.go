@@ -76,8 +76,13 @@ type Core struct {
 	// built.
 	pendingCaps approval.Limits
 
-	lists     sync.Map // listKey → []*Listed
+	lists     sync.Map // listKey → *view
 	listCount atomic.Int64
+
+	// index ranks tools for search; meta lists search_tools and
+	// call_tool, nil when no endpoint has discovery.
+	index *searchIndex
+	meta  []*Listed
 
 	// toolsets maps each catalog toolset to the tools it selects.
 	toolsets map[string]map[*tool]bool
@@ -194,6 +199,7 @@ func (e *ChallengeError) Error() string {
 
 // tool is a catalog tool with what the core precomputes for it.
 type tool struct {
+	index        int // in Core.order, and the search index's document number
 	def          *catalog.Tool
 	up           *upstream
 	listed       *Listed
@@ -272,9 +278,10 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		}
 		t.redact = writeOnlyArgs(def.Input)
 		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
-		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def, true), REST: encodeRESTTool(def)}
+		always := cat.Discovery.AlwaysListed(def)
+		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def, true, always), REST: encodeRESTTool(def)}
 		if def.OutputJSON != nil {
-			t.listed.MCPBefore20250618 = encodeMCPTool(def, false)
+			t.listed.MCPBefore20250618 = encodeMCPTool(def, false, always)
 		}
 		t.shape = shapeOptions(def)
 		t.pageArg, t.pageDefault, t.pageMax = pageBounds(def, &cat.Limits)
@@ -313,6 +320,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			}
 			t.notFoundJSON, _ = json.Marshal(res)
 		}
+		t.index = len(c.order)
 		c.tools[def.Name] = t
 		c.order = append(c.order, t)
 		if len(def.Response.Untrusted) > 0 {
@@ -328,6 +336,12 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			}
 		}
 		c.toolsets[name] = members
+	}
+	// The index serves search_tools and the REST mirror's ?q=; statistics
+	// per caller are computed on a view's first search.
+	c.index = newSearchIndex(c.order)
+	if anyDiscovery(cat) {
+		c.meta = metaTools()
 	}
 	instructions := cat.Server.Instructions
 	if fenced {
@@ -382,8 +396,10 @@ func (c *Core) Instructions() string { return c.config.Instructions }
 // Config is c's catalog resolved for the surfaces; see [Config].
 func (c *Core) Config() *Config { return c.config }
 
-// List returns the tools p may see, in catalog order. It asks the same
-// question as Call, through the same policy.
+// List returns the tools tools/list shows p, in catalog order: every tool
+// p may see or, where discovery is on for p, the always-listed ones and
+// the meta tools search_tools and call_tool. It asks the same question as
+// Call, through the same policy.
 //
 // The result is shared between callers with the same authorization
 // signature and must not be modified.
@@ -396,32 +412,11 @@ func (c *Core) List(ctx context.Context, p *authz.Principal) []*Listed {
 // catalog): the tools p may see that the set selects. An unknown set is
 // an [*UnknownToolsetError].
 func (c *Core) ListIn(ctx context.Context, p *authz.Principal, set string) ([]*Listed, error) {
-	members, err := c.toolset(set)
+	v, err := c.view(ctx, p, set)
 	if err != nil {
 		return nil, err
 	}
-	sig, ok := c.policy.Signature(ctx, p)
-	key := listKey{set: set, sig: sig}
-	if ok {
-		if l, hit := c.lists.Load(key); hit {
-			return l.([]*Listed), nil
-		}
-	}
-	out := make([]*Listed, 0, len(c.order))
-	for _, t := range c.order {
-		if (members == nil || members[t]) && c.policy.Decide(ctx, p, t.def).Allowed {
-			out = append(out, t.listed)
-		}
-	}
-	// Equal signatures get equal decisions, so the list is computed once
-	// per signature and toolset. The number of signatures is bounded by
-	// the catalog, and the cache by maxListSignatures besides.
-	if ok && c.listCount.Load() < maxListSignatures {
-		if _, loaded := c.lists.LoadOrStore(key, out); !loaded {
-			c.listCount.Add(1)
-		}
-	}
-	return out, nil
+	return v.listed, nil
 }
 
 // listKey keys the list cache: one list per toolset and signature.
@@ -445,6 +440,21 @@ func (c *Core) CallIn(ctx context.Context, p *authz.Principal, set, name string,
 	members, err := c.toolset(set)
 	if err != nil {
 		return nil, err
+	}
+	if discoveryEnabled(c.cat.DiscoveryFor(set)) {
+		switch name {
+		case catalog.SearchToolsName:
+			res := c.searchTools(ctx, p, set, args)
+			c.metrics.ToolCall(catalog.SearchToolsName, res.Outcome, 0)
+			return res, nil
+		case catalog.CallToolName:
+			inner, innerArgs, err := unwrapCallTool(args)
+			if err != nil {
+				c.metrics.ToolCall(catalog.CallToolName, OutcomeToolError, 0)
+				return toolError(OutcomeToolError, "invalid arguments: "+err.Error()), nil
+			}
+			name, args = inner, innerArgs
+		}
 	}
 	t := c.tools[name]
 	if t != nil && members != nil && !members[t] {

@@ -33,8 +33,11 @@ func description(t *catalog.Tool) string {
 }
 
 // encodeMCPTool encodes t as an MCP Tool object, once, at load; output
-// says whether to include outputSchema.
-func encodeMCPTool(t *catalog.Tool, output bool) []byte {
+// says whether to include outputSchema, always whether the tool is listed
+// even with discovery on. Its _meta carries the hints clients with a tool
+// search of their own read: anthropic/searchHint (title and tags) and
+// anthropic/alwaysLoad.
+func encodeMCPTool(t *catalog.Tool, output, always bool) []byte {
 	b := []byte(`{"name":`)
 	b = rendering.AppendString(b, t.Name)
 	if t.Title != "" {
@@ -85,7 +88,22 @@ func encodeMCPTool(t *catalog.Tool, output bool) []byte {
 	}
 	b = append(b, `,"openWorldHint":`...)
 	b = strconv.AppendBool(b, openWorld)
-	return append(b, "}}"...)
+	b = append(b, '}')
+	if hint := searchHint(t); hint != "" || always {
+		b = append(b, `,"_meta":{`...)
+		if hint != "" {
+			b = append(b, `"anthropic/searchHint":`...)
+			b = rendering.AppendString(b, hint)
+		}
+		if always {
+			if hint != "" {
+				b = append(b, ',')
+			}
+			b = append(b, `"anthropic/alwaysLoad":true`...)
+		}
+		b = append(b, '}')
+	}
+	return append(b, '}')
 }
 
 // encodeRESTTool encodes t as the REST mirror's {name, description,

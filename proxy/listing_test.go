@@ -59,7 +59,7 @@ func TestListedToolEncodings(t *testing.T) {
 			`{"name":"plain","description":"A read.","input_schema":` + closed + `}`,
 		},
 		"titled": {
-			`{"name":"titled","title":"Titled read","description":"A read with a title. ` + proxy.FenceNotice + `","inputSchema":{"properties":{"q":{"type":"string"}},"type":"object"},"annotations":{"title":"Titled read","readOnlyHint":true,"idempotentHint":true,"openWorldHint":false}}`,
+			`{"name":"titled","title":"Titled read","description":"A read with a title. ` + proxy.FenceNotice + `","inputSchema":{"properties":{"q":{"type":"string"}},"type":"object"},"annotations":{"title":"Titled read","readOnlyHint":true,"idempotentHint":true,"openWorldHint":false},"_meta":{"anthropic/searchHint":"Titled read"}}`,
 			`{"name":"titled","description":"A read with a title. ` + proxy.FenceNotice + `","input_schema":{"properties":{"q":{"type":"string"}},"type":"object"}}`,
 		},
 		"fenced": {
@@ -71,7 +71,7 @@ func TestListedToolEncodings(t *testing.T) {
 			`{"name":"write","description":"A write.","input_schema":` + closed + `}`,
 		},
 		"gentle_write": {
-			`{"name":"gentle_write","title":"Tool title","description":"A write the operator describes.","inputSchema":` + closed + `,"annotations":{"title":"Annotated","readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true}}`,
+			`{"name":"gentle_write","title":"Tool title","description":"A write the operator describes.","inputSchema":` + closed + `,"annotations":{"title":"Annotated","readOnlyHint":false,"destructiveHint":false,"idempotentHint":true,"openWorldHint":true},"_meta":{"anthropic/searchHint":"Tool title"}}`,
 			`{"name":"gentle_write","description":"A write the operator describes.","input_schema":` + closed + `}`,
 		},
 	}

@@ -66,6 +66,7 @@ commands:
   token      sign a development JWT for a catalog's HS256/RS256/ES256/EdDSA key
   check      cross-check a catalog's tools against an OpenAPI document (--catalog FILE --openapi SPEC)
   import     write catalog tools for an OpenAPI document (gateway import openapi SPEC --upstream NAME)
+  tools      rank a catalog's tools for a query, as search_tools would (gateway tools search QUERY)
 
 run "gateway <command> -h" for a command's flags
 `
@@ -91,6 +92,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return runImport(rest, stdout, stderr)
 	case "check":
 		return runCheck(ctx, rest, stdout, stderr, env)
+	case "tools":
+		return runTools(rest, stdout, stderr, env)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

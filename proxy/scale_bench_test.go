@@ -1,0 +1,131 @@
+package proxy_test
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// scaleWords make up synthetic tool text: names, descriptions and
+// arguments of the shape an imported API has.
+var scaleWords = strings.Fields("job run workflow deployment flow cancel retry list get create delete update alert rule silence metric query range label target user team repository issue comment branch commit tag release secret block document log filter count schedule worker pool queue artifact variable event webhook member setting key token")
+
+// scaleCatalog writes a catalog of n imported-looking tools: each with a
+// title, a two-sentence description, three arguments (one an enum) and
+// an output schema of five properties.
+func scaleCatalog(n int) []byte {
+	var b strings.Builder
+	b.WriteString(`version: 1
+server: { name: scale }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  up_write: { scopes: [up:write] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+discovery: { mode: auto }
+tools:
+`)
+	w := func(i, k int) string { return scaleWords[(i*7+k*13)%len(scaleWords)] }
+	for i := range n {
+		name := fmt.Sprintf("%s_%s_%s_%d", w(i, 0), w(i, 1), w(i, 2), i)
+		kind := "read"
+		extra := ""
+		method := "GET"
+		if i%4 == 3 {
+			kind, extra, method = "write", "\n    gate: up_write", "POST"
+		}
+		fmt.Fprintf(&b, `  - name: %s
+    title: %s %s %s
+    description: %s the %s of a %s. Returns the %s with its %s and %s.
+    kind: %s%s
+    tags: [%s]
+    input:
+      type: object
+      additionalProperties: false
+      properties:
+        %s_id: { type: string, description: The %s to act on. }
+        state: { type: string, enum: [open, closed, pending, failed] }
+        limit: { type: integer, minimum: 1, maximum: 100 }
+      required: [%s_id]
+    request: { upstream: up, method: %s, path: "/v1/%s/{%s_id}/%s" }
+    output_schema:
+      type: object
+      properties:
+        id: { type: string }
+        name: { type: string }
+        state: { type: string }
+        created: { type: string }
+        items: { type: array, items: { type: object, properties: { id: { type: string }, value: { type: number } } } }
+`, name, w(i, 0), w(i, 1), w(i, 2), w(i, 0), w(i, 1), w(i, 2), w(i, 3), w(i, 4), w(i, 5), kind, extra, w(i, 6), w(i, 2), w(i, 2), w(i, 2), method, w(i, 2), w(i, 2), w(i, 1))
+	}
+	return []byte(b.String())
+}
+
+func scaleEnv(k string) (string, bool) { return "s3cret", k == "SECRET" }
+
+// BenchmarkCatalogScale reports, for 100, 1,000 and 10,000 tools: the
+// time to load the catalog and build its core (ready), the heap it holds
+// (MiB-held), a discovery tools/list, and one search.
+func BenchmarkCatalogScale(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		data := scaleCatalog(n)
+		b.Run(fmt.Sprintf("tools=%d/ready", n), func(b *testing.B) {
+			var before, after runtime.MemStats
+			for b.Loop() {
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				cat, err := catalog.Parse("scale.yaml", data, &catalog.LoadOptions{Getenv: scaleEnv})
+				if err != nil {
+					b.Fatal(err)
+				}
+				core, err := proxy.New(cat, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				runtime.KeepAlive(core)
+			}
+			b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/(1<<20), "MiB-held")
+		})
+		cat, err := catalog.Parse("scale.yaml", data, &catalog.LoadOptions{Getenv: scaleEnv})
+		if err != nil {
+			b.Fatal(err)
+		}
+		core, err := proxy.New(cat, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := &authz.Principal{Subject: "u", Workspace: "acme", Scopes: []string{"up:write"}, Actor: "u"}
+		ctx := context.Background()
+		b.Run(fmt.Sprintf("tools=%d/list", n), func(b *testing.B) {
+			for b.Loop() {
+				if l := core.List(ctx, p); len(l) == 0 {
+					b.Fatal("empty list")
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("tools=%d/search", n), func(b *testing.B) {
+			queries := []string{"cancel the job that is stuck", "list failed workflow runs", "who changed this alert rule", "count pending tokens"}
+			var worst time.Duration
+			i := 0
+			for b.Loop() {
+				start := time.Now()
+				if _, err := core.Search(ctx, p, "", proxy.SearchQuery{Query: queries[i%len(queries)], Limit: 5}); err != nil {
+					b.Fatal(err)
+				}
+				worst = max(worst, time.Since(start))
+				i++
+			}
+			b.ReportMetric(float64(worst.Microseconds()), "µs-worst")
+		})
+	}
+}
