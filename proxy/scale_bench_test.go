@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,7 +74,8 @@ func scaleEnv(k string) (string, bool) { return "s3cret", k == "SECRET" }
 
 // BenchmarkCatalogScale reports, for 100, 1,000 and 10,000 tools: the
 // time to load the catalog and build its core (ready), the heap it holds
-// (MiB-held), a discovery tools/list, and one search.
+// (MiB-held), a discovery tools/list, and one search (with its p99; the
+// first search of a caller also computes that caller's term statistics).
 func BenchmarkCatalogScale(b *testing.B) {
 	for _, n := range []int{100, 1000, 10000} {
 		data := scaleCatalog(n)
@@ -115,17 +117,18 @@ func BenchmarkCatalogScale(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("tools=%d/search", n), func(b *testing.B) {
 			queries := []string{"cancel the job that is stuck", "list failed workflow runs", "who changed this alert rule", "count pending tokens"}
-			var worst time.Duration
+			var took []time.Duration
 			i := 0
 			for b.Loop() {
 				start := time.Now()
 				if _, err := core.Search(ctx, p, "", proxy.SearchQuery{Query: queries[i%len(queries)], Limit: 5}); err != nil {
 					b.Fatal(err)
 				}
-				worst = max(worst, time.Since(start))
+				took = append(took, time.Since(start))
 				i++
 			}
-			b.ReportMetric(float64(worst.Microseconds()), "µs-worst")
+			slices.Sort(took)
+			b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "µs-p99")
 		})
 	}
 }

@@ -129,11 +129,17 @@ type hit struct {
 	score float64
 }
 
+// better orders hits: higher score first, then catalog order.
+func (h hit) better(o hit) bool {
+	return h.score > o.score || h.score == o.score && h.doc < o.doc
+}
+
 // rank scores the visible tools for query and returns the best limit
 // that keep passes, best first; ties keep catalog order.
 func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(doc int32) bool) []int32 {
 	weights := queryTerms(query)
-	scores := map[int32]float64{}
+	scores := make([]float64, len(ix.length))
+	var touched []int32
 	n := float64(v.count)
 	for term, qw := range weights {
 		list := ix.postings[term]
@@ -148,30 +154,39 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 		}
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 		for _, p := range list {
-			if !v.visible[p.doc] || !keep(p.doc) {
+			if !v.visible[p.doc] {
 				continue
 			}
 			tf := float64(p.wtf)
 			norm := 1 - bm25B + bm25B*float64(ix.length[p.doc])/max(v.avgLen, 1)
+			if scores[p.doc] == 0 {
+				touched = append(touched, p.doc)
+			}
 			scores[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
 		}
 	}
-	hits := make([]hit, 0, len(scores))
-	for d, s := range scores {
-		hits = append(hits, hit{d, s})
-	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		if a.score != b.score {
-			if a.score > b.score {
-				return -1
-			}
-			return 1
+	// The best limit, kept sorted by insertion: limit is at most
+	// MaxSearchLimit, the candidates may be thousands.
+	best := make([]hit, 0, limit)
+	for _, d := range touched {
+		h := hit{d, scores[d]}
+		if len(best) == limit && !h.better(best[len(best)-1]) || !keep(d) {
+			continue
 		}
-		return int(a.doc - b.doc)
-	})
-	out := make([]int32, 0, min(limit, len(hits)))
-	for _, h := range hits[:min(limit, len(hits))] {
-		out = append(out, h.doc)
+		i := len(best)
+		if i < limit {
+			best = append(best, h)
+		} else {
+			i--
+		}
+		for ; i > 0 && h.better(best[i-1]); i-- {
+			best[i] = best[i-1]
+		}
+		best[i] = h
+	}
+	out := make([]int32, len(best))
+	for i, h := range best {
+		out[i] = h.doc
 	}
 	return out
 }
