@@ -339,7 +339,7 @@ func TestTwoGatewaysShareApprovalsThroughRedis(t *testing.T) {
 	g1, g2 := startGateway(t, up, "", env...), startGateway(t, up, "", env...)
 	op := token(t, "operator", "acme", operatorScopes...)
 	approver := token(t, "approver", "acme", approverScopes...)
-	args := map[string]any{"workflow_id": "wf-two", "reason": "e2e"}
+	args := map[string]any{"workflow_id": "wf-acme-0011", "reason": "e2e"}
 	id := fourEyesRequest(t, sdkClient(t, g1.MCP, op, nil, nil, false), args)
 	if code, body, _ := rest(t, "POST", g1.URL+"/admin/mcp/approvals/"+id+"/approve", approver); code != 200 {
 		t.Fatalf("approve on node 1: %d %v", code, body)
@@ -348,7 +348,7 @@ func TestTwoGatewaysShareApprovalsThroughRedis(t *testing.T) {
 	if res, text := callText(t, on2, &mcp.CallToolParams{Name: "cancel_workflow", Arguments: args}); res.IsError {
 		t.Fatalf("retry on node 2: %q", text)
 	}
-	if n := len(sent(up, "/v1/workflows/wf-two/cancel")); n != 1 {
+	if n := len(sent(up, "/v1/workflows/wf-acme-0011/cancel")); n != 1 {
 		t.Fatalf("upstream saw %d cancels, want 1", n)
 	}
 	// The confirmation sealed by node 1 is redeemed on node 2, once.
@@ -389,8 +389,8 @@ func TestApprovalIsBoundToTheActor(t *testing.T) {
 	agent1 := sdkClient(t, g.MCP, asActor("agent-1@example.com"), nil, nil, false)
 	agent2 := sdkClient(t, g.MCP, asActor("agent-2@example.com"), nil, nil, false)
 	approver := token(t, "approver", "acme", approverScopes...)
-	args := map[string]any{"workflow_id": "wf-actor", "reason": "e2e"}
-	path := "/v1/workflows/wf-actor/cancel"
+	args := map[string]any{"workflow_id": "wf-acme-0011", "reason": "e2e"}
+	path := "/v1/workflows/wf-acme-0011/cancel"
 
 	id := fourEyesRequest(t, agent1, args)
 	if code, body, _ := rest(t, "POST", g.URL+"/admin/mcp/approvals/"+id+"/approve", approver); code != 200 {

@@ -261,7 +261,7 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 	// The agent asks; its arguments carry markup the page must show as text.
 	op := token(t, "operator", "acme", operatorScopes...)
 	cs := sdkClient(t, g.MCP, op, nil, nil, false)
-	args := map[string]any{"workflow_id": "wf-page", "reason": `<b id="injected">now</b> & "quoted"`}
+	args := map[string]any{"workflow_id": "wf-acme-0011", "reason": `<b id="injected">now</b> & "quoted"`}
 	id := fourEyesRequest(t, cs, args)
 	page := public + "/admin/mcp/approvals/" + id
 
@@ -300,7 +300,7 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 			}
 		}
 		argsText := text(t, ctx, "#arguments")
-		for _, want := range []string{`"workflow_id": "wf-page"`, `\u003cb id=\"injected\"\u003enow\u003c/b\u003e \u0026 \"quoted\"`} {
+		for _, want := range []string{`"workflow_id": "wf-acme-0011"`, `\u003cb id=\"injected\"\u003enow\u003c/b\u003e \u0026 \"quoted\"`} {
 			if !strings.Contains(argsText, want) {
 				t.Errorf("arguments shown as %q, want %s", argsText, want)
 			}
@@ -442,7 +442,7 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 		if code, body, _ := rest(t, "GET", g.URL+"/admin/mcp/approvals/"+id, token(t, "approver", "acme", approverScopes...)); code != 200 || body["status"] != "pending" {
 			t.Errorf("after forged posts: %d %v, want still pending", code, body)
 		}
-		if n := len(sent(up, "/v1/workflows/wf-page/cancel")); n != 0 {
+		if n := len(sent(up, "/v1/workflows/wf-acme-0011/cancel")); n != 0 {
 			t.Errorf("upstream saw %d cancels before approval", n)
 		}
 	})
@@ -460,7 +460,7 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 		if res.IsError {
 			t.Fatalf("the requester's retry after approval: %q", out)
 		}
-		if n := len(sent(up, "/v1/workflows/wf-page/cancel")); n != 1 {
+		if n := len(sent(up, "/v1/workflows/wf-acme-0011/cancel")); n != 1 {
 			t.Errorf("upstream saw %d cancels, want 1", n)
 		}
 		if audit := g.stderr.String(); !strings.Contains(audit, `"stage":"approved"`) || !strings.Contains(audit, `"approver":"approver"`) {
@@ -483,7 +483,7 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ucs.Close()
-		uargs := map[string]any{"workflow_id": "wf-url", "reason": "e2e"}
+		uargs := map[string]any{"workflow_id": "wf-acme-0012", "reason": "e2e"}
 		res, out := callText(t, ucs, &mcp.CallToolParams{Name: "cancel_workflow", Arguments: uargs})
 		id := approvalID.FindString(out)
 		if len(got) != 1 || got[0].Mode != "url" || id == "" || got[0].ElicitationID != id || got[0].URL != public+"/admin/mcp/approvals/"+id {
@@ -503,7 +503,7 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 		if res, out := callText(t, ucs, &mcp.CallToolParams{Name: "cancel_workflow", Arguments: uargs}); res.IsError {
 			t.Fatalf("retry after approval through the offered page: %q", out)
 		}
-		if n := len(sent(up, "/v1/workflows/wf-url/cancel")); n != 1 {
+		if n := len(sent(up, "/v1/workflows/wf-acme-0012/cancel")); n != 1 {
 			t.Errorf("upstream saw %d cancels, want 1", n)
 		}
 		if len(got) != 1 {

@@ -88,7 +88,7 @@ func TestTypeScriptSDKApprovals(t *testing.T) {
 	if rep.Reject.Status != 200 || !rep.AfterReject.IsError || !strings.Contains(rep.AfterReject.Text, "rejected by approver") {
 		t.Errorf("reject %+v then %+v", rep.Reject, rep.AfterReject)
 	}
-	got := sent(up, "/v1/workflows/wf-ts/cancel")
+	got := sent(up, "/v1/workflows/wf-acme-0011/cancel")
 	if len(got) != 1 || got[0].Header.Get("Idempotency-Key") != approval.IdempotencyKey(rep.ID) {
 		t.Errorf("upstream saw %d cancels (%v), want one with Idempotency-Key %s", len(got), got, approval.IdempotencyKey(rep.ID))
 	}

@@ -47,14 +47,14 @@ try {
 
   // Four-eyes: pending, approved by someone else through the REST API,
   // the retry runs once, the next retry asks anew.
-  const args = { workflow_id: "wf-ts", reason: "ts" };
+  const args = { workflow_id: "wf-acme-0011", reason: "ts" };
   report.first = await call(op, "cancel_workflow", args);
   const id = (report.first.text.match(/apr_[0-9a-f]{32}/) ?? [])[0];
   report.id = id ?? null;
   report.beforeApproval = await call(op, "cancel_workflow", args);
   report.selfApprove = await rest("POST", `/${id}/approve`, process.env.OPERATOR_TOKEN);
   report.approve = await rest("POST", `/${id}/approve`, process.env.APPROVER_TOKEN);
-  report.changedArgs = await call(op, "cancel_workflow", { workflow_id: "wf-ts", reason: "changed" });
+  report.changedArgs = await call(op, "cancel_workflow", { workflow_id: "wf-acme-0011", reason: "changed" });
   report.retry = await call(op, "cancel_workflow", args);
   report.again = await call(op, "cancel_workflow", args);
   const next = (report.again.text.match(/apr_[0-9a-f]{32}/) ?? [])[0];
