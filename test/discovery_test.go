@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -160,5 +161,44 @@ func TestTypeScriptSDKDiscovery(t *testing.T) {
 	}
 	if slices.Contains(rep.ViewerSearch, "cancel_workflow") || !rep.ViewerCallHidden.IsError {
 		t.Errorf("viewer found %v, call_tool(cancel_workflow) = %+v", rep.ViewerSearch, rep.ViewerCallHidden)
+	}
+}
+
+// TestClaudeCodeConnectsToADiscoveryEndpoint adds the gateway to Claude
+// Code (the npm package test/ts pins) as a user would, with no network but
+// loopback: `claude mcp list` must show it connected, and Claude Code's
+// health check must have listed the tools (search_tools and call_tool on
+// this endpoint) with a 200.
+func TestClaudeCodeConnectsToADiscoveryEndpoint(t *testing.T) {
+	claude, _ := filepath.Abs("ts/node_modules/.bin/claude")
+	if _, err := os.Stat(claude); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("Claude Code is not installed in test/ts (run npm ci there): %v", err)
+		}
+		t.Skip("test/ts/node_modules missing; run `npm ci --prefix test/ts`")
+	}
+	up := startUpstream(t)
+	g := launch(t, launchConfig{upstreamURL: up.URL, catalog: discoveryCatalog(t)})
+	home := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, claude, args...)
+		cmd.Dir = home
+		cmd.Env = append(os.Environ(), "HOME="+home, "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args[:2], " "), err, out)
+		}
+		return string(out)
+	}
+	run("mcp", "add", "--transport", "http", "gateway", g.MCP, "--header", "Authorization: Bearer "+token(t, "operator", "acme", operatorScopes...))
+	out := run("mcp", "list")
+	if !strings.Contains(out, "gateway: "+g.MCP) || !strings.Contains(out, "Connected") {
+		t.Fatalf("claude mcp list:\n%s", out)
+	}
+	if log := g.stderr.String(); !strings.Contains(log, `"method":"tools/list","status":200`) {
+		t.Errorf("Claude Code's health check listed no tools; gateway log:\n%.3000s", log)
 	}
 }
