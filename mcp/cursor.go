@@ -7,8 +7,14 @@ import (
 	"strings"
 )
 
-// ListPageSize is how many tools one tools/list page carries.
+// ListPageSize is how many tools one tools/list page carries at most.
 const ListPageSize = 500
+
+// ListPageBytes bounds the tool objects of one tools/list page: a page
+// ends before the tool that would take it past this (a page always holds
+// at least one tool). Imported tools with large schemas made 500-tool
+// pages of 1.8 MB.
+const ListPageBytes = 256 << 10
 
 // A tools/list cursor is opaque to clients. Inside it is base64url (no
 // padding) of "v1.<catalog>.<offset>": a format tag, the first 8 hex digits
@@ -40,7 +46,7 @@ func encodeCursor(hash string, offset int) string {
 }
 
 // decodeCursor returns the offset in cursor, which must have been issued
-// for the catalog with this hash and page size.
+// for the catalog with this hash.
 func decodeCursor(hash, cursor string) (int, error) {
 	if cursor == "" || len(cursor) > maxCursorLen {
 		return 0, errBadCursor
@@ -67,7 +73,7 @@ func decodeCursor(hash, cursor string) (int, error) {
 		}
 	}
 	n, err := strconv.Atoi(off)
-	if err != nil || n%ListPageSize != 0 {
+	if err != nil {
 		return 0, errBadCursor
 	}
 	return n, nil

@@ -3,13 +3,16 @@ package mcp_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/gateway/mcp"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -273,4 +276,63 @@ func (a *toolAudit) count(name string) int {
 		}
 	}
 	return n
+}
+
+// A tools/list page ends at mcp.ListPageBytes of tool objects as well as
+// at mcp.ListPageSize tools: forty tools of 20 KB each come in pages of
+// at most 256 KiB, and every tool arrives exactly once across them.
+func TestToolsListPagesAreBoundedInBytes(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`
+version: 1
+server: { name: test-gw, version: 1.2.3 }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  view: { scopes: [read] }
+upstreams:
+  up: { base_url: "${UP}", timeout: 2s }
+tools:
+`)
+	long := strings.Repeat("word ", 4000)
+	for i := range 40 {
+		fmt.Fprintf(&b, "  - { name: tool_%02d, description: %q, request: { upstream: up, path: /v1/items } }\n", i, long)
+	}
+	e := newEnv(t, b.String())
+	seen := map[string]int{}
+	cursor, pages := "", 0
+	for {
+		params := `{}`
+		if cursor != "" {
+			params = `{"cursor":` + strconv.Quote(cursor) + `}`
+		}
+		r := e.do(req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":` + params + `}`, header: auth(t, "read")})
+		var out struct {
+			Result struct {
+				Tools      []struct{ Name string }
+				NextCursor string
+			}
+		}
+		if err := json.Unmarshal(r.body, &out); err != nil || r.status != 200 {
+			t.Fatalf("tools/list = %d %.300s", r.status, r.body)
+		}
+		if len(r.body) > mcp.ListPageBytes+4096 {
+			t.Errorf("page %d is %d bytes, want at most about %d", pages, len(r.body), mcp.ListPageBytes)
+		}
+		for _, tool := range out.Result.Tools {
+			seen[tool.Name]++
+		}
+		pages++
+		if cursor = out.Result.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 40 || pages < 3 {
+		t.Fatalf("listed %d distinct tools in %d pages, want 40 in several", len(seen), pages)
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", name, n)
+		}
+	}
 }

@@ -272,19 +272,25 @@ func (x *exchange) toolsList() (value, *failure) {
 	}
 	// A cursor past the end (the caller's list shrank since) is an empty
 	// last page, not an error.
-	page := tools[min(offset, len(tools)):min(offset+ListPageSize, len(tools))]
-	r := &listResult{tools: make([][]byte, len(page)), cache: x.modern, tail: x.modernTail()}
+	rest := tools[min(offset, len(tools)):]
+	r := &listResult{tools: make([][]byte, 0, min(len(rest), ListPageSize)), cache: x.modern, tail: x.modernTail()}
 	// outputSchema and structuredContent exist since 2025-06-18: an older
 	// client is offered neither (see toolsCall).
 	before := !x.modern && x.version < "2025-06-18"
-	for i, t := range page {
-		r.tools[i] = t.MCP
+	size := 0
+	for _, t := range rest {
+		b := t.MCP
 		if before && t.MCPBefore20250618 != nil {
-			r.tools[i] = t.MCPBefore20250618
+			b = t.MCPBefore20250618
 		}
+		if len(r.tools) == ListPageSize || len(r.tools) > 0 && size+len(b) > ListPageBytes {
+			break
+		}
+		r.tools = append(r.tools, b)
+		size += len(b)
 	}
-	if offset+ListPageSize < len(tools) {
-		r.nextCursor = encodeCursor(x.st.cfg.Hash, offset+ListPageSize)
+	if next := offset + len(r.tools); next < len(tools) {
+		r.nextCursor = encodeCursor(x.st.cfg.Hash, next)
 	}
 	return r, nil
 }
