@@ -11,10 +11,17 @@
 #   ./scripts/bench.sh -quick               # what CI runs: about 45 seconds
 #   ./scripts/bench.sh -scenarios small -c 16 -pin off
 #   ./scripts/bench.sh -scenarios small -baseline-bin /tmp/gateway-old  # an older build, same run
+#   ./scripts/bench.sh catalog              # catalog scale: ready time, heap held, a
+#                                           # tools/list and a search at 100, 1,000 and
+#                                           # 10,000 tools (about 2 minutes)
 #
 # Flags are passed through; `go run ./test/bench -h` lists them. The exit
 # status is non-zero only when something does not work; speed targets are
 # reported, never enforced.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = catalog ]; then
+  shift
+  exec go test -run '^$' -bench 'CatalogScale' -benchtime 1x "$@" ./proxy
+fi
 exec go run ./test/bench "$@"
