@@ -12,7 +12,7 @@ import (
 // of its own, and skips (with the loader's reason) any tool the gateway
 // would refuse: the mapping guards against what it knows, this against
 // what it does not.
-func (im *importer) selfCheck() {
+func (im *importer) selfCheck() error {
 	// Tools are loaded a batch at a time (a document the gateway takes
 	// whole, the common case, costs one load per batch, not per tool), and
 	// one at a time only inside a batch that fails. Batches keep the peak
@@ -20,6 +20,9 @@ func (im *importer) selfCheck() {
 	const batch = 64
 	var kept []*tool
 	for lo := 0; lo < len(im.tools); lo += batch {
+		if err := im.ctx.Err(); err != nil {
+			return err
+		}
 		part := im.tools[lo:min(lo+batch, len(im.tools))]
 		if im.load(part) == nil {
 			kept = append(kept, part...)
@@ -41,6 +44,7 @@ func (im *importer) selfCheck() {
 		}
 	}
 	im.tools = kept
+	return nil
 }
 
 // load loads tools in a small catalog of their own, as the gateway would.
