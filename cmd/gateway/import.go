@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -16,7 +17,7 @@ const importUsage = `usage: gateway import openapi SPEC --upstream NAME [--base-
 
 // runImport writes a catalog fragment (or, with --standalone, a whole
 // catalog) for an OpenAPI document; skipped operations go to stderr.
-func runImport(args []string, stdout, stderr io.Writer) error {
+func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] != "openapi" {
 		fmt.Fprint(stderr, importUsage)
 		return exitError(2)
@@ -64,18 +65,28 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "gateway import openapi: %v\n", err)
 		return exitError(1)
 	}
-	doc, err := openapi.Read(data)
+	res, err := interruptible(ctx, func(ctx context.Context) (*openapi.Result, error) {
+		doc, err := openapi.ReadContext(ctx, data)
+		if err != nil {
+			return nil, err
+		}
+		return openapi.ImportContext(ctx, doc, opts)
+	})
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", spec, err)
-		return exitError(1)
-	}
-	res, err := openapi.Import(doc, opts)
-	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "gateway import openapi: %s: stopped (%v); nothing was written\n", spec, context.Cause(ctx))
+			return exitError(1)
+		}
 		fmt.Fprintf(stderr, "%s: %v\n", spec, err)
 		return exitError(1)
 	}
 	for _, s := range res.Skipped {
 		fmt.Fprintf(stderr, "skipped %s\n", s)
+	}
+	if res.Tools == 0 {
+		// A catalog without tools fails validation; say why here instead.
+		fmt.Fprintf(stderr, "%s: no operation could be imported (%d skipped, listed above); nothing was written\n", spec, len(res.Skipped))
+		return exitError(1)
 	}
 	if out == "" {
 		_, err = stdout.Write(res.YAML)
@@ -88,4 +99,28 @@ func runImport(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "%s: %d tools, %d operations skipped\n", spec, res.Tools, len(res.Skipped))
 	return nil
+}
+
+// interruptible runs work and returns its answer, or ctx's error as soon
+// as ctx ends (SIGINT or SIGTERM): the work checks ctx between its steps,
+// but one step (parsing a large document) can take seconds, and a command
+// asked to stop must not make the operator wait for it. The process exits
+// right after, which ends the abandoned work.
+func interruptible[T any](ctx context.Context, work func(context.Context) (T, error)) (T, error) {
+	type answer struct {
+		v   T
+		err error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		v, err := work(ctx)
+		done <- answer{v, err}
+	}()
+	select {
+	case a := <-done:
+		return a.v, a.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
 }

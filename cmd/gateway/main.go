@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "token":
 		return runToken(rest, stdout, stderr, env)
 	case "import":
-		return runImport(rest, stdout, stderr)
+		return runImport(ctx, rest, stdout, stderr)
 	case "check":
 		return runCheck(ctx, rest, stdout, stderr, env)
 	case "help", "-h", "--help":
