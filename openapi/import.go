@@ -584,7 +584,9 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 			}
 			if out != nil && checkSchema(out) == "" {
 				t.output = out
-				conv.notes = append(conv.notes, oc.notes...)
+				for _, n := range oc.notes {
+					conv.note("%s", n)
+				}
 			}
 			break
 		}

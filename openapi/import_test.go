@@ -238,6 +238,18 @@ func FuzzImport(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	for _, name := range []string{"outside-refs.yaml", "swagger20-unquoted.yaml", "no-tools.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	// Hostile shapes, small enough to keep each run short: fan-out by
+	// properties and by anyOf/oneOf/allOf, wide schemas with long enums.
+	f.Add([]byte(fanOutDoc(4, 5)))
+	f.Add([]byte(anyOfDoc(3, 5)))
+	f.Add([]byte(wideDoc(2, 10, 70)))
 	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /{a}{b}:\n    get: {operationId: '', responses: {}}\n"))
 	f.Add([]byte(`{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a/{x}":{"post":{"parameters":[{"name":"x","in":"path","required":true,"type":"string"}],"responses":{}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

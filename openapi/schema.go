@@ -90,7 +90,7 @@ func (c *converter) convert(ref *openapi3.SchemaRef, depth int) map[string]any {
 		if !c.over {
 			c.spent += c.used
 			if maxDepth < MaxSchemaDepth {
-				c.note("schema cut to %d levels to stay within %d nodes", maxDepth-depth, c.limit)
+				c.note("schema cut to %d level%s to stay within %d nodes", maxDepth-depth, plural(maxDepth-depth), c.limit)
 			}
 			return out
 		}
@@ -103,6 +103,13 @@ func (c *converter) convert(ref *openapi3.SchemaRef, depth int) map[string]any {
 	c.spent += c.used
 	c.note("schema larger than %d nodes: the part past them cut to any value", c.limit)
 	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 // spend counts n nodes, reporting false once the room is used up.
