@@ -96,7 +96,7 @@ func operationsDocument(size int) []byte {
 func TestImportOfHostileDocumentsStaysWithinMemory(t *testing.T) {
 	dir := t.TempDir()
 	many := filepath.Join(dir, "many.json")
-	if err := os.WriteFile(many, operationsDocument(1 << 20), 0o644); err != nil {
+	if err := os.WriteFile(many, operationsDocument(1<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	hostile := filepath.Join("..", "..", "openapi", "testdata", "hostile")
