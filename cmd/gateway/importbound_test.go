@@ -138,51 +138,62 @@ func TestImportOfHostileDocumentsStaysWithinMemory(t *testing.T) {
 	}
 }
 
-// SIGTERM and SIGINT stop a long import promptly, with a message and a
-// non-zero exit, and nothing is written.
-func TestImportStopsOnSignal(t *testing.T) {
+// SIGTERM and SIGINT stop a long import, or a check reading a large
+// document, promptly, with a message and a non-zero exit; an import
+// writes nothing.
+func TestImportAndCheckStopOnSignal(t *testing.T) {
 	dir := t.TempDir()
 	spec := filepath.Join(dir, "large.json")
 	// Enough operations over shared schemas to take many seconds.
 	if err := os.WriteFile(spec, operationsDocument(4<<20), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
-		t.Run(sig.String(), func(t *testing.T) {
-			out := filepath.Join(dir, "out.yaml")
-			cmd := gatewayProcess("import", "openapi", spec, "--upstream", "up", "--include-writes", "-o", out)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan error, 1)
-			go func() { done <- cmd.Wait() }()
-			// Signal once the import is under way: the document takes
-			// far longer than this to import.
-			waitForCPU(t, cmd.Process.Pid, 300*time.Millisecond)
-			select {
-			case err := <-done:
-				t.Fatalf("import ended before the signal: %v\n%s", err, stderr.String())
-			default:
-			}
-			cmd.Process.Signal(sig)
-			select {
-			case err := <-done:
-				if err == nil {
-					t.Fatalf("import stopped by %v exited 0", sig)
+	out := filepath.Join(dir, "out.yaml")
+	catalogPath := filepath.Join("..", "..", "openapi", "testdata", "petstore30.golden.yaml")
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"import", []string{"import", "openapi", spec, "--upstream", "up", "--include-writes", "-o", out}},
+		{"check", []string{"check", "--catalog", catalogPath, "--openapi", spec}},
+	} {
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+			t.Run(tc.name+"-"+sig.String(), func(t *testing.T) {
+				cmd := gatewayProcess(tc.args...)
+				cmd.Env = append(cmd.Env, "IDP_JWKS_URL=https://idp.example.com/jwks", "IDP_ISSUER=https://idp.example.com/", "GATEWAY_AUDIENCE=aud", "PETS_API_KEY=k")
+				var stderr bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &stderr, &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
 				}
-			case <-time.After(10 * time.Second):
-				cmd.Process.Kill()
-				t.Fatalf("import did not stop within 10 s of %v", sig)
-			}
-			if !strings.Contains(stderr.String(), "stopped") || !strings.Contains(stderr.String(), "nothing was written") {
-				t.Errorf("stderr does not say the import stopped:\n%s", stderr.String())
-			}
-			if _, err := os.Stat(out); err == nil {
-				t.Errorf("an interrupted import wrote %s", out)
-			}
-		})
+				done := make(chan error, 1)
+				go func() { done <- cmd.Wait() }()
+				// Signal once the command is under way: the document
+				// takes far longer than this to read and import.
+				waitForCPU(t, cmd.Process.Pid, 300*time.Millisecond)
+				select {
+				case err := <-done:
+					t.Fatalf("%s ended before the signal: %v\n%s", tc.name, err, stderr.String())
+				default:
+				}
+				cmd.Process.Signal(sig)
+				select {
+				case err := <-done:
+					if err == nil {
+						t.Fatalf("%s stopped by %v exited 0", tc.name, sig)
+					}
+				case <-time.After(10 * time.Second):
+					cmd.Process.Kill()
+					t.Fatalf("%s did not stop within 10 s of %v", tc.name, sig)
+				}
+				if !strings.Contains(stderr.String(), "stopped") {
+					t.Errorf("output does not say the command stopped:\n%s", stderr.String())
+				}
+				if _, err := os.Stat(out); err == nil {
+					t.Errorf("an interrupted import wrote %s", out)
+				}
+			})
+		}
 	}
 }
 
