@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/mcpgw/gateway/openapi"
@@ -122,5 +123,19 @@ func interruptible[T any](ctx context.Context, work func(context.Context) (T, er
 	case <-ctx.Done():
 		var zero T
 		return zero, ctx.Err()
+	}
+}
+
+// batchMemoryLimit is the soft memory limit of import and check, which
+// run once and hold a whole document: without one, the collector lets
+// the heap grow to twice what was live at its last cycle, and a 20 MB
+// description (a model of hundreds of megabytes, built in one pass)
+// peaked past a gigabyte. With it the collector works harder near the
+// limit instead. GOMEMLIMIT, when set, wins.
+const batchMemoryLimit = 640 << 20
+
+func limitBatchMemory() {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); !set {
+		debug.SetMemoryLimit(batchMemoryLimit)
 	}
 }

@@ -24,6 +24,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && (os.Args[1] == "import" || os.Args[1] == "check") {
+		limitBatchMemory()
+	}
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	var ee exitError
 	switch {
