@@ -381,10 +381,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		var sch map[string]any
 		switch {
 		case p.Schema != nil:
-			sch = conv.convert(p.Schema, 1)
+			sch = conv.schema(p.Schema, 1, nil)
 		case p.Content != nil:
 			if mt := p.Content.Get("application/json"); mt != nil && mt.Schema != nil {
-				sch = conv.convert(mt.Schema, 1)
+				sch = conv.schema(mt.Schema, 1, nil)
 			} else {
 				sch = map[string]any{"type": "string"}
 			}
@@ -480,7 +480,7 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 			return nil
 		}
 		_ = mime
-		bs := conv.convert(mt.Schema, 0)
+		bs := conv.schema(mt.Schema, 0, nil)
 		bprops, isObj := bs["properties"].(map[string]any)
 		if typ, _ := bs["type"].(string); isObj && (typ == "object" || typ == "") && len(bprops) > 0 {
 			body := map[string]any{}
@@ -566,7 +566,7 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 				break
 			}
 			oc := &converter{limit: im.share}
-			out := oc.convert(mt.Schema, 0)
+			out := oc.schema(mt.Schema, 0, nil)
 			if oc.unresolved != "" {
 				im.skip(method, path, "%s", oc.unresolved)
 				return nil

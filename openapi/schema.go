@@ -83,6 +83,7 @@ func (c *converter) convert(ref *openapi3.SchemaRef, depth int) map[string]any {
 		c.limit = MaxSchemaNodes
 	}
 	c.room = max(0, c.limit-c.spent)
+	defer func() { c.maxDepth = 0 }() // the next call from outside starts afresh
 	for maxDepth := MaxSchemaDepth; maxDepth > depth; maxDepth-- {
 		c.maxDepth, c.used, c.over, c.hard = maxDepth, 0, false, false
 		mark, why := len(c.notes), c.unresolved
@@ -164,8 +165,12 @@ func (c *converter) note(format string, args ...any) {
 }
 
 // schema converts ref; stack holds the schemas being converted above it,
-// so a recursive schema ends in {} instead of looping.
+// so a recursive schema ends in {} instead of looping. A call from outside
+// the converter (stack nil) goes through convert, within the limit.
 func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3.Schema) map[string]any {
+	if c.maxDepth == 0 {
+		return c.convert(ref, depth)
+	}
 	out := map[string]any{}
 	if c.over || !c.spend(1) || ref == nil || ref.Value == nil {
 		return out
