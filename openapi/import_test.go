@@ -197,6 +197,14 @@ func TestReadSwaggerYAMLWithUnquotedStatusCodes(t *testing.T) {
 	if !strings.Contains(string(inspect.OutputJSON), `"State"`) {
 		t.Errorf("container_inspect output schema lost the 200 answer's definition: %s", inspect.OutputJSON)
 	}
+	// OpenAPI 3 in YAML, as loosely written.
+	doc, err = openapi.Read([]byte("openapi: 3.1\ninfo: {title: t, version: 1}\npaths:\n  /a:\n    get:\n      operationId: getA\n      responses:\n        200: {description: ok, content: {application/json: {schema: {type: object}}}}\n"))
+	if err != nil {
+		t.Fatalf("Read of OpenAPI 3.1 YAML with unquoted versions and codes = %v", err)
+	}
+	if res, err := openapi.Import(doc, openapi.Options{Upstream: "u"}); err != nil || res.Tools != 1 {
+		t.Fatalf("Import = %v, %v", res, err)
+	}
 }
 
 func TestReadRejectsNonOpenAPI(t *testing.T) {

@@ -98,21 +98,20 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 	default:
 		return nil, errors.New("not an OpenAPI document: no top-level \"openapi\" or \"swagger\" field")
 	}
-	if err := markRefs(ctx, root); err != nil {
-		return nil, err
-	}
-	js, err := json.Marshal(root)
+	changed, err := markRefs(ctx, root)
 	if err != nil {
-		return nil, fmt.Errorf("cannot convert document to JSON: %v", err)
-	}
-	tree, root = nil, nil // let the plain tree go before the model is built
-	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
 	if swagger != "" {
+		stringInfo(root)
+		js, err := json.Marshal(root)
+		if err != nil {
+			return nil, fmt.Errorf("cannot convert document to JSON: %v", err)
+		}
+		tree, root = nil, nil // let the plain tree go before the model is built
 		var d2 openapi2.T
 		if err := json.Unmarshal(js, &d2); err != nil {
 			return nil, fmt.Errorf("cannot parse Swagger 2.0 document: %v", err)
@@ -126,14 +125,21 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 		}
 		return &Document{Version: swagger, doc: doc}, nil
 	}
-	doc := &openapi3.T{}
-	if err := json.Unmarshal(js, doc); err != nil {
-		return nil, fmt.Errorf("cannot load OpenAPI document: %v", err)
+	// An OpenAPI 3 document is loaded by kin-openapi from YAML, whose
+	// decoder takes an unquoted scalar (version: 1) where the model wants
+	// a string, as the document was written when nothing had to be marked.
+	src := data
+	if stringInfo(root) || changed || json.Valid(data) {
+		if src, err = yaml.Marshal(root); err != nil {
+			return nil, fmt.Errorf("cannot convert document: %v", err)
+		}
 	}
+	tree, root = nil, nil // let the plain tree go before the model is built
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if err := loader.ResolveRefsIn(doc, nil); err != nil {
+	doc, err := loader.LoadFromData(src)
+	if err != nil {
 		var ext *openapi3.DisallowedExternalRefError
 		if errors.As(err, &ext) {
 			return nil, fmt.Errorf("$ref %q points outside the document; only local references (#/...) are read, never fetched", ext.Ref)
@@ -141,6 +147,22 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 		return nil, fmt.Errorf("cannot load OpenAPI document: %v", err)
 	}
 	return &Document{Version: oas, doc: doc}, nil
+}
+
+// stringInfo writes the document's title and version as strings when
+// hand-written YAML left them unquoted (version: 1.0): the models want
+// strings, and their decoders refuse a number. It reports a change.
+func stringInfo(root map[string]any) bool {
+	info, _ := root["info"].(map[string]any)
+	changed := false
+	for _, k := range []string{"title", "version"} {
+		switch v := info[k].(type) {
+		case int, float64, bool:
+			info[k] = fmt.Sprint(v)
+			changed = true
+		}
+	}
+	return changed
 }
 
 // loadJSON loads data as an OpenAPI 3 document in JSON, or returns nil
@@ -277,7 +299,7 @@ func stringKeys(v any, depth int) (any, error) {
 // document) by a marker saying why, and drops discriminator mappings to
 // other files (they only name which schema a value is, and the import
 // reads the schemas themselves). Nothing is fetched.
-func markRefs(ctx context.Context, root map[string]any) error {
+func markRefs(ctx context.Context, root map[string]any) (changed bool, err error) {
 	steps := 0
 	var walk func(v any, depth int) (any, error)
 	walk = func(v any, depth int) (any, error) {
@@ -293,6 +315,7 @@ func markRefs(ctx context.Context, root map[string]any) error {
 		case map[string]any:
 			if ref, ok := x["$ref"].(string); ok {
 				if why := followable(root, ref); why != "" {
+					changed = true
 					return map[string]any{unresolvedExt: why}, nil
 				}
 			}
@@ -301,6 +324,7 @@ func markRefs(ctx context.Context, root map[string]any) error {
 					for k, e := range m {
 						if s, ok := e.(string); ok && strings.Contains(s, "/") && !strings.HasPrefix(s, "#") {
 							delete(m, k)
+							changed = true
 						}
 					}
 				}
@@ -323,8 +347,8 @@ func markRefs(ctx context.Context, root map[string]any) error {
 		}
 		return v, nil
 	}
-	_, err := walk(root, 0)
-	return err
+	_, err = walk(root, 0)
+	return changed, err
 }
 
 // followable returns why ref cannot be followed inside root, or "".
