@@ -205,6 +205,9 @@ func TestReadSwaggerYAMLWithUnquotedStatusCodes(t *testing.T) {
 	if res, err := openapi.Import(doc, openapi.Options{Upstream: "u"}); err != nil || res.Tools != 1 {
 		t.Fatalf("Import = %v, %v", res, err)
 	}
+	if _, err := openapi.Read([]byte("openapi: 3.0\ninfo: {title: t, version: '1'}\npaths: {}\n")); err != nil {
+		t.Fatalf("Read of an unquoted openapi: 3.0 = %v", err)
+	}
 }
 
 func TestReadRejectsNonOpenAPI(t *testing.T) {

@@ -79,6 +79,7 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 	if !ok {
 		return nil, errors.New("not an OpenAPI document: the top level is not a mapping")
 	}
+	_, quoted := root["openapi"].(string)
 	swagger, oas := version(root, "swagger"), version(root, "openapi")
 	if _, has := root["swagger"]; has && swagger == "" {
 		return nil, fmt.Errorf("swagger %v is not supported (want \"2.0\")", root["swagger"])
@@ -129,7 +130,7 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 	// decoder takes an unquoted scalar (version: 1) where the model wants
 	// a string, as the document was written when nothing had to be marked.
 	src := data
-	if stringInfo(root) || changed || json.Valid(data) {
+	if stringInfo(root) || changed || !quoted || json.Valid(data) {
 		if src, err = yaml.Marshal(root); err != nil {
 			return nil, fmt.Errorf("cannot convert document: %v", err)
 		}
