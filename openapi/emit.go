@@ -50,11 +50,9 @@ func (im *importer) emit() *yaml.Node {
 		}
 	}
 	add(root, "upstreams", mapping(im.opts.Upstream, im.upstream()))
-	tools := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, t := range im.tools {
-		tools.Content = append(tools.Content, im.toolNode(t))
-	}
-	add(root, "tools", tools)
+	// The tools are written one at a time by result: a large document's
+	// tools as nodes all at once would be most of the import's memory.
+	add(root, "tools", &yaml.Node{Kind: yaml.SequenceNode})
 	return root
 }
 

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -104,7 +105,16 @@ const MaxOperations = 50000
 var upstreamName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // Import maps d's operations to tools, one per operation, sorted by name.
-func Import(d *Document, opts Options) (res *Result, err error) {
+// It is [ImportContext] without a deadline.
+func Import(d *Document, opts Options) (*Result, error) {
+	return ImportContext(context.Background(), d, opts)
+}
+
+// ImportContext maps d's operations to tools, one per operation, sorted
+// by name, and stops with ctx's error when ctx ends. The work is bounded
+// whatever the document: at most [MaxOperations] operations, and schemas
+// within [MaxSchemaNodes] each and [MaxImportSchemaNodes] in all.
+func ImportContext(ctx context.Context, d *Document, opts Options) (res *Result, err error) {
 	if !upstreamName.MatchString(opts.Upstream) {
 		return nil, fmt.Errorf("upstream name %q must match %s", opts.Upstream, upstreamName)
 	}
@@ -113,7 +123,7 @@ func Import(d *Document, opts Options) (res *Result, err error) {
 			res, err = nil, fmt.Errorf("cannot import document: %v", r)
 		}
 	}()
-	im := &importer{d: d, opts: opts, names: map[string]int{}, ws: newWorkspaceNames(opts.WorkspaceParam)}
+	im := &importer{ctx: ctx, d: d, opts: opts, names: map[string]int{}, ws: newWorkspaceNames(opts.WorkspaceParam)}
 	if opts.WorkspaceParam != "" && im.ws == nil {
 		return nil, fmt.Errorf("--workspace-param %q names no parameter", opts.WorkspaceParam)
 	}
@@ -121,18 +131,21 @@ func Import(d *Document, opts Options) (res *Result, err error) {
 		return nil, err
 	}
 	im.basePath, im.basePathNote = im.relativeServer()
-	if n := im.operations(); n > MaxOperations {
+	n := im.operations()
+	if n > MaxOperations {
 		return nil, fmt.Errorf("the document has %d operations to import, more than the %d one import maps; choose some with --tags", n, MaxOperations)
 	}
-	im.run()
-	if im.err != nil {
-		return nil, im.err
+	im.share = schemaShare(n)
+	if err := im.run(); err != nil {
+		return nil, err
 	}
 	return im.result()
 }
 
 type importer struct {
+	ctx     context.Context
 	d       *Document
+	share   int // each schema's share of the import's nodes (schemaShare)
 	opts    Options
 	tools   []*tool
 	skipped []Skipped
@@ -236,14 +249,21 @@ func (im *importer) operations() int {
 	return n
 }
 
-func (im *importer) run() {
+func (im *importer) run() error {
 	if im.d.doc.Paths == nil {
-		return
+		return nil
 	}
 	pm := im.d.doc.Paths.Map()
 	for _, path := range sortedKeys(pm) {
 		item := pm[path]
 		if item == nil {
+			continue
+		}
+		if err := im.ctx.Err(); err != nil {
+			return err
+		}
+		if why := unresolved(item.Extensions); why != "" {
+			im.skip("*", path, "%s", why)
 			continue
 		}
 		ops := item.Operations()
@@ -267,8 +287,11 @@ func (im *importer) run() {
 		}
 	}
 	im.name()
-	im.selfCheck()
+	if err := im.selfCheck(); err != nil {
+		return err
+	}
 	slices.SortFunc(im.tools, func(a, b *tool) int { return strings.Compare(a.name, b.name) })
+	return nil
 }
 
 var (
@@ -390,7 +413,7 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 	t.description = bound(desc, MaxDescription)
 	t.tags = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(op.Tags)))))
 
-	conv := &converter{forInput: true}
+	conv := &converter{forInput: true, limit: im.share}
 	as := &arguments{conv: conv, props: map[string]any{}, taken: map[string]bool{}}
 	if !im.parameters(t, as, method, path, item, op) || !im.requestBody(t, as, method, path, op) {
 		return nil
@@ -406,6 +429,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		}
 	}
 
+	if conv.unresolved != "" {
+		im.skip(method, path, "%s", conv.unresolved)
+		return nil
+	}
 	input := map[string]any{"type": "object", "additionalProperties": false}
 	if len(props) > 0 {
 		input["properties"] = props
@@ -435,6 +462,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 				continue
 			}
 			r := rm[code]
+			if r != nil && r.Value != nil && unresolved(r.Value.Extensions) != "" {
+				im.skip(method, path, "%s", unresolved(r.Value.Extensions))
+				return nil
+			}
 			if r == nil || r.Value == nil || len(r.Value.Content) == 0 {
 				continue
 			}
@@ -449,8 +480,12 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 			if mt.Schema == nil {
 				break
 			}
-			oc := &converter{}
+			oc := &converter{limit: im.share}
 			out := oc.schema(mt.Schema, 0, nil)
+			if oc.unresolved != "" {
+				im.skip(method, path, "%s", oc.unresolved)
+				return nil
+			}
 			if _, typed := out["type"]; !typed && allObjects(out["allOf"]) {
 				out["type"] = "object" // every allOf member is an object, so the whole is
 			}
@@ -467,7 +502,9 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 			}
 			if out != nil && checkSchema(out) == "" {
 				t.output = out
-				conv.notes = append(conv.notes, oc.notes...)
+				for _, n := range oc.notes {
+					conv.note("%s", n)
+				}
 			}
 			break
 		}
@@ -506,19 +543,21 @@ func (im *importer) result() (*Result, error) {
 	// closed, so a large document is written as its head and then one
 	// small document per tool, indented under "tools:"; the bytes are the
 	// same as one Encode would write, at a fraction of the peak memory.
-	tools := root.Content[len(root.Content)-1]
-	root.Content = root.Content[:len(root.Content)-2]
+	root.Content = root.Content[:len(root.Content)-2] // "tools", written below
 	var buf bytes.Buffer
 	if err := encodeYAML(&buf, root, ""); err != nil {
 		return nil, err
 	}
-	if len(tools.Content) == 0 {
+	if len(im.tools) == 0 {
 		buf.WriteString("tools: []\n")
 	} else {
 		buf.WriteString("tools:\n")
 	}
-	for _, t := range tools.Content {
-		item := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{t}}
+	for _, t := range im.tools {
+		if err := im.ctx.Err(); err != nil {
+			return nil, err
+		}
+		item := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{im.toolNode(t)}}
 		if err := encodeYAML(&buf, item, "  "); err != nil {
 			return nil, err
 		}

@@ -112,18 +112,106 @@ func TestImportGolden(t *testing.T) {
 	}
 }
 
-func TestReadRefusesOutsideReferences(t *testing.T) {
+// A reference the import cannot follow (another file, a URL, a pointer to
+// nothing) costs only the operations that need it, each skipped with the
+// reason; nothing is fetched and the rest imports.
+func TestImportSkipsOnlyOperationsNeedingOutsideReferences(t *testing.T) {
 	for name, doc := range map[string]string{
-		"openapi3-url":  "openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content: {application/json: {schema: {$ref: 'http://127.0.0.1:1/x.json#/S'}}}\n",
-		"openapi3-file": "openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content: {application/json: {schema: {$ref: '/etc/passwd#/S'}}}\n",
-		"swagger2-url":  `{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok","schema":{"$ref":"http://127.0.0.1:1/x.json"}}}}}}}`,
+		"openapi3-url":  "openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content: {application/json: {schema: {$ref: 'http://127.0.0.1:1/x.json#/S'}}}\n  /b:\n    get: {responses: {'200': {description: ok}}}\n",
+		"openapi3-file": "openapi: 3.0.0\ninfo: {title: x, version: '1'}\npaths:\n  /a:\n    get:\n      responses:\n        '200':\n          description: ok\n          content: {application/json: {schema: {$ref: '/etc/passwd#/S'}}}\n  /b:\n    get: {responses: {'200': {description: ok}}}\n",
+		"swagger2-url":  `{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok","schema":{"$ref":"http://127.0.0.1:1/x.json"}}}}},"/b":{"get":{"responses":{"200":{"description":"ok"}}}}}}`,
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := openapi.Read([]byte(doc))
-			if err == nil || !strings.Contains(err.Error(), "outside the document") {
-				t.Fatalf("Read = %v, want a refusal of the outside $ref", err)
+			doc, err := openapi.Read([]byte(doc))
+			if err != nil {
+				t.Fatalf("Read = %v, want the document read with the reference marked", err)
+			}
+			res, err := openapi.Import(doc, openapi.Options{Upstream: "u"})
+			if err != nil {
+				t.Fatalf("Import = %v", err)
+			}
+			if res.Tools != 1 || len(res.Skipped) != 1 || res.Skipped[0].Path != "/a" || !strings.Contains(res.Skipped[0].Reason, "outside the document") {
+				t.Fatalf("Import = %d tools, skipped %v; want /b imported and /a skipped for its outside $ref", res.Tools, res.Skipped)
 			}
 		})
+	}
+}
+
+func TestImportOutsideReferencesDocument(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "outside-refs.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi.Read(data)
+	if err != nil {
+		t.Fatalf("Read = %v, want the document read despite its discriminator mappings to other files", err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "do", IncludeWrites: true, Standalone: true})
+	if err != nil {
+		t.Fatalf("Import = %v", err)
+	}
+	want := []string{
+		`POST /droplets: $ref "models/droplet_create.yml" points outside the document`,
+		`GET /droplets/{id}: $ref "https://api.example.com/parameters.yml#/droplet_id" points outside the document`,
+		`GET /droplets/{id}/actions: $ref "#/components/schemas/actions" points to nothing in the document`,
+	}
+	var got []string
+	for _, s := range res.Skipped {
+		got = append(got, s.String())
+	}
+	if len(got) != len(want) {
+		t.Fatalf("skipped %q, want %d operations skipped", got, len(want))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("skipped[%d] = %q, want it to start %q", i, got[i], want[i])
+		}
+	}
+	cat, err := catalog.Parse("do.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("the imported catalog does not load: %v", err)
+	}
+	if cat.Tool("list_droplets") == nil || len(cat.Tools) != 1 {
+		t.Errorf("tools = %d, want list_droplets alone\n%s", len(cat.Tools), res.YAML)
+	}
+}
+
+// Swagger 2.0 written in YAML keys responses by unquoted status codes,
+// which YAML reads as integers.
+func TestReadSwaggerYAMLWithUnquotedStatusCodes(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("testdata", "swagger20-unquoted.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi.Read(data)
+	if err != nil {
+		t.Fatalf("Read = %v", err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "docker", Standalone: true})
+	if err != nil {
+		t.Fatalf("Import = %v", err)
+	}
+	cat, err := catalog.Parse("docker.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("the imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	inspect := cat.Tool("container_inspect")
+	if res.Tools != 2 || inspect == nil {
+		t.Fatalf("imported %d tools (skipped %v), want container_list and container_inspect\n%s", res.Tools, res.Skipped, res.YAML)
+	}
+	if !strings.Contains(string(inspect.OutputJSON), `"State"`) {
+		t.Errorf("container_inspect output schema lost the 200 answer's definition: %s", inspect.OutputJSON)
+	}
+	// OpenAPI 3 in YAML, as loosely written.
+	doc, err = openapi.Read([]byte("openapi: 3.1\ninfo: {title: t, version: 1}\npaths:\n  /a:\n    get:\n      operationId: getA\n      responses:\n        200: {description: ok, content: {application/json: {schema: {type: object}}}}\n"))
+	if err != nil {
+		t.Fatalf("Read of OpenAPI 3.1 YAML with unquoted versions and codes = %v", err)
+	}
+	if res, err := openapi.Import(doc, openapi.Options{Upstream: "u"}); err != nil || res.Tools != 1 {
+		t.Fatalf("Import = %v, %v", res, err)
+	}
+	if _, err := openapi.Read([]byte("openapi: 3.0\ninfo: {title: t, version: '1'}\npaths: {}\n")); err != nil {
+		t.Fatalf("Read of an unquoted openapi: 3.0 = %v", err)
 	}
 }
 
@@ -166,6 +254,18 @@ func FuzzImport(f *testing.F) {
 		}
 		f.Add(data)
 	}
+	for _, name := range []string{"outside-refs.yaml", "swagger20-unquoted.yaml", "no-tools.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	// Hostile shapes, small enough to keep each run short: fan-out by
+	// properties and by anyOf/oneOf/allOf, wide schemas with long enums.
+	f.Add([]byte(fanOutDoc(4, 5)))
+	f.Add([]byte(anyOfDoc(3, 5)))
+	f.Add([]byte(wideDoc(2, 10, 70)))
 	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /{a}{b}:\n    get: {operationId: '', responses: {}}\n"))
 	f.Add([]byte(`{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a/{x}":{"post":{"parameters":[{"name":"x","in":"path","required":true,"type":"string"}],"responses":{}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -74,9 +74,18 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 	// written for one parameter ({org_id} for orgId) be taken again by
 	// another of the same argument name, and two parameters would become
 	// one argument used twice.
+	params := mergedParameters(item, op)
+	for _, p := range params {
+		// A parameter behind a reference the import cannot follow costs
+		// this operation only.
+		if why := unresolved(p.Extensions); why != "" {
+			im.skip(method, path, "%s", why)
+			return false
+		}
+	}
 	inPath := map[string]string{}
 	wsPath := ""
-	for _, p := range mergedParameters(item, op) {
+	for _, p := range params {
 		if im.ws.binds(p.In, p.Name) {
 			switch p.In {
 			case openapi3.ParameterInPath:
@@ -226,6 +235,10 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, p *op
 // to it instead. False (after im.skip) when it cannot be mapped.
 func (im *importer) requestBody(t *tool, as *arguments, method, path string, op *openapi3.Operation) bool {
 	rb := op.RequestBody
+	if rb != nil && rb.Value != nil && unresolved(rb.Value.Extensions) != "" {
+		im.skip(method, path, "%s", unresolved(rb.Value.Extensions))
+		return false
+	}
 	if rb == nil || rb.Value == nil || len(rb.Value.Content) == 0 {
 		return true
 	}

@@ -2,9 +2,14 @@ package openapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi2"
 	"github.com/getkin/kin-openapi/openapi2conv"
@@ -23,10 +28,25 @@ type Document struct {
 	doc     *openapi3.T
 }
 
+// unresolvedExt marks, in the parsed model, a $ref that Read could not
+// follow: the object that held the $ref is replaced by one carrying only
+// this extension, whose value says why. The import skips the operations
+// that need such an object and imports the rest.
+const unresolvedExt = "x-gateway-unresolved-ref"
+
 // Read parses data as an OpenAPI 3.0 or 3.1 document or a Swagger 2.0 one,
-// in YAML or JSON. Every $ref must be local ("#/..."): a reference to
-// another file or a URL is an error, and nothing is ever fetched.
-func Read(data []byte) (d *Document, err error) {
+// in YAML or JSON. It is [ReadContext] without a deadline.
+func Read(data []byte) (*Document, error) { return ReadContext(context.Background(), data) }
+
+// ReadContext parses data as an OpenAPI 3.0 or 3.1 document or a Swagger
+// 2.0 one, in YAML or JSON, and stops with ctx's error when ctx ends.
+//
+// Nothing is ever fetched. A $ref that does not point into the document
+// itself (another file, a URL) or points at nothing in it, and a
+// discriminator mapping to another file, is not followed: the object that
+// held it is marked, and [Import] skips the operations that need it, with
+// the reason, instead of refusing the whole document.
+func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 	if len(data) > MaxDocumentBytes {
 		return nil, fmt.Errorf("document is %d bytes, more than the %d this import reads", len(data), MaxDocumentBytes)
 	}
@@ -37,86 +57,338 @@ func Read(data []byte) (d *Document, err error) {
 			d, err = nil, fmt.Errorf("cannot parse document: %v", r)
 		}
 	}()
-	var head struct {
-		Swagger string `yaml:"swagger" json:"swagger"`
-		OpenAPI string `yaml:"openapi" json:"openapi"`
+	// The common case first: an OpenAPI 3 document in JSON whose every
+	// reference is local and resolves loads straight into the model, with
+	// no tree of plain values beside it (for a 20 MB document, hundreds of
+	// megabytes). kin-openapi would parse JSON as YAML first, several
+	// times slower, so the JSON is decoded here.
+	if doc, version := loadJSON(ctx, data); doc != nil {
+		return &Document{Version: version, doc: doc}, nil
 	}
-	if err := yaml.Unmarshal(data, &head); err != nil {
-		return nil, fmt.Errorf("cannot parse document: %v", err)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	// Otherwise one parse into plain values, whatever the syntax: YAML is
+	// parsed once, non-string keys are made strings, and references are
+	// checked on the tree before the model is built.
+	tree, err := parseTree(data)
+	if err != nil {
+		return nil, err
+	}
+	root, ok := tree.(map[string]any)
+	if !ok {
+		return nil, errors.New("not an OpenAPI document: the top level is not a mapping")
+	}
+	_, quoted := root["openapi"].(string)
+	swagger, oas := version(root, "swagger"), version(root, "openapi")
+	if _, has := root["swagger"]; has && swagger == "" {
+		return nil, fmt.Errorf("swagger %v is not supported (want \"2.0\")", root["swagger"])
+	}
+	if _, has := root["openapi"]; has && oas == "" && swagger == "" {
+		return nil, fmt.Errorf("openapi %v is not supported (want a version string such as \"3.0.3\")", root["openapi"])
 	}
 	switch {
-	case head.Swagger != "":
-		if head.Swagger != "2.0" {
-			return nil, fmt.Errorf("swagger %q is not supported (want 2.0)", head.Swagger)
+	case swagger != "":
+		if swagger != "2.0" {
+			return nil, fmt.Errorf("swagger %q is not supported (want 2.0)", swagger)
 		}
-		js, err := toJSON(data)
+	case oas != "":
+		if len(oas) < 2 || oas[:2] != "3." {
+			return nil, fmt.Errorf("openapi %q is not supported (want 3.0 or 3.1)", oas)
+		}
+	default:
+		return nil, errors.New("not an OpenAPI document: no top-level \"openapi\" or \"swagger\" field")
+	}
+	changed, err := markRefs(ctx, root)
+	if err != nil {
+		return nil, err
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	if swagger != "" {
+		stringInfo(root)
+		js, err := json.Marshal(root)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("cannot convert document to JSON: %v", err)
 		}
+		tree, root = nil, nil // let the plain tree go before the model is built
 		var d2 openapi2.T
 		if err := json.Unmarshal(js, &d2); err != nil {
 			return nil, fmt.Errorf("cannot parse Swagger 2.0 document: %v", err)
 		}
-		if err := localRefs(js); err != nil {
+		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		loader := openapi3.NewLoader()
-		loader.IsExternalRefsAllowed = false
 		doc, err := openapi2conv.ToV3WithLoader(&d2, loader, nil)
 		if err != nil {
 			return nil, fmt.Errorf("cannot convert Swagger 2.0 document: %v", err)
 		}
-		return &Document{Version: head.Swagger, doc: doc}, nil
-	case head.OpenAPI != "":
-		if len(head.OpenAPI) < 2 || head.OpenAPI[:2] != "3." {
-			return nil, fmt.Errorf("openapi %q is not supported (want 3.0 or 3.1)", head.OpenAPI)
-		}
-		loader := openapi3.NewLoader()
-		loader.IsExternalRefsAllowed = false
-		doc, err := loader.LoadFromData(data)
-		if err != nil {
-			var ext *openapi3.DisallowedExternalRefError
-			if errors.As(err, &ext) {
-				return nil, fmt.Errorf("$ref %q points outside the document; only local references (#/...) are read, never fetched", ext.Ref)
-			}
-			return nil, fmt.Errorf("cannot load OpenAPI document: %v", err)
-		}
-		return &Document{Version: head.OpenAPI, doc: doc}, nil
+		return &Document{Version: swagger, doc: doc}, nil
 	}
-	return nil, errors.New("not an OpenAPI document: no top-level \"openapi\" or \"swagger\" field")
+	// An OpenAPI 3 document is loaded by kin-openapi from YAML, whose
+	// decoder takes an unquoted scalar (version: 1) where the model wants
+	// a string, as the document was written when nothing had to be marked.
+	src := data
+	if stringInfo(root) || changed || !quoted || json.Valid(data) {
+		if src, err = yaml.Marshal(root); err != nil {
+			return nil, fmt.Errorf("cannot convert document: %v", err)
+		}
+	}
+	tree, root = nil, nil // let the plain tree go before the model is built
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	doc, err := loader.LoadFromData(src)
+	if err != nil {
+		var ext *openapi3.DisallowedExternalRefError
+		if errors.As(err, &ext) {
+			return nil, fmt.Errorf("$ref %q points outside the document; only local references (#/...) are read, never fetched", ext.Ref)
+		}
+		return nil, fmt.Errorf("cannot load OpenAPI document: %v", err)
+	}
+	return &Document{Version: oas, doc: doc}, nil
 }
 
-// toJSON converts YAML (of which JSON is a subset) to JSON bytes.
-func toJSON(data []byte) ([]byte, error) {
-	if json.Valid(data) {
-		return data, nil
+// stringInfo writes the document's title and version as strings when
+// hand-written YAML left them unquoted (version: 1.0): the models want
+// strings, and their decoders refuse a number. It reports a change.
+func stringInfo(root map[string]any) bool {
+	info, _ := root["info"].(map[string]any)
+	changed := false
+	for _, k := range []string{"title", "version"} {
+		switch v := info[k].(type) {
+		case int, float64, bool:
+			info[k] = fmt.Sprint(v)
+			changed = true
+		}
 	}
+	return changed
+}
+
+// loadJSON loads data as an OpenAPI 3 document in JSON, or returns nil
+// when it is not one or does not load as it is (a reference to follow
+// elsewhere, a version written as a number): the caller then reads it
+// through the tree, which says why.
+func loadJSON(ctx context.Context, data []byte) (*openapi3.T, string) {
+	var head struct {
+		OpenAPI any `json:"openapi"`
+		Swagger any `json:"swagger"`
+	}
+	if i := bytes.IndexFunc(data, func(r rune) bool { return !unicode.IsSpace(r) }); i < 0 || data[i] != '{' {
+		return nil, ""
+	}
+	if json.Unmarshal(data, &head) != nil || head.Swagger != nil {
+		return nil, ""
+	}
+	version, _ := head.OpenAPI.(string)
+	if !strings.HasPrefix(version, "3.") {
+		return nil, ""
+	}
+	doc := &openapi3.T{}
+	if json.Unmarshal(data, doc) != nil || ctx.Err() != nil {
+		return nil, ""
+	}
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	if loader.ResolveRefsIn(doc, nil) != nil {
+		return nil, ""
+	}
+	return doc, version
+}
+
+// version reads a version field, written as a string or, unquoted in
+// YAML, as a number (openapi: 3.1 is the float 3.1 to a YAML parser); a
+// number is written back as the string it stood for.
+func version(root map[string]any, key string) string {
+	switch v := root[key].(type) {
+	case string:
+		return v
+	case float64:
+		s := strconv.FormatFloat(v, 'f', -1, 64)
+		if !strings.Contains(s, ".") {
+			s += ".0"
+		}
+		root[key] = s
+		return s
+	case int:
+		s := strconv.Itoa(v) + ".0"
+		root[key] = s
+		return s
+	}
+	return ""
+}
+
+// parseTree parses JSON or YAML into plain values (map[string]any,
+// []any, scalars).
+func parseTree(data []byte) (any, error) {
 	var v any
+	if json.Valid(data) {
+		if err := json.Unmarshal(data, &v); err != nil {
+			return nil, fmt.Errorf("cannot parse document: %v", err)
+		}
+		return v, nil
+	}
+	// yaml.v3 refuses documents whose aliases expand excessively, so an
+	// alias bomb costs an error, not the memory it describes.
 	if err := yaml.Unmarshal(data, &v); err != nil {
 		return nil, fmt.Errorf("cannot parse document: %v", err)
 	}
-	js, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("cannot convert document to JSON: %v", err)
-	}
-	return js, nil
+	return stringKeys(v, 0)
 }
 
-// localRefs refuses any "$ref" that is not a JSON pointer into the document
-// itself (Swagger 2.0 goes through a converter that would otherwise try to
-// load them).
-func localRefs(js []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(js))
-	prevRef := false
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil // end of input (the document already decoded once)
-		}
-		s, isString := tok.(string)
-		if prevRef && isString && (len(s) == 0 || s[0] != '#') {
-			return fmt.Errorf("$ref %q points outside the document; only local references (#/...) are read, never fetched", s)
-		}
-		prevRef = isString && s == "$ref" && !prevRef
+// stringKeys rewrites the mappings of a YAML tree with non-string keys
+// (map[any]any) as map[string]any: Swagger 2.0 and OpenAPI documents
+// written by hand key responses by unquoted status codes (200:), which
+// YAML reads as integers and JSON cannot hold.
+func stringKeys(v any, depth int) (any, error) {
+	if depth > 10000 {
+		return nil, errors.New("cannot parse document: nested more than 10000 levels")
 	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			e, err := stringKeys(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = e
+		}
+		return x, nil
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			var key string
+			switch k := k.(type) {
+			case string:
+				key = k
+			case int:
+				key = strconv.Itoa(k)
+			case int64, uint64, float64, bool:
+				key = fmt.Sprint(k)
+			case nil:
+				key = "null"
+			default:
+				return nil, fmt.Errorf("cannot parse document: a mapping key is a %T, not a string", k)
+			}
+			if _, dup := out[key]; dup {
+				return nil, fmt.Errorf("cannot parse document: mapping key %q appears twice", key)
+			}
+			e, err := stringKeys(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			out[key] = e
+		}
+		return out, nil
+	case []any:
+		for i, e := range x {
+			e, err := stringKeys(e, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			x[i] = e
+		}
+		return x, nil
+	}
+	return v, nil
+}
+
+// markRefs walks the document and replaces every object whose "$ref"
+// cannot be followed (another file, a URL, or a pointer to nothing in the
+// document) by a marker saying why, and drops discriminator mappings to
+// other files (they only name which schema a value is, and the import
+// reads the schemas themselves). Nothing is fetched.
+func markRefs(ctx context.Context, root map[string]any) (changed bool, err error) {
+	steps := 0
+	var walk func(v any, depth int) (any, error)
+	walk = func(v any, depth int) (any, error) {
+		if steps++; steps%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+		if depth > 10000 {
+			return nil, errors.New("cannot parse document: nested more than 10000 levels")
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if ref, ok := x["$ref"].(string); ok {
+				if why := followable(root, ref); why != "" {
+					changed = true
+					return map[string]any{unresolvedExt: why}, nil
+				}
+			}
+			if disc, ok := x["discriminator"].(map[string]any); ok {
+				if m, ok := disc["mapping"].(map[string]any); ok {
+					for k, e := range m {
+						if s, ok := e.(string); ok && strings.Contains(s, "/") && !strings.HasPrefix(s, "#") {
+							delete(m, k)
+							changed = true
+						}
+					}
+				}
+			}
+			for k, e := range x {
+				w, err := walk(e, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				x[k] = w
+			}
+		case []any:
+			for i, e := range x {
+				w, err := walk(e, depth+1)
+				if err != nil {
+					return nil, err
+				}
+				x[i] = w
+			}
+		}
+		return v, nil
+	}
+	_, err = walk(root, 0)
+	return changed, err
+}
+
+// followable returns why ref cannot be followed inside root, or "".
+func followable(root map[string]any, ref string) string {
+	if !strings.HasPrefix(ref, "#") {
+		return fmt.Sprintf("$ref %q points outside the document; only local references (#/...) are read, never fetched", clipString(ref, 200))
+	}
+	frag, err := url.PathUnescape(ref[1:])
+	if err != nil || frag == "" || frag[0] != '/' {
+		return fmt.Sprintf("$ref %q is not a JSON pointer into the document", clipString(ref, 200))
+	}
+	var cur any = root
+	for _, tok := range strings.Split(frag[1:], "/") {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[tok]
+			if !ok {
+				return fmt.Sprintf("$ref %q points to nothing in the document", clipString(ref, 200))
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return fmt.Sprintf("$ref %q points to nothing in the document", clipString(ref, 200))
+			}
+			cur = c[i]
+		default:
+			return fmt.Sprintf("$ref %q points to nothing in the document", clipString(ref, 200))
+		}
+	}
+	if _, ok := cur.(map[string]any); !ok {
+		return fmt.Sprintf("$ref %q points to a value that is not an object", clipString(ref, 200))
+	}
+	return ""
+}
+
+// unresolved returns why the object carrying ext could not be read, or "".
+func unresolved(ext map[string]any) string {
+	why, _ := ext[unresolvedExt].(string)
+	return why
 }

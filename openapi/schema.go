@@ -24,7 +24,36 @@ const (
 	MaxPropertyDescription = 300
 	// MaxProperties bounds the properties kept in one object schema.
 	MaxProperties = 200
+	// MaxPattern bounds a pattern kept, in bytes; a longer one is dropped.
+	MaxPattern = 1024
 )
+
+// Bounds on the schemas of one import, in nodes: a node is one schema
+// value written (an object, a property, an item, a branch of anyOf), and
+// every 256 bytes of text or values it carries (descriptions, enums,
+// defaults, examples, patterns) count as one more.
+//
+// Depth alone does not bound a schema: a document of a few kilobytes
+// whose schemas each refer to the next one twenty times describes 20^6
+// nodes within six levels, gigabytes once written out. A schema that
+// would pass its share is written to fewer levels, as many as fit, and
+// failing that, cut to any value ({}) past its share, with a note.
+const (
+	// MaxSchemaNodes bounds one schema: an operation's input (its
+	// parameters and body together) or its output.
+	MaxSchemaNodes = 1000
+	// MaxImportSchemaNodes bounds the schemas of a whole import. It is
+	// shared evenly by the operations the import maps (two schemas each),
+	// so a large document gets shallower schemas, not a larger catalog,
+	// and no operation's share depends on the order of the others.
+	MaxImportSchemaNodes = 200_000
+)
+
+// schemaShare is each schema's share of the import's nodes for a
+// document with ops operations to map.
+func schemaShare(ops int) int {
+	return max(1, min(MaxSchemaNodes, MaxImportSchemaNodes/max(1, 2*ops)))
+}
 
 // converter turns kin-openapi schemas into JSON Schema 2020-12 values
 // (map[string]any trees), noting what it had to guess or drop.
@@ -32,6 +61,100 @@ type converter struct {
 	notes []string
 	// forInput leaves out readOnly properties (they are never sent).
 	forInput bool
+	// limit is the nodes this converter may write over all its calls
+	// (see [MaxSchemaNodes]); 0 means MaxSchemaNodes.
+	limit int
+	// spent is what earlier calls of convert wrote.
+	spent int
+	// unresolved is why a schema that was converted could not be read
+	// (a $ref Read could not follow), or "".
+	unresolved string
+
+	// The state of one convert call.
+	room, used, maxDepth int
+	over, hard           bool
+}
+
+// convert converts ref found at depth within the converter's limit: at
+// full depth when that fits, else at the greatest depth that fits, else
+// with every node past the limit cut to any value.
+func (c *converter) convert(ref *openapi3.SchemaRef, depth int) map[string]any {
+	if c.limit == 0 {
+		c.limit = MaxSchemaNodes
+	}
+	c.room = max(0, c.limit-c.spent)
+	defer func() { c.maxDepth = 0 }() // the next call from outside starts afresh
+	for maxDepth := MaxSchemaDepth; maxDepth > depth; maxDepth-- {
+		c.maxDepth, c.used, c.over, c.hard = maxDepth, 0, false, false
+		mark, why := len(c.notes), c.unresolved
+		out := c.schema(ref, depth, nil)
+		if !c.over {
+			c.spent += c.used
+			if maxDepth < MaxSchemaDepth {
+				c.note("schema cut to %d level%s to stay within %d nodes", maxDepth-depth, plural(maxDepth-depth), c.limit)
+			}
+			return out
+		}
+		// Each try stops as soon as it passes the limit, so the tries
+		// together cost at most MaxSchemaDepth times the limit.
+		c.notes, c.unresolved = c.notes[:mark], why
+	}
+	c.maxDepth, c.used, c.over, c.hard = depth+1, 0, false, true
+	out := c.schema(ref, depth, nil)
+	c.spent += c.used
+	c.note("schema larger than %d nodes: the part past them cut to any value", c.limit)
+	return out
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// spend counts n nodes, reporting false once the room is used up.
+func (c *converter) spend(n int) bool {
+	if c.used+n > c.room {
+		if !c.hard {
+			c.over = true
+		}
+		return false
+	}
+	c.used += n
+	return true
+}
+
+// weight is the extra nodes out's text and values count for.
+func weight(out map[string]any) int {
+	n := 0
+	for _, k := range []string{"description", "pattern", "format", "enum", "const", "default", "examples"} {
+		if v, ok := out[k]; ok {
+			n += valueSize(v)
+		}
+	}
+	return n / 256
+}
+
+// valueSize approximates the bytes v takes written as JSON.
+func valueSize(v any) int {
+	switch x := v.(type) {
+	case string:
+		return len(x) + 2
+	case []any:
+		n := 2
+		for _, e := range x {
+			n += valueSize(e) + 1
+		}
+		return n
+	case map[string]any:
+		n := 2
+		for k, e := range x {
+			n += len(k) + 4 + valueSize(e)
+		}
+		return n
+	}
+	return 8
 }
 
 func (c *converter) note(format string, args ...any) {
@@ -42,19 +165,31 @@ func (c *converter) note(format string, args ...any) {
 }
 
 // schema converts ref; stack holds the schemas being converted above it,
-// so a recursive schema ends in {} instead of looping.
+// so a recursive schema ends in {} instead of looping. A call from outside
+// the converter (stack nil) goes through convert, within the limit.
 func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3.Schema) map[string]any {
+	if c.maxDepth == 0 {
+		return c.convert(ref, depth)
+	}
 	out := map[string]any{}
-	if ref == nil || ref.Value == nil {
+	if c.over || !c.spend(1) || ref == nil || ref.Value == nil {
 		return out
 	}
 	s := ref.Value
+	if why := unresolved(s.Extensions); why != "" {
+		if c.unresolved == "" {
+			c.unresolved = why
+		}
+		return out
+	}
 	if slices.Contains(stack, s) {
 		c.note("recursive schema %s cut to any value", refName(ref))
 		return out
 	}
-	if depth >= MaxSchemaDepth {
-		c.note("schema nested deeper than %d levels cut to any value", MaxSchemaDepth)
+	if depth >= c.maxDepth {
+		if c.maxDepth == MaxSchemaDepth {
+			c.note("schema nested deeper than %d levels cut to any value", MaxSchemaDepth)
+		}
 		return out
 	}
 	if s.Always != nil {
@@ -126,7 +261,9 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 	if s.MaxLength != nil {
 		out["maxLength"] = *s.MaxLength
 	}
-	if s.Pattern != "" {
+	if len(s.Pattern) > MaxPattern {
+		c.note("pattern of %d bytes dropped (more than %d)", len(s.Pattern), MaxPattern)
+	} else if s.Pattern != "" {
 		// JSON Schema patterns are ECMA-262; the gateway validates with Go's
 		// RE2. A pattern RE2 cannot read is dropped rather than refused.
 		if _, err := regexp.Compile(s.Pattern); err == nil {
@@ -134,6 +271,10 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 		} else {
 			c.note("pattern %q dropped: not an RE2 expression", clipString(s.Pattern, 40))
 		}
+	}
+	// What this node carries counts before what lies below it.
+	if w := weight(out); w > 0 && !c.spend(w) {
+		return map[string]any{}
 	}
 	if s.MinItems > 0 {
 		out["minItems"] = s.MinItems
@@ -180,7 +321,9 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 	} else if ap.Schema != nil {
 		out["additionalProperties"] = c.schema(ap.Schema, depth+1, stack)
 	}
-	for kw, list := range map[string]openapi3.SchemaRefs{"oneOf": s.OneOf, "anyOf": s.AnyOf, "allOf": s.AllOf} {
+	// A fixed order: past the limit, what comes first is what is kept.
+	for i, list := range []openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
+		kw := [...]string{"allOf", "anyOf", "oneOf"}[i]
 		if len(list) == 0 {
 			continue
 		}

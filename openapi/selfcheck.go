@@ -15,14 +15,20 @@ import (
 // of its own, and skips (with the loader's reason) any tool the gateway
 // would refuse: the mapping guards against what it knows, this against
 // what it does not.
-func (im *importer) selfCheck() {
+func (im *importer) selfCheck() error {
 	// Tools are loaded a batch at a time (a document the gateway takes
 	// whole, the common case, costs one load per batch, not per tool), and
 	// one at a time only inside a batch that fails. Batches keep the peak
 	// memory of a large document's check to one batch's YAML and schemas.
 	const batch = 64
 	var kept []*tool
-	for lo := 0; lo < len(im.tools) && im.err == nil; lo += batch {
+	for lo := 0; lo < len(im.tools); lo += batch {
+		if err := im.ctx.Err(); err != nil {
+			return err
+		}
+		if im.err != nil {
+			return im.err
+		}
 		part := im.tools[lo:min(lo+batch, len(im.tools))]
 		if im.load(part) == nil {
 			kept = append(kept, part...)
@@ -30,7 +36,7 @@ func (im *importer) selfCheck() {
 		}
 		for _, t := range part {
 			if err := im.load([]*tool{t}); im.err != nil {
-				return
+				return im.err
 			} else if err != nil {
 				msg := err.Error()
 				if i := strings.IndexByte(msg, '\n'); i >= 0 {
@@ -46,6 +52,7 @@ func (im *importer) selfCheck() {
 		}
 	}
 	im.tools = kept
+	return im.err
 }
 
 // load loads tools in a small catalog of their own, as the gateway would.

@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -28,7 +29,7 @@ func TestSelfCheckRefusesAnExpansion(t *testing.T) {
 		{"operator-base-url-host", "https://${MY_HOST:-api.example.com}/v1", map[string]string{"q": "{q}"}, nil, ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			im := &importer{d: d, opts: Options{Upstream: "up", BaseURL: c.baseURL}, names: map[string]int{}}
+			im := &importer{ctx: context.Background(), d: d, opts: Options{Upstream: "up", BaseURL: c.baseURL}, names: map[string]int{}}
 			tl := &tool{name: "t", description: "d", kind: "read", method: "GET", path: "/x", opPath: "/x", query: c.query, headers: c.headers,
 				input: map[string]any{"type": "object", "properties": map[string]any{"q": map[string]any{"type": "string"}}}}
 			im.tools = []*tool{tl}

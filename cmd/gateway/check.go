@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
 )
 
@@ -30,8 +31,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 		fmt.Fprintln(stderr, "usage: gateway check --catalog FILE --openapi SPEC [--upstream NAME] [--format text|json] [--probe [--token T | --workspace W]]")
 		return exitError(2)
 	}
-	cat, err := loadForCLI(*path, stderr, env)
+	cat, err := interruptible(ctx, func(context.Context) (*catalog.Catalog, error) { return loadForCLI(*path, stderr, env) })
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "gateway check: %s: stopped (%v)\n", *path, context.Cause(ctx))
+			return exitError(1)
+		}
 		return err
 	}
 	data, err := os.ReadFile(*spec)
@@ -39,8 +44,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 		fmt.Fprintf(stderr, "gateway check: %v\n", err)
 		return exitError(1)
 	}
-	doc, err := openapi.Read(data)
+	doc, err := interruptible(ctx, func(ctx context.Context) (*openapi.Document, error) { return openapi.ReadContext(ctx, data) })
 	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "gateway check: %s: stopped (%v)\n", *spec, context.Cause(ctx))
+			return exitError(1)
+		}
 		fmt.Fprintf(stderr, "%s: %v\n", *spec, err)
 		return exitError(1)
 	}

@@ -24,6 +24,9 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if len(os.Args) > 1 && (os.Args[1] == "import" || os.Args[1] == "check") {
+		limitBatchMemory()
+	}
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	var ee exitError
 	switch {
@@ -89,7 +92,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "token":
 		return runToken(rest, stdout, stderr, env)
 	case "import":
-		return runImport(rest, stdout, stderr)
+		return runImport(ctx, rest, stdout, stderr)
 	case "check":
 		return runCheck(ctx, rest, stdout, stderr, env)
 	case "tools":
