@@ -157,8 +157,10 @@ func (d *Document) parameterExamples(t *catalog.Tool) map[string]any {
 // ResultSchemas returns the JSON Schemas a successful result of t should
 // fit, by name: "output_schema" when the tool declares one, and "the
 // document's response schema" (the operation's 2xx JSON response, wrapped
-// as {items} for an array) when the tool does not reshape the answer with
-// select or fields.
+// as {items} for an array, with null allowed where a member is not
+// required and no assertion on values, as the import writes output
+// schemas) when the tool does not reshape the answer with select or
+// fields.
 func ResultSchemas(d *Document, t *catalog.Tool) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	if t.OutputSchema != nil {
@@ -181,7 +183,13 @@ func ResultSchemas(d *Document, t *catalog.Tool) map[string]map[string]any {
 		if mt == nil || mt.Schema == nil {
 			return out
 		}
-		out["the document's response schema"] = asResult((&converter{}).schema(mt.Schema, 0, nil))
+		// Held to the shape the document declares, read as the import
+		// reads it (looseOutput): documents under-declare null and
+		// values, and an answer the imported tool takes as a result is
+		// not drift.
+		s := (&converter{}).schema(mt.Schema, 0, nil)
+		looseOutput(s)
+		out["the document's response schema"] = asResult(s)
 		return out
 	}
 	return out

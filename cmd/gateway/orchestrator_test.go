@@ -215,3 +215,93 @@ func TestImportWithNoToolFails(t *testing.T) {
 		t.Errorf("a catalog was written (stat: %v)", err)
 	}
 }
+
+// orchestratorOverrides curate the orchestrator's import in a few lines:
+// names an agent reads, a trimmed output schema, four-eyes approval on
+// the delete, and probe arguments for the POST queries.
+const orchestratorOverrides = `version: 1
+server: { name: orch }
+auth:
+  jwt: { hmac_secret_env: GATEWAY_JWT_SECRET, algorithms: [HS256], issuer: dev, audience: orch }
+gates:
+  orch_write: { scopes: [orch:write] }
+  orch_admin: { scopes: [orch:admin] }
+include: [orch.yaml]
+overrides:
+  read_flow_runs_flow_runs_filter_post:
+    rename: list_flow_runs
+    description: Flow runs matching a filter, newest first.
+    probe: { args: { limit: 5 } }
+  read_flow_run_flow_runs_id_get:
+    rename: get_flow_run
+    output_schema: { keep: [id, name, state_type] }
+  read_logs_logs_filter_post: { rename: list_logs, probe: { args: {} } }
+  count_deployments_deployments_count_post: { rename: count_deployments, probe: { args: {} } }
+  delete_flow_run_flow_runs_id_delete:
+    rename: delete_flow_run
+    approval: { approvers: orch_admin, ttl: 15m }
+`
+
+// TestOrchestratorCuratedCheckIsGreen is the platform engineer's
+// afternoon: import the orchestrator-shaped document with its writes,
+// curate it with a short overrides block, and `gateway check --probe`
+// against the running service is green: every tool agrees with the
+// document, and every read (the POST queries too, with their probe
+// arguments) answers in the shape the document and the catalog promise.
+func TestOrchestratorCuratedCheckIsGreen(t *testing.T) {
+	var mu sync.Mutex
+	var paths []string
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		switch r.Method + " " + r.URL.Path {
+		case "POST /api/flow_runs/filter":
+			io.WriteString(w, `[{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"nightly","state_type":"FAILED","end_time":null}]`)
+		case "POST /api/logs/filter":
+			io.WriteString(w, `[{"message":"boom","level":40,"flow_run_id":null,"timestamp":"2026-12-01T00:00:00"}]`)
+		case "POST /api/deployments/count":
+			io.WriteString(w, `3`)
+		case "POST /api/flow_runs/history":
+			io.WriteString(w, `[]`)
+		default:
+			w.WriteHeader(http.StatusNotFound)
+			io.WriteString(w, `{"detail":"Not found"}`)
+		}
+	}))
+	defer up.Close()
+	dir := t.TempDir()
+	spec := filepath.Join("..", "..", "openapi", "testdata", "orchestrator.yaml")
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), []string{"import", "openapi", spec, "--upstream", "orch", "--include-writes", "-o", filepath.Join(dir, "orch.yaml")}, nil, &stdout, &stderr, os.LookupEnv); err != nil {
+		t.Fatalf("import = %v\n%s", err, stderr.String())
+	}
+	catPath := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(catPath, []byte(orchestratorOverrides), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := testEnv(map[string]string{"ORCH_URL": up.URL})
+	stdout.Reset()
+	stderr.Reset()
+	err := run(context.Background(), []string{"check", "--catalog", catPath, "--openapi", spec, "--probe", "--workspace", "acme"}, nil, &stdout, &stderr, env)
+	if err != nil {
+		t.Fatalf("gateway check --probe = %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String() + stderr.String()
+	if !strings.Contains(out, "0 problems") || !strings.Contains(out, "0 with problems") {
+		t.Errorf("check is not green:\n%s", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, want := range []string{"POST /api/flow_runs/filter", "POST /api/logs/filter", "POST /api/deployments/count"} {
+		if !slices.Contains(paths, want) {
+			t.Errorf("the probe never sent %s (sent %v)", want, paths)
+		}
+	}
+	for _, p := range paths {
+		if strings.HasPrefix(p, "DELETE") || strings.Contains(p, "set_state") || strings.Contains(p, "create_flow_run") {
+			t.Errorf("the probe sent a write: %s", p)
+		}
+	}
+}
