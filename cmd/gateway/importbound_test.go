@@ -239,7 +239,7 @@ func TestImportOfNoToolFailsWithTheReason(t *testing.T) {
 	for _, want := range []string{
 		"skipped POST /jobs: write operation",
 		"skipped DELETE /jobs/{id}: write operation",
-		"no operation could be imported (2 skipped, listed above); nothing was written",
+		"no tool imported, nothing written: all 2 operations were skipped (listed above); they are writes: pass --include-writes",
 	} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
