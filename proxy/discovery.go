@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
-	"github.com/mcpgw/gateway/rendering"
 )
 
 // Discovery: with thousands of tools no agent can hold the listing, so
@@ -299,7 +298,8 @@ func (c *Core) searchTools(ctx context.Context, p *authz.Principal, set string, 
 }
 
 // searchResult encodes the found tools as {"tools": [...]}, each as the
-// MCP Tool object a caller would list, within the catalog's structured
+// MCP Tool object tools/list would show (name, title, description,
+// inputSchema, outputSchema, annotations), within the catalog's structured
 // bytes bound: tools past it are left out and the answer says so.
 func (c *Core) searchResult(found []*Listed) *Result {
 	budget := int(c.cat.Limits.StructuredBytes)
@@ -309,7 +309,7 @@ func (c *Core) searchResult(found []*Listed) *Result {
 	b := []byte(`{"tools":[`)
 	left := 0
 	for i, l := range found {
-		entry := searchEntry(l.Tool)
+		entry := l.MCP // the tool as tools/list would show it
 		if len(b)+len(entry)+256 > budget {
 			left = len(found) - i
 			break
@@ -327,27 +327,6 @@ func (c *Core) searchResult(found []*Listed) *Result {
 	}
 	b = append(b, '}')
 	return &Result{Structured: b, Text: string(b), Outcome: OutcomeOK}
-}
-
-// searchEntry is one found tool: what its listing says, for calling it.
-func searchEntry(t *catalog.Tool) []byte {
-	b := []byte(`{"name":`)
-	b = rendering.AppendString(b, t.Name)
-	if t.Title != "" {
-		b = append(b, `,"title":`...)
-		b = rendering.AppendString(b, t.Title)
-	}
-	b = append(b, `,"description":`...)
-	b = rendering.AppendString(b, description(t))
-	b = append(b, `,"kind":`...)
-	b = rendering.AppendString(b, t.Kind)
-	b = append(b, `,"inputSchema":`...)
-	b = append(b, inputSchema(t)...)
-	if t.OutputJSON != nil {
-		b = append(b, `,"outputSchema":`...)
-		b = append(b, t.OutputJSON...)
-	}
-	return append(b, '}')
 }
 
 // searchHint is the _meta "anthropic/searchHint" of a tool in a full

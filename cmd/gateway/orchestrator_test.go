@@ -26,17 +26,20 @@ type received struct {
 	body                      any
 }
 
-// TestOrchestratorQueriesThroughTheCore imports a workflow orchestrator's
-// document shaped like Prefect's (queries as POSTs, a relative server URL
-// /api, optional members answered null), includes the fragment in a
-// catalog, and calls its tools through the proxy core as a caller holding
-// no scope: the POST queries are reads, their bodies arrive, every path
-// carries /api, and answers the document under-declares are results.
-func TestOrchestratorQueriesThroughTheCore(t *testing.T) {
-	const runID = "0f8fad5b-d9cb-469f-a165-70867728950e"
-	var mu sync.Mutex
-	var got []received
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+// runID is the flow run the orchestrator upstream knows.
+const runID = "0f8fad5b-d9cb-469f-a165-70867728950e"
+
+// orchestrator is a test upstream shaped like Prefect's API under /api,
+// recording what it receives.
+type orchestrator struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []received
+}
+
+func startOrchestrator(t *testing.T) *orchestrator {
+	o := &orchestrator{}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		raw, _ := io.ReadAll(r.Body)
 		var body any
 		if len(raw) > 0 {
@@ -44,9 +47,9 @@ func TestOrchestratorQueriesThroughTheCore(t *testing.T) {
 				body = "not JSON: " + string(raw)
 			}
 		}
-		mu.Lock()
-		got = append(got, received{r.Method, r.URL.Path, r.Header.Get("Content-Type"), body})
-		mu.Unlock()
+		o.mu.Lock()
+		o.got = append(o.got, received{r.Method, r.URL.Path, r.Header.Get("Content-Type"), body})
+		o.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		switch r.Method + " " + r.URL.Path {
 		case "POST /api/flow_runs/filter":
@@ -57,27 +60,58 @@ func TestOrchestratorQueriesThroughTheCore(t *testing.T) {
 			io.WriteString(w, `[{"message":"boom","level":40,"flow_run_id":null,"timestamp":"2026-12-01T00:00:00"}]`)
 		case "POST /api/deployments/count":
 			io.WriteString(w, `3`)
+		case "POST /api/flow_runs/history":
+			io.WriteString(w, `[]`)
 		default:
 			w.WriteHeader(http.StatusNotFound)
 			io.WriteString(w, `{"detail":"Not found"}`)
 		}
 	}))
-	defer up.Close()
+	t.Cleanup(o.Close)
+	return o
+}
 
-	dir := t.TempDir()
-	spec := filepath.Join("..", "..", "openapi", "testdata", "orchestrator.yaml")
-	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"import", "openapi", spec, "--upstream", "orch", "-o", filepath.Join(dir, "orch.yaml")}, nil, &stdout, &stderr, os.LookupEnv); err != nil {
-		t.Fatalf("import = %v\n%s", err, stderr.String())
+// take returns what the upstream received since the last take.
+func (o *orchestrator) take() []received {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	got := o.got
+	o.got = nil
+	return got
+}
+
+// importOrchestrator imports openapi/testdata/orchestrator.yaml as
+// upstream orch into a temporary directory's orch.yaml, with extra flags.
+func importOrchestrator(t *testing.T, extra ...string) (dir, spec, stderr string) {
+	t.Helper()
+	dir = t.TempDir()
+	spec = filepath.Join("..", "..", "openapi", "testdata", "orchestrator.yaml")
+	var out, errs bytes.Buffer
+	args := append([]string{"import", "openapi", spec, "--upstream", "orch", "-o", filepath.Join(dir, "orch.yaml")}, extra...)
+	if err := run(context.Background(), args, nil, &out, &errs, os.LookupEnv); err != nil {
+		t.Fatalf("import = %v\n%s", err, errs.String())
 	}
+	return dir, spec, errs.String()
+}
+
+// TestOrchestratorQueriesThroughTheCore imports a workflow orchestrator's
+// document shaped like Prefect's (queries as POSTs, a relative server URL
+// /api, optional members answered null), includes the fragment in a
+// catalog, and calls its tools through the proxy core as a caller holding
+// no scope: the POST queries are reads, their bodies arrive, every path
+// carries /api, and answers the document under-declares are results.
+func TestOrchestratorQueriesThroughTheCore(t *testing.T) {
+	up := startOrchestrator(t)
+
+	dir, _, stderr := importOrchestrator(t)
 	for _, want := range []string{
 		"read (no write gate) POST /flow_runs/filter: guess: a query (its path ends in filter)",
 		"read (no write gate) POST /deployments/count: guess: a query (its path ends in count)",
 		"read (no write gate) POST /flow_runs/history: from x-mcp-kind",
 		"skipped POST /flow_runs/{id}/set_state: write operation",
 	} {
-		if !strings.Contains(stderr.String(), want) {
-			t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
 		}
 	}
 	catPath := filepath.Join(dir, "catalog.yaml")
@@ -145,9 +179,7 @@ func TestOrchestratorQueriesThroughTheCore(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			mu.Lock()
-			got = nil
-			mu.Unlock()
+			up.take()
 			res, err := core.Call(context.Background(), p, tc.tool, []byte(tc.args))
 			if err != nil {
 				t.Fatalf("Call(%s) = %v", tc.tool, err)
@@ -155,9 +187,7 @@ func TestOrchestratorQueriesThroughTheCore(t *testing.T) {
 			if res.IsError {
 				t.Fatalf("Call(%s) is an error: %s", tc.tool, res.Text)
 			}
-			mu.Lock()
-			defer mu.Unlock()
-			if len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
+			if got := up.take(); len(got) != 1 || !reflect.DeepEqual(got[0], tc.want) {
 				t.Errorf("the upstream received %+v, want %+v", got, tc.want)
 			}
 			if !strings.Contains(string(res.Structured), tc.result) {
@@ -249,41 +279,14 @@ overrides:
 // document, and every read (the POST queries too, with their probe
 // arguments) answers in the shape the document and the catalog promise.
 func TestOrchestratorCuratedCheckIsGreen(t *testing.T) {
-	var mu sync.Mutex
-	var paths []string
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		paths = append(paths, r.Method+" "+r.URL.Path)
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		switch r.Method + " " + r.URL.Path {
-		case "POST /api/flow_runs/filter":
-			io.WriteString(w, `[{"id":"0f8fad5b-d9cb-469f-a165-70867728950e","name":"nightly","state_type":"FAILED","end_time":null}]`)
-		case "POST /api/logs/filter":
-			io.WriteString(w, `[{"message":"boom","level":40,"flow_run_id":null,"timestamp":"2026-12-01T00:00:00"}]`)
-		case "POST /api/deployments/count":
-			io.WriteString(w, `3`)
-		case "POST /api/flow_runs/history":
-			io.WriteString(w, `[]`)
-		default:
-			w.WriteHeader(http.StatusNotFound)
-			io.WriteString(w, `{"detail":"Not found"}`)
-		}
-	}))
-	defer up.Close()
-	dir := t.TempDir()
-	spec := filepath.Join("..", "..", "openapi", "testdata", "orchestrator.yaml")
-	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"import", "openapi", spec, "--upstream", "orch", "--include-writes", "-o", filepath.Join(dir, "orch.yaml")}, nil, &stdout, &stderr, os.LookupEnv); err != nil {
-		t.Fatalf("import = %v\n%s", err, stderr.String())
-	}
+	up := startOrchestrator(t)
+	dir, spec, _ := importOrchestrator(t, "--include-writes")
 	catPath := filepath.Join(dir, "catalog.yaml")
 	if err := os.WriteFile(catPath, []byte(orchestratorOverrides), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := testEnv(map[string]string{"ORCH_URL": up.URL})
-	stdout.Reset()
-	stderr.Reset()
+	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"check", "--catalog", catPath, "--openapi", spec, "--probe", "--workspace", "acme"}, nil, &stdout, &stderr, env)
 	if err != nil {
 		t.Fatalf("gateway check --probe = %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
@@ -292,8 +295,10 @@ func TestOrchestratorCuratedCheckIsGreen(t *testing.T) {
 	if !strings.Contains(out, "0 problems") || !strings.Contains(out, "0 with problems") {
 		t.Errorf("check is not green:\n%s", out)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	var paths []string
+	for _, r := range up.take() {
+		paths = append(paths, r.method+" "+r.path)
+	}
 	for _, want := range []string{"POST /api/flow_runs/filter", "POST /api/logs/filter", "POST /api/deployments/count"} {
 		if !slices.Contains(paths, want) {
 			t.Errorf("the probe never sent %s (sent %v)", want, paths)
