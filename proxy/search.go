@@ -176,34 +176,65 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 	return out
 }
 
-// queryTerms turns a query into weighted terms: its own words at 1, and
-// their synonyms at weightSynonym (a word's own weight wins).
+// queryTerms turns a query into weighted terms: its own words at 1, the
+// words its phrasal verbs stand for ("sign out": logout) at 1 too, and
+// the synonyms of all of them, and what a question word asks for ("who":
+// users), at weightSynonym (a word's own weight wins).
 func queryTerms(query string) map[string]float64 {
 	out := map[string]float64{}
 	var own []string
-	for _, t := range terms(query) {
-		if len(own) >= maxQueryTerms {
-			break
-		}
-		if _, dup := out[t]; !dup {
+	addOwn := func(t string) {
+		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
 			out[t] = 1
 			own = append(own, t)
 		}
 	}
-	for _, t := range own {
-		for _, s := range synonyms[t] {
-			if _, own := out[s]; !own {
-				out[s] = weightSynonym
+	ws := words(query)
+	for i := 0; i < len(ws); i++ {
+		if i+1 < len(ws) {
+			if p, ok := phrases[ws[i]+" "+ws[i+1]]; ok {
+				for _, t := range p {
+					addOwn(t)
+				}
+				i++ // the phrase's words say no more than it does
+				continue
 			}
+		}
+		if !stopWords[ws[i]] {
+			addOwn(stem(ws[i]))
+		}
+	}
+	var asked []string
+	for _, w := range ws {
+		asked = append(asked, questionWords[w]...)
+	}
+	for _, t := range own {
+		asked = append(asked, synonyms[t]...)
+	}
+	for _, s := range asked {
+		if _, own := out[s]; !own {
+			out[s] = weightSynonym
 		}
 	}
 	return out
 }
 
-// terms splits text into lower-case stemmed words: camelCase and
-// snake_case names come apart, punctuation and control characters
-// separate, stop words are dropped.
+// terms splits text into lower-case stemmed words: camelCase, snake_case
+// and letters-then-digits names come apart, punctuation and control
+// characters separate, stop words and single letters are dropped.
 func terms(text string) []string {
+	var out []string
+	for _, w := range words(text) {
+		if !stopWords[w] {
+			out = append(out, stem(w))
+		}
+	}
+	return out
+}
+
+// words splits text into lower-case words, stop words included (phrases
+// need them), single letters and words over 64 bytes left out.
+func words(text string) []string {
 	var out []string
 	var word []rune
 	flush := func() {
@@ -212,10 +243,10 @@ func terms(text string) []string {
 		}
 		w := strings.ToLower(string(word))
 		word = word[:0]
-		if stopWords[w] || len(w) > 64 {
+		if len(w) > 64 || utf8.RuneCountInString(w) == 1 && !unicode.IsDigit(rune(w[0])) {
 			return
 		}
-		out = append(out, stem(w))
+		out = append(out, w)
 	}
 	var prev rune
 	for i, r := range text {
@@ -223,10 +254,15 @@ func terms(text string) []string {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			// A lower-to-upper edge starts a word (listJobs), as does
 			// the last capital of a run before a lower-case letter
-			// (HTTPServer: HTTP, Server).
-			if unicode.IsUpper(r) && len(word) > 0 {
-				next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
-				if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
+			// (HTTPServer: HTTP, Server), and a digit after a letter
+			// (oauth2: oauth, 2).
+			if len(word) > 0 {
+				if unicode.IsUpper(r) {
+					next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
+					if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
+						flush()
+					}
+				} else if unicode.IsDigit(r) && unicode.IsLetter(prev) {
 					flush()
 				}
 			}
@@ -241,24 +277,37 @@ func terms(text string) []string {
 }
 
 // stem strips the common English inflections, so "runs", "running" and
-// "run" meet, and "cancelled", "canceled" and "cancel" do. It is
-// deliberately light: a wrong merge costs more than a missed one.
+// "run" meet, "cancelled", "canceled" and "cancel" do, and "created",
+// "creates" and "create" do (a final "e" is dropped, as the suffixes drop
+// it). It is deliberately light: a wrong merge costs more than a missed
+// one, so a suffix stays when what is left has no vowel ("string").
 func stem(w string) string {
 	n := len(w)
 	switch {
 	case n > 4 && strings.HasSuffix(w, "ies"):
-		return w[:n-3] + "y"
+		w = w[:n-3] + "y"
 	case n > 4 && (strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "xes")):
-		return w[:n-2]
+		w = w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:n-1]
-	case n > 5 && strings.HasSuffix(w, "ing"):
-		return undouble(w[:n-3])
-	case n > 4 && strings.HasSuffix(w, "ed"):
-		return undouble(w[:n-2])
+		w = w[:n-1]
+	}
+	if keepWhole[w] {
+		return w
+	}
+	n = len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ing") && hasVowel(w[:n-3]):
+		w = undouble(w[:n-3])
+	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed") && hasVowel(w[:n-2]):
+		w = undouble(w[:n-2])
+	}
+	if n = len(w); n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
 	}
 	return w
 }
+
+func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
 
 // undouble turns "cancell" into "cancel" and "stopp" into "stop".
 func undouble(w string) string {
@@ -270,49 +319,96 @@ func undouble(w string) string {
 
 var stopWords = map[string]bool{}
 
+// keepWhole are words whose suffix is not an inflection.
+var keepWhole = map[string]bool{"setting": true, "during": true, "nothing": true, "something": true, "anything": true, "everything": true, "morning": true, "evening": true}
+
 // synonyms maps a stemmed word to words an API may use for the same
 // thing. Groups are symmetric.
 var synonyms = map[string][]string{}
 
+// phrases maps two words of a query to the word an API uses for what
+// they say together.
+var phrases = map[string][]string{}
+
+// questionWords maps a question word to what it asks for: "who" asks for
+// users, "which" for a list, "how many" for a count.
+var questionWords = map[string][]string{}
+
 func init() {
-	for _, w := range strings.Fields("a an and are as at be by for from how i in into is it its me my of on or our please that the their them then this to us was we what when where which who whose why will with you your any") {
+	for _, w := range strings.Fields(`a an and are as at be by for from how i in into is it its me my of on or our please that the their them then this to us was we what when where which who whose why will with you your any
+		do does did have has had can could should would there here so some just also about been being were than too very up out off over own`) {
 		stopWords[w] = true
+	}
+	for phrase, ws := range map[string]string{
+		"sign in": "login", "log in": "login", "sign on": "login", "logged in": "login",
+		"sign out": "logout", "log out": "logout", "logged out": "logout",
+		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
+		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
+		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
+		"bring back": "restore", "how many": "count", "pull request": "pull",
+	} {
+		phrases[phrase] = stemAll(strings.Fields(ws))
+	}
+	for w, asks := range map[string]string{
+		"who": "user member", "whom": "user member", "which": "list", "my": "me", "mine": "me", "myself": "me",
+	} {
+		questionWords[w] = stemAll(strings.Fields(asks))
 	}
 	for _, group := range [][]string{
 		{"delete", "remove", "destroy", "drop", "erase", "purge"},
 		{"list", "enumerate", "all", "browse"},
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
 		{"create", "add", "new", "make", "register", "open"},
-		{"update", "edit", "modify", "change", "patch", "set", "replace"},
+		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename"},
 		{"cancel", "abort", "stop", "kill", "terminate", "halt"},
 		{"restart", "retry", "rerun", "resume", "replay"},
+		{"enable", "activate", "unpause"},
+		{"disable", "deactivate", "inactivate"},
+		{"suspend", "pause", "hold", "freeze"},
+		{"restore", "reactivate", "unsuspend", "undelete", "recover"},
+		{"trigger", "dispatch", "start", "launch", "invoke", "execute"},
 		{"search", "find", "query", "filter", "match"},
 		{"count", "number", "total", "many"},
-		{"user", "member", "person", "people", "account"},
-		{"org", "organization", "organisation", "tenant"},
+		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone"},
+		{"me", "authenticated", "current", "self"},
+		{"admin", "administrator", "superuser"},
+		{"org", "organization", "organisation", "tenant", "company"},
 		{"repo", "repository", "project"},
 		{"log", "history", "audit"},
+		{"history", "activity", "audit", "timeline", "revision"},
 		{"alert", "alarm", "incident", "notification"},
 		{"silence", "mute", "snooze", "suppress"},
 		{"secret", "credential", "password", "token", "key"},
 		{"error", "failure", "fail", "crash", "problem"},
+		{"issue", "ticket", "bug"},
+		{"pr", "pull"},
 		{"job", "task", "run", "execution", "workflow"},
+		{"workflow", "pipeline", "automation", "flow", "ci", "build"},
+		{"step", "operation", "action"},
+		{"webhook", "hook", "callback"},
 		{"schedule", "cron", "timer", "trigger"},
 		{"document", "doc", "article", "page", "knowledge"},
 		{"owner", "author", "creator"},
-		{"metric", "measurement", "series", "statistic"},
-		{"config", "configuration", "setting", "option"},
+		{"metric", "measurement", "series", "statistic", "stats"},
+		{"config", "configuration", "setting", "option", "preference"},
 		{"version", "release", "revision"},
+		{"publish", "promote", "release"},
 		{"permission", "role", "access", "grant"},
 		{"comment", "note", "remark", "reply"},
 		{"approve", "accept", "confirm"},
 		{"reject", "deny", "decline"},
 		{"stuck", "hung", "hang", "pending", "waiting", "blocked"},
+		{"login", "signin", "logon", "authenticate", "session"},
+		{"logout", "signout", "session"},
+		{"register", "signup", "enroll"},
+		{"table", "collection"},
+		{"column", "field", "attribute", "property"},
+		{"row", "record", "entry", "item"},
+		{"file", "image", "picture", "photo", "media", "asset", "attachment", "upload"},
+		{"folder", "directory"},
+		{"download", "export"},
 	} {
-		stemmed := make([]string, len(group))
-		for i, w := range group {
-			stemmed[i] = stem(w)
-		}
+		stemmed := stemAll(group)
 		for _, w := range stemmed {
 			for _, o := range stemmed {
 				if o != w && !slices.Contains(synonyms[w], o) {
@@ -321,6 +417,14 @@ func init() {
 			}
 		}
 	}
+}
+
+func stemAll(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = stem(w)
+	}
+	return out
 }
 
 // matchesFilters reports whether t passes a search's tags and kind.
