@@ -38,8 +38,12 @@ const (
 	weightRoute = 1.0 // an imported tool's method and path
 	// weightSynonym scales a term reached through a synonym of a query word.
 	weightSynonym = 0.4
-	bm25K1        = 1.2
-	bm25B         = 0.75
+	// weightNameCover is what a name the query covers wholly adds, as a
+	// share of the score, among the best rerankDepth tools.
+	weightNameCover = 3.0
+	rerankDepth     = 50
+	bm25K1          = 1.2
+	bm25B           = 0.75
 )
 
 // Bounds on a search.
@@ -52,6 +56,8 @@ const (
 	DefaultSearchLimit = 5
 	// maxQueryTerms bounds the distinct terms of a query that are scored.
 	maxQueryTerms = 32
+	// maxPhraseGap is how many words may part a phrasal verb's two words.
+	maxPhraseGap = 2
 )
 
 type posting struct {
@@ -63,12 +69,18 @@ type posting struct {
 // filter by visibility.
 type searchIndex struct {
 	postings map[string][]posting
-	length   []float32 // each document's weighted length
+	length   []float32  // each document's weighted length
+	names    [][]string // each document's distinct name terms
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools))}
 	for i, t := range tools {
+		for _, term := range terms(t.def.Name) {
+			if !slices.Contains(ix.names[i], term) {
+				ix.names[i] = append(ix.names[i], term)
+			}
+		}
 		tf := map[string]float32{}
 		add := func(text string, w float32) {
 			for _, term := range terms(text) {
@@ -169,11 +181,42 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 		}
 		return int(a.doc - b.doc)
 	})
+	// The best few are ordered again by how much of each tool's name
+	// the query covers: among tools that match alike, the one whose name
+	// says what was asked and little else is the one meant
+	// (disable_workflow over list_jobs_for_workflow_run).
+	top := hits[:min(len(hits), max(4*limit, rerankDepth))]
+	for i := range top {
+		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
+	}
+	slices.SortFunc(top, func(a, b hit) int {
+		if a.score != b.score {
+			if a.score > b.score {
+				return -1
+			}
+			return 1
+		}
+		return int(a.doc - b.doc)
+	})
 	out := make([]int32, 0, min(limit, len(hits)))
 	for _, h := range hits[:min(limit, len(hits))] {
 		out = append(out, h.doc)
 	}
 	return out
+}
+
+// cover is the share of doc's name terms the query asks for, each
+// counted at its query weight.
+func (ix *searchIndex) cover(doc int32, weights map[string]float64) float64 {
+	name := ix.names[doc]
+	if len(name) == 0 {
+		return 0
+	}
+	var c float64
+	for _, t := range name {
+		c += weights[t]
+	}
+	return c / float64(len(name))
 }
 
 // queryTerms turns a query into weighted terms: its own words at 1, the
@@ -190,23 +233,33 @@ func queryTerms(query string) map[string]float64 {
 		}
 	}
 	ws := words(query)
-	for i := 0; i < len(ws); i++ {
-		if i+1 < len(ws) {
-			if p, ok := phrases[ws[i]+" "+ws[i+1]]; ok {
+	used := make([]bool, len(ws))
+	for i, w := range ws {
+		if used[i] {
+			continue
+		}
+		// A phrasal verb may hold its object: "sign a user out".
+		for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
+			if p, ok := phrases[w+" "+ws[j]]; ok && !used[j] {
 				for _, t := range p {
 					addOwn(t)
 				}
-				i++ // the phrase's words say no more than it does
-				continue
+				used[i], used[j] = true, true // its words say no more than it does
+				break
 			}
 		}
-		if !stopWords[ws[i]] {
-			addOwn(stem(ws[i]))
+		if !used[i] && !stopWords[w] {
+			addOwn(stem(w))
 		}
 	}
 	var asked []string
-	for _, w := range ws {
+	for i, w := range ws {
 		asked = append(asked, questionWords[w]...)
+		// "who changed", "who closed": asked of a record of changes.
+		if w == "who" && i+1 < len(ws) && strings.HasSuffix(ws[i+1], "ed") {
+			asked = append(asked, synonyms[stem("history")]...)
+			asked = append(asked, stem("history"))
+		}
 	}
 	for _, t := range own {
 		asked = append(asked, synonyms[t]...)
@@ -369,13 +422,13 @@ func init() {
 		{"trigger", "dispatch", "start", "launch", "invoke", "execute"},
 		{"search", "find", "query", "filter", "match"},
 		{"count", "number", "total", "many"},
-		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone"},
+		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator"},
 		{"me", "authenticated", "current", "self"},
 		{"admin", "administrator", "superuser"},
 		{"org", "organization", "organisation", "tenant", "company"},
 		{"repo", "repository", "project"},
 		{"log", "history", "audit"},
-		{"history", "activity", "audit", "timeline", "revision"},
+		{"history", "activity", "audit", "timeline", "revision", "event"},
 		{"alert", "alarm", "incident", "notification"},
 		{"silence", "mute", "snooze", "suppress"},
 		{"secret", "credential", "password", "token", "key"},
@@ -407,6 +460,8 @@ func init() {
 		{"file", "image", "picture", "photo", "media", "asset", "attachment", "upload"},
 		{"folder", "directory"},
 		{"download", "export"},
+		{"sort", "reorder", "rearrange"},
+		{"rotate", "regenerate", "renew", "roll"},
 	} {
 		stemmed := stemAll(group)
 		for _, w := range stemmed {
