@@ -44,8 +44,11 @@ const (
 	// share of the score, among the best rerankDepth tools.
 	weightNameCover = 3.0
 	rerankDepth     = 50
-	bm25K1          = 1.2
-	bm25B           = 0.75
+	// weightQuestionRead is what a read tool adds, as a share of the
+	// score, when the query is a question.
+	weightQuestionRead = 0.5
+	bm25K1             = 1.2
+	bm25B              = 0.75
 )
 
 // Bounds on a search.
@@ -73,12 +76,14 @@ type searchIndex struct {
 	postings map[string][]posting
 	length   []float32  // each document's weighted length
 	names    [][]string // each document's distinct name terms
+	read     []bool     // whether each document is a read tool
 	scores   sync.Pool  // of *[]float64, one score per document, all zero
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools))}
 	for i, t := range tools {
+		ix.read[i] = t.def.Kind == catalog.KindRead
 		for _, term := range terms(t.def.Name) {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
@@ -205,8 +210,13 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 	// query covers: among tools that match alike, the one whose name says
 	// what was asked and little else is the one meant (disable_workflow
 	// over list_jobs_for_workflow_run).
+	// A question ("who can push", "which roles exist") asks to read.
+	question := isQuestion(query)
 	for i := range top {
 		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
+		if question && ix.read[top[i].doc] {
+			top[i].score *= 1 + weightQuestionRead
+		}
 	}
 	slices.SortFunc(top, func(a, b hit) int {
 		if better(a, b) {
@@ -241,6 +251,17 @@ func (ix *searchIndex) scratch() *[]float64 {
 
 // release returns scores, zeroed again, to the pool.
 func (ix *searchIndex) release(scores *[]float64) { ix.scores.Put(scores) }
+
+// isQuestion reports whether query asks something rather than orders it.
+func isQuestion(query string) bool {
+	if strings.HasSuffix(strings.TrimSpace(query), "?") {
+		return true
+	}
+	ws := words(query)
+	return len(ws) > 0 && questionStarts[ws[0]]
+}
+
+var questionStarts = map[string]bool{}
 
 // cover is the share of doc's name terms the query asks for, each
 // counted at its query weight.
@@ -429,6 +450,9 @@ func init() {
 		do does did have has had can could should would there here so some just also about been being were than too very up out off over own`) {
 		stopWords[w] = true
 	}
+	for _, w := range strings.Fields("who whom whose what which how when where why is are was were has have had does do did can could") {
+		questionStarts[w] = true
+	}
 	for phrase, ws := range map[string]string{
 		"sign in": "login", "log in": "login", "sign on": "login", "logged in": "login",
 		"sign out": "logout", "log out": "logout", "logged out": "logout",
@@ -498,6 +522,7 @@ func init() {
 		{"folder", "directory"},
 		{"download", "export"},
 		{"sort", "reorder", "rearrange"},
+		{"assign", "give", "allocate"},
 		{"rotate", "regenerate", "renew", "roll"},
 	} {
 		stemmed := stemAll(group)
