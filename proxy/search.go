@@ -152,7 +152,7 @@ type hit struct {
 // rank scores the visible tools for query and returns the best limit
 // that keep passes, best first; ties keep catalog order.
 func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(doc int32) bool) []int32 {
-	weights := queryTerms(query)
+	weights := ix.related(v, queryTerms(query))
 	scores := ix.scratch()
 	defer ix.release(scores)
 	var touched []int32
@@ -230,6 +230,47 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 	}
 	return out
 }
+
+// related adds, for each of the query's own words that no visible tool
+// uses, the words of the same root that one does ("contributes":
+// contributors, "automate": automation), at weightSynonym. Only visible
+// tools count, so what a caller cannot see changes nothing.
+func (ix *searchIndex) related(v *searchView, weights map[string]float64) map[string]float64 {
+	used := func(term string) bool {
+		return slices.ContainsFunc(ix.postings[term], func(p posting) bool { return v.visible[p.doc] })
+	}
+	var found []string
+	for term, w := range weights {
+		if w < 1 || used(term) {
+			continue
+		}
+		for _, d := range derived(term) {
+			if used(d) {
+				found = append(found, d)
+			}
+		}
+	}
+	for _, v := range found {
+		if _, ok := weights[v]; !ok {
+			weights[v] = weightSynonym
+		}
+	}
+	return weights
+}
+
+// derived are the words a stem may share its root with.
+func derived(term string) []string {
+	var out []string
+	for _, suffix := range derivations {
+		out = append(out, term+suffix)
+		if base, ok := strings.CutSuffix(term, suffix); ok && len(base) > 2 {
+			out = append(out, base)
+		}
+	}
+	return out
+}
+
+var derivations = []string{"or", "er", "ion", "ation", "ment", "al"}
 
 // better orders hits: higher score first, then catalog order.
 func better(a, b hit) bool {
