@@ -77,7 +77,7 @@ type searchIndex struct {
 	length   []float32  // each document's weighted length
 	names    [][]string // each document's distinct name terms
 	read     []bool     // whether each document is a read tool
-	scores   sync.Pool  // of *[]float64, one score per document, all zero
+	scores   sync.Pool  // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
@@ -153,9 +153,9 @@ type hit struct {
 // that keep passes, best first; ties keep catalog order.
 func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(doc int32) bool) []int32 {
 	weights := ix.related(v, queryTerms(query))
-	scores := ix.scratch()
-	defer ix.release(scores)
-	var touched []int32
+	sc := ix.scratch()
+	defer ix.scores.Put(sc)
+	scores, touched := sc.score, sc.touched[:0]
 	n := float64(v.count)
 	avgLen := max(v.avgLen, 1)
 	// Terms in a fixed order, so that equal queries sum alike.
@@ -176,19 +176,19 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 			if !v.visible[p.doc] {
 				continue
 			}
-			if (*scores)[p.doc] == 0 {
+			if scores[p.doc] == 0 {
 				touched = append(touched, p.doc)
 			}
 			tf := float64(p.wtf)
 			norm := 1 - bm25B + bm25B*float64(ix.length[p.doc])/avgLen
-			(*scores)[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
+			scores[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
 		}
 	}
 	// The best depth that keep passes, kept in order as they come.
 	depth := max(4*limit, rerankDepth)
 	top := make([]hit, 0, depth+1)
 	for _, d := range touched {
-		h := hit{d, (*scores)[d]}
+		h := hit{d, scores[d]}
 		if len(top) == depth && !better(h, top[depth-1]) || !keep(d) {
 			continue
 		}
@@ -204,8 +204,9 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 		}
 	}
 	for _, d := range touched {
-		(*scores)[d] = 0
+		scores[d] = 0
 	}
+	sc.touched = touched
 	// The best are ordered again by how much of each tool's name the
 	// query covers: among tools that match alike, the one whose name says
 	// what was asked and little else is the one meant (disable_workflow
@@ -280,18 +281,19 @@ func better(a, b hit) bool {
 	return a.doc < b.doc
 }
 
-// scratch returns a zeroed score per document, from a pool: a search
-// at 10,000 tools would otherwise allocate 80 KB.
-func (ix *searchIndex) scratch() *[]float64 {
-	if s, ok := ix.scores.Get().(*[]float64); ok {
-		return s
-	}
-	s := make([]float64, len(ix.length))
-	return &s
+// scratch is a search's working memory, pooled: at 10,000 tools it
+// would otherwise be 120 KB a search.
+type scratch struct {
+	score   []float64 // per document, all zero between searches
+	touched []int32   // the documents scored
 }
 
-// release returns scores, zeroed again, to the pool.
-func (ix *searchIndex) release(scores *[]float64) { ix.scores.Put(scores) }
+func (ix *searchIndex) scratch() *scratch {
+	if s, ok := ix.scores.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{score: make([]float64, len(ix.length))}
+}
 
 // isQuestion reports whether query asks something rather than orders it.
 func isQuestion(query string) bool {
