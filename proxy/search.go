@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -39,8 +40,15 @@ const (
 	weightRoute = 1.0 // an imported tool's method and path
 	// weightSynonym scales a term reached through a synonym of a query word.
 	weightSynonym = 0.4
-	bm25K1        = 1.2
-	bm25B         = 0.75
+	// weightNameCover is what a name the query covers wholly adds, as a
+	// share of the score, among the best rerankDepth tools.
+	weightNameCover = 3.0
+	rerankDepth     = 50
+	// weightQuestionRead is what a read tool adds, as a share of the
+	// score, when the query is a question.
+	weightQuestionRead = 0.5
+	bm25K1             = 1.2
+	bm25B              = 0.75
 )
 
 // Bounds on a search.
@@ -53,6 +61,8 @@ const (
 	DefaultSearchLimit = 5
 	// maxQueryTerms bounds the distinct terms of a query that are scored.
 	maxQueryTerms = 32
+	// maxPhraseGap is how many words may part a phrasal verb's two words.
+	maxPhraseGap = 2
 )
 
 type posting struct {
@@ -64,17 +74,21 @@ type posting struct {
 // filter by visibility.
 type searchIndex struct {
 	postings map[string][]posting
-	length   []float32 // each document's weighted length
-	// scratch holds score slices, one per concurrent query, all zero
-	// between queries: a query over 10,000 tools would otherwise
-	// allocate 80 KB.
-	scratch sync.Pool
+	length   []float32  // each document's weighted length
+	names    [][]string // each document's distinct name terms
+	read     []bool     // whether each document is a read tool
+	scores   sync.Pool  // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools))}
-	ix.scratch.New = func() any { s := make([]float64, len(tools)); return &s }
+	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools))}
 	for i, t := range tools {
+		ix.read[i] = t.def.Kind == catalog.KindRead
+		for _, term := range terms(t.def.Name) {
+			if !slices.Contains(ix.names[i], term) {
+				ix.names[i] = append(ix.names[i], term)
+			}
+		}
 		tf := map[string]float32{}
 		add := func(text string, w float32) {
 			for _, term := range terms(text) {
@@ -135,27 +149,17 @@ type hit struct {
 	score float64
 }
 
-// better orders hits: higher score first, then catalog order.
-func (h hit) better(o hit) bool {
-	return h.score > o.score || h.score == o.score && h.doc < o.doc
-}
-
 // rank scores the visible tools for query and returns the best limit
 // that keep passes, best first; ties keep catalog order.
 func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(doc int32) bool) []int32 {
-	weights := queryTerms(query)
-	scores := ix.scratch.Get().(*[]float64)
-	var touched []int32
-	defer func() {
-		// Only touched entries were written: zero them for the next query.
-		for _, d := range touched {
-			(*scores)[d] = 0
-		}
-		ix.scratch.Put(scores)
-	}()
-	sc := *scores
+	weights := ix.related(v, queryTerms(query))
+	sc := ix.scratch()
+	defer ix.scores.Put(sc)
+	scores, touched := sc.score, sc.touched[:0]
 	n := float64(v.count)
-	for term, qw := range weights {
+	avgLen := max(v.avgLen, 1)
+	// Terms in a fixed order, so that equal queries sum alike.
+	for _, term := range slices.Sorted(maps.Keys(weights)) {
 		list := ix.postings[term]
 		df := 0
 		for _, p := range list {
@@ -166,73 +170,225 @@ func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(do
 		if df == 0 {
 			continue
 		}
+		qw := weights[term]
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 		for _, p := range list {
 			if !v.visible[p.doc] {
 				continue
 			}
-			tf := float64(p.wtf)
-			norm := 1 - bm25B + bm25B*float64(ix.length[p.doc])/max(v.avgLen, 1)
-			if sc[p.doc] == 0 {
+			if scores[p.doc] == 0 {
 				touched = append(touched, p.doc)
 			}
-			sc[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
+			tf := float64(p.wtf)
+			norm := 1 - bm25B + bm25B*float64(ix.length[p.doc])/avgLen
+			scores[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
 		}
 	}
-	// The best limit, kept sorted by insertion: limit is at most
-	// MaxSearchLimit, the candidates may be thousands.
-	best := make([]hit, 0, limit)
+	// The best depth that keep passes, kept in order as they come.
+	depth := max(4*limit, rerankDepth)
+	top := make([]hit, 0, depth+1)
 	for _, d := range touched {
-		h := hit{d, sc[d]}
-		if len(best) == limit && !h.better(best[len(best)-1]) || !keep(d) {
+		h := hit{d, scores[d]}
+		if len(top) == depth && !better(h, top[depth-1]) || !keep(d) {
 			continue
 		}
-		i := len(best)
-		if i < limit {
-			best = append(best, h)
-		} else {
-			i--
+		i, _ := slices.BinarySearchFunc(top, h, func(a, b hit) int {
+			if better(a, b) {
+				return -1
+			}
+			return 1
+		})
+		top = slices.Insert(top, i, h)
+		if len(top) > depth {
+			top = top[:depth]
 		}
-		for ; i > 0 && h.better(best[i-1]); i-- {
-			best[i] = best[i-1]
-		}
-		best[i] = h
 	}
-	out := make([]int32, len(best))
-	for i, h := range best {
-		out[i] = h.doc
+	for _, d := range touched {
+		scores[d] = 0
+	}
+	sc.touched = touched
+	// The best are ordered again by how much of each tool's name the
+	// query covers: among tools that match alike, the one whose name says
+	// what was asked and little else is the one meant (disable_workflow
+	// over list_jobs_for_workflow_run).
+	// A question ("who can push", "which roles exist") asks to read.
+	question := isQuestion(query)
+	for i := range top {
+		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
+		if question && ix.read[top[i].doc] {
+			top[i].score *= 1 + weightQuestionRead
+		}
+	}
+	slices.SortFunc(top, func(a, b hit) int {
+		if better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	out := make([]int32, 0, min(limit, len(top)))
+	for _, h := range top[:min(limit, len(top))] {
+		out = append(out, h.doc)
 	}
 	return out
 }
 
-// queryTerms turns a query into weighted terms: its own words at 1, and
-// their synonyms at weightSynonym (a word's own weight wins).
+// related adds, for each of the query's own words that no visible tool
+// uses, the words of the same root that one does ("contributes":
+// contributors, "automate": automation), at weightSynonym. Only visible
+// tools count, so what a caller cannot see changes nothing.
+func (ix *searchIndex) related(v *searchView, weights map[string]float64) map[string]float64 {
+	used := func(term string) bool {
+		return slices.ContainsFunc(ix.postings[term], func(p posting) bool { return v.visible[p.doc] })
+	}
+	var found []string
+	for term, w := range weights {
+		if w < 1 || used(term) {
+			continue
+		}
+		for _, d := range derived(term) {
+			if used(d) {
+				found = append(found, d)
+			}
+		}
+	}
+	for _, v := range found {
+		if _, ok := weights[v]; !ok {
+			weights[v] = weightSynonym
+		}
+	}
+	return weights
+}
+
+// derived are the words a stem may share its root with.
+func derived(term string) []string {
+	var out []string
+	for _, suffix := range derivations {
+		out = append(out, term+suffix)
+		if base, ok := strings.CutSuffix(term, suffix); ok && len(base) > 2 {
+			out = append(out, base)
+		}
+	}
+	return out
+}
+
+var derivations = []string{"or", "er", "ion", "ation", "ment", "al"}
+
+// better orders hits: higher score first, then catalog order.
+func better(a, b hit) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	return a.doc < b.doc
+}
+
+// scratch is a search's working memory, pooled: at 10,000 tools it
+// would otherwise be 120 KB a search.
+type scratch struct {
+	score   []float64 // per document, all zero between searches
+	touched []int32   // the documents scored
+}
+
+func (ix *searchIndex) scratch() *scratch {
+	if s, ok := ix.scores.Get().(*scratch); ok {
+		return s
+	}
+	return &scratch{score: make([]float64, len(ix.length))}
+}
+
+// isQuestion reports whether query asks something rather than orders it.
+func isQuestion(query string) bool {
+	if strings.HasSuffix(strings.TrimSpace(query), "?") {
+		return true
+	}
+	ws := words(query)
+	return len(ws) > 0 && questionStarts[ws[0]]
+}
+
+var questionStarts = map[string]bool{}
+
+// cover is the share of doc's name terms the query asks for, each
+// counted at its query weight.
+func (ix *searchIndex) cover(doc int32, weights map[string]float64) float64 {
+	name := ix.names[doc]
+	if len(name) == 0 {
+		return 0
+	}
+	var c float64
+	for _, t := range name {
+		c += weights[t]
+	}
+	return c / float64(len(name))
+}
+
+// queryTerms turns a query into weighted terms: its own words at 1, the
+// words its phrasal verbs stand for ("sign out": logout) at 1 too, and
+// the synonyms of all of them, and what a question word asks for ("who":
+// users), at weightSynonym (a word's own weight wins).
 func queryTerms(query string) map[string]float64 {
 	out := map[string]float64{}
 	var own []string
-	for _, t := range terms(query) {
-		if len(own) >= maxQueryTerms {
-			break
-		}
-		if _, dup := out[t]; !dup {
+	addOwn := func(t string) {
+		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
 			out[t] = 1
 			own = append(own, t)
 		}
 	}
-	for _, t := range own {
-		for _, s := range synonyms[t] {
-			if _, own := out[s]; !own {
-				out[s] = weightSynonym
+	ws := words(query)
+	used := make([]bool, len(ws))
+	for i, w := range ws {
+		if used[i] {
+			continue
+		}
+		// A phrasal verb may hold its object: "sign a user out".
+		for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
+			if p, ok := phrases[w+" "+ws[j]]; ok && !used[j] {
+				for _, t := range p {
+					addOwn(t)
+				}
+				used[i], used[j] = true, true // its words say no more than it does
+				break
 			}
+		}
+		if !used[i] && !stopWords[w] {
+			addOwn(stem(w))
+		}
+	}
+	var asked []string
+	for i, w := range ws {
+		asked = append(asked, questionWords[w]...)
+		// "who changed", "who closed": asked of a record of changes.
+		if w == "who" && i+1 < len(ws) && strings.HasSuffix(ws[i+1], "ed") {
+			asked = append(asked, synonyms[stem("history")]...)
+			asked = append(asked, stem("history"))
+		}
+	}
+	for _, t := range own {
+		asked = append(asked, synonyms[t]...)
+	}
+	for _, s := range asked {
+		if _, own := out[s]; !own {
+			out[s] = weightSynonym
 		}
 	}
 	return out
 }
 
-// terms splits text into lower-case stemmed words: camelCase and
-// snake_case names come apart, punctuation and control characters
-// separate, stop words are dropped.
+// terms splits text into lower-case stemmed words: camelCase, snake_case
+// and letters-then-digits names come apart, punctuation and control
+// characters separate, stop words and single letters are dropped.
 func terms(text string) []string {
+	var out []string
+	for _, w := range words(text) {
+		if !stopWords[w] {
+			out = append(out, stem(w))
+		}
+	}
+	return out
+}
+
+// words splits text into lower-case words, stop words included (phrases
+// need them), single letters and words over 64 bytes left out.
+func words(text string) []string {
 	var out []string
 	var word []rune
 	flush := func() {
@@ -241,10 +397,10 @@ func terms(text string) []string {
 		}
 		w := strings.ToLower(string(word))
 		word = word[:0]
-		if stopWords[w] || len(w) > 64 {
+		if len(w) > 64 || utf8.RuneCountInString(w) == 1 && !unicode.IsDigit(rune(w[0])) {
 			return
 		}
-		out = append(out, stem(w))
+		out = append(out, w)
 	}
 	var prev rune
 	for i, r := range text {
@@ -252,10 +408,15 @@ func terms(text string) []string {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			// A lower-to-upper edge starts a word (listJobs), as does
 			// the last capital of a run before a lower-case letter
-			// (HTTPServer: HTTP, Server).
-			if unicode.IsUpper(r) && len(word) > 0 {
-				next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
-				if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
+			// (HTTPServer: HTTP, Server), and a digit after a letter
+			// (oauth2: oauth, 2).
+			if len(word) > 0 {
+				if unicode.IsUpper(r) {
+					next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
+					if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
+						flush()
+					}
+				} else if unicode.IsDigit(r) && unicode.IsLetter(prev) {
 					flush()
 				}
 			}
@@ -270,24 +431,37 @@ func terms(text string) []string {
 }
 
 // stem strips the common English inflections, so "runs", "running" and
-// "run" meet, and "cancelled", "canceled" and "cancel" do. It is
-// deliberately light: a wrong merge costs more than a missed one.
+// "run" meet, "cancelled", "canceled" and "cancel" do, and "created",
+// "creates" and "create" do (a final "e" is dropped, as the suffixes drop
+// it). It is deliberately light: a wrong merge costs more than a missed
+// one, so a suffix stays when what is left has no vowel ("string").
 func stem(w string) string {
 	n := len(w)
 	switch {
 	case n > 4 && strings.HasSuffix(w, "ies"):
-		return w[:n-3] + "y"
+		w = w[:n-3] + "y"
 	case n > 4 && (strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "xes")):
-		return w[:n-2]
+		w = w[:n-2]
 	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
-		return w[:n-1]
-	case n > 5 && strings.HasSuffix(w, "ing"):
-		return undouble(w[:n-3])
-	case n > 4 && strings.HasSuffix(w, "ed"):
-		return undouble(w[:n-2])
+		w = w[:n-1]
+	}
+	if keepWhole[w] {
+		return w
+	}
+	n = len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ing") && hasVowel(w[:n-3]):
+		w = undouble(w[:n-3])
+	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed") && hasVowel(w[:n-2]):
+		w = undouble(w[:n-2])
+	}
+	if n = len(w); n > 3 && w[n-1] == 'e' {
+		w = w[:n-1]
 	}
 	return w
 }
+
+func hasVowel(w string) bool { return strings.ContainsAny(w, "aeiouy") }
 
 // undouble turns "cancell" into "cancel" and "stopp" into "stop".
 func undouble(w string) string {
@@ -299,49 +473,102 @@ func undouble(w string) string {
 
 var stopWords = map[string]bool{}
 
+// keepWhole are words whose suffix is not an inflection.
+var keepWhole = map[string]bool{"setting": true, "during": true, "nothing": true, "something": true, "anything": true, "everything": true, "morning": true, "evening": true}
+
 // synonyms maps a stemmed word to words an API may use for the same
 // thing. Groups are symmetric.
 var synonyms = map[string][]string{}
 
+// phrases maps two words of a query to the word an API uses for what
+// they say together.
+var phrases = map[string][]string{}
+
+// questionWords maps a question word to what it asks for: "who" asks for
+// users, "which" for a list, "how many" for a count.
+var questionWords = map[string][]string{}
+
 func init() {
-	for _, w := range strings.Fields("a an and are as at be by for from how i in into is it its me my of on or our please that the their them then this to us was we what when where which who whose why will with you your any") {
+	for _, w := range strings.Fields(`a an and are as at be by for from how i in into is it its me my of on or our please that the their them then this to us was we what when where which who whose why will with you your any
+		do does did have has had can could should would there here so some just also about been being were than too very up out off over own`) {
 		stopWords[w] = true
+	}
+	for _, w := range strings.Fields("who whom whose what which how when where why is are was were has have had does do did can could") {
+		questionStarts[w] = true
+	}
+	for phrase, ws := range map[string]string{
+		"sign in": "login", "log in": "login", "sign on": "login", "logged in": "login",
+		"sign out": "logout", "log out": "logout", "logged out": "logout",
+		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
+		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
+		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
+		"bring back": "restore", "how many": "count", "pull request": "pull",
+	} {
+		phrases[phrase] = stemAll(strings.Fields(ws))
+	}
+	for w, asks := range map[string]string{
+		"who": "user member", "whom": "user member", "which": "list", "my": "me", "mine": "me", "myself": "me",
+	} {
+		questionWords[w] = stemAll(strings.Fields(asks))
 	}
 	for _, group := range [][]string{
 		{"delete", "remove", "destroy", "drop", "erase", "purge"},
 		{"list", "enumerate", "all", "browse"},
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
 		{"create", "add", "new", "make", "register", "open"},
-		{"update", "edit", "modify", "change", "patch", "set", "replace"},
+		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename"},
 		{"cancel", "abort", "stop", "kill", "terminate", "halt"},
 		{"restart", "retry", "rerun", "resume", "replay"},
+		{"enable", "activate", "unpause"},
+		{"disable", "deactivate", "inactivate"},
+		{"suspend", "pause", "hold", "freeze"},
+		{"restore", "reactivate", "unsuspend", "undelete", "recover"},
+		{"trigger", "dispatch", "start", "launch", "invoke", "execute"},
 		{"search", "find", "query", "filter", "match"},
 		{"count", "number", "total", "many"},
-		{"user", "member", "person", "people", "account"},
-		{"org", "organization", "organisation", "tenant"},
+		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator"},
+		{"me", "authenticated", "current", "self"},
+		{"admin", "administrator", "superuser"},
+		{"org", "organization", "organisation", "tenant", "company"},
 		{"repo", "repository", "project"},
 		{"log", "history", "audit"},
+		{"history", "activity", "audit", "timeline", "revision", "event"},
 		{"alert", "alarm", "incident", "notification"},
 		{"silence", "mute", "snooze", "suppress"},
 		{"secret", "credential", "password", "token", "key"},
 		{"error", "failure", "fail", "crash", "problem"},
+		{"issue", "ticket", "bug"},
+		{"pr", "pull"},
 		{"job", "task", "run", "execution", "workflow"},
+		{"workflow", "pipeline", "automation", "flow", "ci", "build"},
+		{"step", "operation", "action"},
+		{"webhook", "hook", "callback"},
 		{"schedule", "cron", "timer", "trigger"},
 		{"document", "doc", "article", "page", "knowledge"},
 		{"owner", "author", "creator"},
-		{"metric", "measurement", "series", "statistic"},
-		{"config", "configuration", "setting", "option"},
+		{"metric", "measurement", "series", "statistic", "stats"},
+		{"config", "configuration", "setting", "option", "preference"},
 		{"version", "release", "revision"},
+		{"publish", "promote", "release"},
 		{"permission", "role", "access", "grant"},
 		{"comment", "note", "remark", "reply"},
 		{"approve", "accept", "confirm"},
 		{"reject", "deny", "decline"},
 		{"stuck", "hung", "hang", "pending", "waiting", "blocked"},
+		{"login", "signin", "logon", "authenticate", "session"},
+		{"logout", "signout", "session"},
+		{"register", "signup", "enroll"},
+		{"table", "collection"},
+		{"column", "field", "attribute", "property"},
+		{"row", "record", "entry", "item"},
+		{"file", "image", "picture", "photo", "media", "asset", "attachment", "upload"},
+		{"folder", "directory"},
+		{"download", "export"},
+		{"sort", "reorder", "rearrange"},
+		{"assign", "give", "allocate"},
+		{"rotate", "regenerate", "renew", "roll"},
 	} {
-		stemmed := make([]string, len(group))
-		for i, w := range group {
-			stemmed[i] = stem(w)
-		}
+		stemmed := stemAll(group)
 		for _, w := range stemmed {
 			for _, o := range stemmed {
 				if o != w && !slices.Contains(synonyms[w], o) {
@@ -350,6 +577,14 @@ func init() {
 			}
 		}
 	}
+}
+
+func stemAll(ws []string) []string {
+	out := make([]string, len(ws))
+	for i, w := range ws {
+		out[i] = stem(w)
+	}
+	return out
 }
 
 // matchesFilters reports whether t passes a search's tags and kind.

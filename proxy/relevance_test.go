@@ -1,0 +1,242 @@
+package proxy_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/openapi"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// The relevance benchmark: real API descriptions from the pinned npm
+// packages, imported as they are (every operation, writes included), and
+// tasks written by hand as an operator or agent would phrase them
+// (testdata/relevance/README.md says how). Each task names the tools that
+// answer it; a task is found when one of them ranks in the first five.
+
+// relevanceCache is where scripts/test.sh installs the pinned packages.
+var relevanceCache = filepath.Join("..", "test", "openapi-cache", "node_modules")
+
+// relevanceAPIs are the measured APIs. floor is the recall@5 the ranking
+// reaches today less a margin: a change that loses more fails.
+var relevanceAPIs = []struct {
+	name, spec string
+	floor      float64
+}{
+	{"okta", "@okta/openapi/dist/spec.yaml", 0.73},
+	{"directus", "@directus/specs/dist/openapi.json", 0.73},
+	{"github", "@octokit/openapi/generated/api.github.com.json", 0.73},
+}
+
+// relevanceTarget is the recall@5 the ranking aims for.
+const relevanceTarget = 0.9
+
+// mrrDepth is how deep MRR looks: a tool ranked below it counts as 0.
+const mrrDepth = proxy.MaxSearchLimit
+
+type relevanceTask struct {
+	text    string
+	answers []string
+}
+
+func readTasks(t *testing.T, name string) []relevanceTask {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "relevance", name+".tasks"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var tasks []relevanceTask
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := sc.Text()
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		task, answers, ok := strings.Cut(text, "\t")
+		if !ok || task == "" || answers == "" {
+			t.Fatalf("%s.tasks:%d: want task<TAB>tool,tool, got %q", name, line, text)
+		}
+		tasks = append(tasks, relevanceTask{task, strings.Split(answers, ",")})
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tasks
+}
+
+// importedCore imports spec with every write as a fragment and serves it
+// from a catalog with discovery on.
+func importedCore(t *testing.T, name, spec string) (*catalog.Catalog, *proxy.Core) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(relevanceCache, spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := openapi.Read(data)
+	if err != nil {
+		t.Fatalf("read %s: %v", spec, err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: name, IncludeWrites: true})
+	if err != nil {
+		t.Fatalf("import %s: %v", spec, err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, name+".yaml"), res.YAML, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	main := fmt.Sprintf(`version: 1
+server: { name: relevance }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  %s_write: { scopes: [write] }
+discovery: { mode: on }
+include: [%s.yaml]
+`, name, name)
+	path := filepath.Join(dir, "catalog.yaml")
+	if err := os.WriteFile(path, []byte(main), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Placeholders for the upstream's credentials: ranking reads none.
+	placeholders := func(k string) (string, bool) {
+		if strings.HasSuffix(k, "_URL") {
+			return "http://127.0.0.1:9", true
+		}
+		return "x", true
+	}
+	start := time.Now()
+	cat, err := catalog.Load(path, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("load the imported catalog: %v", err)
+	}
+	t.Logf("loaded in %v", time.Since(start))
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat, core
+}
+
+// listingBytes is the size of a tools/list result holding listed.
+func listingBytes(listed []*proxy.Listed) int {
+	n := len(`{"tools":[]}`)
+	for i, l := range listed {
+		n += len(l.MCP)
+		if i > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func TestRelevance(t *testing.T) {
+	if _, err := os.Stat(relevanceCache); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("test/openapi-cache is not filled (%v): scripts/test.sh runs npm ci there", err)
+		}
+		t.Skipf("test/openapi-cache is not filled; run: npm ci --prefix test/openapi-cache --ignore-scripts")
+	}
+	var allFound, allTasks int
+	var allRR float64
+	var report []string
+	for _, api := range relevanceAPIs {
+		t.Run(api.name, func(t *testing.T) {
+			tasks := readTasks(t, api.name)
+			if len(tasks) < 50 {
+				t.Fatalf("%s has %d tasks, want at least 50", api.name, len(tasks))
+			}
+			cat, core := importedCore(t, api.name, api.spec)
+			names := map[string]bool{}
+			for _, tool := range cat.Tools {
+				names[tool.Name] = true
+			}
+			found, rr := 0, 0.0
+			for _, task := range tasks {
+				for _, a := range task.answers {
+					if !names[a] {
+						t.Fatalf("task %q names %s, which the import of %s does not have", task.text, a, api.spec)
+					}
+				}
+				ranked, err := core.SearchCatalog(proxy.SearchQuery{Query: task.text, Limit: mrrDepth})
+				if err != nil {
+					t.Fatalf("search %q: %v", task.text, err)
+				}
+				rank := slices.IndexFunc(ranked, func(l *proxy.Listed) bool { return slices.Contains(task.answers, l.Tool.Name) }) + 1
+				if rank > 0 {
+					rr += 1 / float64(rank)
+				}
+				if rank > 0 && rank <= 5 {
+					found++
+					continue
+				}
+				var top []string
+				for _, l := range ranked[:min(5, len(ranked))] {
+					top = append(top, l.Tool.Name)
+				}
+				t.Logf("miss (rank %d): %q wants %s; top 5: %s", rank, task.text, strings.Join(task.answers, " or "), strings.Join(top, ", "))
+			}
+			recall, mrr := float64(found)/float64(len(tasks)), rr/float64(len(tasks))
+			allFound += found
+			allTasks += len(tasks)
+			allRR += rr
+
+			// What an agent spends: the discovery listing, one search
+			// answer, and the full listing it replaces.
+			ctx := context.Background()
+			p := authz.NewPrincipal("agent", "", "", []string{"write"}, nil)
+			discovery := listingBytes(core.List(ctx, p))
+			var answerSum, answerMax int
+			for _, task := range tasks {
+				args, _ := json.Marshal(map[string]any{"query": task.text, "limit": 5})
+				res, err := core.Call(ctx, p, catalog.SearchToolsName, args)
+				if err != nil || res.IsError {
+					t.Fatalf("search_tools %q: %v %+v", task.text, err, res)
+				}
+				// The agent sees the catalog less its sensitive tools (the
+				// import marks those that may reveal secrets), so a task
+				// may find nothing here that the operator's ranking finds.
+				var answer struct{ Tools []json.RawMessage }
+				if err := json.Unmarshal(res.Structured, &answer); err != nil {
+					t.Fatalf("search_tools %q answered %.300s (%v)", task.text, res.Structured, err)
+				}
+				answerSum += len(res.Structured)
+				answerMax = max(answerMax, len(res.Structured))
+			}
+			cat.Discovery.Mode = catalog.DiscoveryOff
+			full, err := proxy.New(cat, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fullListed := full.List(ctx, p)
+			if len(fullListed) == 0 || len(fullListed) > len(cat.Tools) {
+				t.Fatalf("the full listing has %d tools, the catalog %d", len(fullListed), len(cat.Tools))
+			}
+			if discovery > 4096 {
+				t.Errorf("the discovery listing is %d bytes, want at most 4 KiB", discovery)
+			}
+			line := fmt.Sprintf("%-9s %4d tools %3d tasks  recall@5 %.3f  MRR %.3f  listing: discovery %d B, full %d B; search answer (limit 5) %d B on average, %d B at most",
+				api.name, len(cat.Tools), len(tasks), recall, mrr, discovery, listingBytes(fullListed), answerSum/len(tasks), answerMax)
+			report = append(report, line)
+			t.Log(line)
+			if recall < api.floor {
+				t.Errorf("recall@5 of %s is %.3f, below its floor %.3f", api.name, recall, api.floor)
+			}
+		})
+	}
+	if allTasks > 0 {
+		report = append(report, fmt.Sprintf("overall   %3d tasks  recall@5 %.3f  MRR %.3f  (target recall@5 >= %.2f)",
+			allTasks, float64(allFound)/float64(allTasks), allRR/float64(allTasks), relevanceTarget))
+	}
+	t.Log("relevance of tool search:\n" + strings.Join(report, "\n"))
+}

@@ -1,0 +1,61 @@
+package proxy_test
+
+import (
+	"testing"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// A query is read as a user writes it: inflections meet, a phrasal verb
+// means its verb (even around its object), a question asks to read, and
+// "who changed" asks for the record of changes.
+func TestSearchReadsQueriesAsWritten(t *testing.T) {
+	const src = `version: 1
+server: { name: search }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  up_write: { scopes: [up:write] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - { name: clear_user_sessions, description: Ends every session of a user., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: "/users/{user_id}/sessions" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
+  - { name: get_user, description: Returns a user., request: { upstream: up, method: GET, path: "/users/{user_id}" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
+  - { name: create_user, description: Adds a user., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /users } }
+  - { name: update_user, description: Changes a user's profile., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: "/users/{user_id}" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
+  - { name: list_audit_events, description: Lists the organisation's audit trail., request: { upstream: up, method: GET, path: /audit } }
+  - { name: list_workflow_jobs_for_run, description: Lists the jobs of a workflow run., request: { upstream: up, method: GET, path: /runs/jobs } }
+  - { name: disable_workflow, description: Stops a workflow from running., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /workflow/disable } }
+  - { name: add_workflow_job, description: Adds a job to a workflow run., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /runs/jobs } }
+`
+	cat, err := catalog.Parse("search.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, query, first string }{
+		{"a phrasal verb around its object", "sign the user out everywhere", "clear_user_sessions"},
+		{"an inflection meets its stem", "creating a user", "create_user"},
+		{"a phrasal verb means its verb", "turn off the workflow", "disable_workflow"},
+		{"a question asks to read", "which jobs were added to the workflow run", "list_workflow_jobs_for_run"},
+		{"who changed asks for the record of changes", "who changed the organisation", "list_audit_events"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, l := range found {
+				names = append(names, l.Tool.Name)
+			}
+			if len(names) == 0 || names[0] != c.first {
+				t.Errorf("search %q found %v, want %s first", c.query, names, c.first)
+			}
+		})
+	}
+}
