@@ -27,7 +27,13 @@ import (
 // Written here rather than with a full-text library: the corpus is a few
 // thousand short documents held in memory, queried with a visibility
 // filter that must also apply to the statistics, which a general engine
-// computes over its whole index. The measurement is in the commit.
+// computes over its whole index. Measured on this 2-core machine with
+// 10,000 synthetic tool documents (six fields each), bleve/v2 v2.6.3's
+// in-memory index took 117 s to build, held 124 MiB more heap and
+// answered in 34 ms at the median (506 ms p99), under the same kind of
+// load in which this index answers in about 0.1 ms (p99 under 0.3 ms,
+// BenchmarkCatalogScale) and builds with the catalog; bleve also brings
+// some fifty modules into the gateway's build.
 
 // Field weights: how much one occurrence of a term in a field counts.
 const (
