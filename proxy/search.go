@@ -33,7 +33,7 @@ import (
 // answered in 34 ms at the median (506 ms p99), under the same kind of
 // load in which this index answers in about 0.1 ms (p99 under 0.3 ms,
 // BenchmarkCatalogScale) and builds with the catalog; bleve also brings
-// some fifty modules into the gateway's build.
+// 35 modules into the gateway's build.
 
 // Field weights: how much one occurrence of a term in a field counts.
 const (
