@@ -198,7 +198,13 @@ func TestClaudeCodeConnectsToADiscoveryEndpoint(t *testing.T) {
 	if !strings.Contains(out, "gateway: "+g.MCP) || !strings.Contains(out, "Connected") {
 		t.Fatalf("claude mcp list:\n%s", out)
 	}
-	if log := g.stderr.String(); !strings.Contains(log, `"method":"tools/list","status":200`) {
+	// The access log line is written after the answer and reaches the
+	// test through a pipe: wait for it, within a generous bound.
+	listed := `"method":"tools/list","status":200`
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(g.stderr.String(), listed) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if log := g.stderr.String(); !strings.Contains(log, listed) {
 		t.Errorf("Claude Code's health check listed no tools; gateway log:\n%.3000s", log)
 	}
 }
