@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,11 +226,20 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 	if err != nil {
 		return nil, nil, []*schemaError{{msg: err.Error()}}
 	}
+	sum := sha256.Sum256(js)
 	compilers.Lock()
-	plain := compilers.take(id)
-	err = plain.AddResource(id, doc)
-	if err == nil {
-		_, err = plain.Compile(id)
+	if !compilers.valid[sum] {
+		plain := compilers.take(id)
+		err = plain.AddResource(id, doc)
+		if err == nil {
+			_, err = plain.Compile(id)
+		}
+		if err == nil {
+			if compilers.valid == nil {
+				compilers.valid = map[[sha256.Size]byte]bool{}
+			}
+			compilers.valid[sum] = true
+		}
 	}
 	compilers.Unlock()
 	if err != nil {
@@ -296,13 +306,18 @@ type compilerCache struct {
 	sync.Mutex
 	c   *jsonschema.Compiler
 	ids map[string]bool
+	// valid holds the digests of the schemas found valid during this
+	// load: an imported catalog repeats its entities' schemas across
+	// tools (a get, an update and a create answer the same object), and
+	// whether a schema is valid depends on its text alone.
+	valid map[[sha256.Size]byte]bool
 }
 
 // releaseCompiler lets go of the kept compiler and what it compiled, at
 // the end of a load.
 func releaseCompiler() {
 	compilers.Lock()
-	compilers.c, compilers.ids = nil, nil
+	compilers.c, compilers.ids, compilers.valid = nil, nil, nil
 	compilers.Unlock()
 }
 

@@ -20,7 +20,9 @@ var scaleWords = strings.Fields("job run workflow deployment flow cancel retry l
 
 // scaleCatalog writes a catalog of n imported-looking tools: each with a
 // title, a two-sentence description, three arguments (one an enum) and
-// an output schema of five properties.
+// an output schema of five properties. Every tool's schemas differ (the
+// tool's number is in a description), so no load can share work between
+// tools: the worst case for a catalog.
 func scaleCatalog(n int) []byte {
 	var b strings.Builder
 	b.WriteString(`version: 1
@@ -52,7 +54,7 @@ tools:
       type: object
       additionalProperties: false
       properties:
-        %s_id: { type: string, description: The %s to act on. }
+        %s_id: { type: string, description: The %s to act on (tool %d). }
         state: { type: string, enum: [open, closed, pending, failed] }
         limit: { type: integer, minimum: 1, maximum: 100 }
       required: [%s_id]
@@ -60,12 +62,12 @@ tools:
     output_schema:
       type: object
       properties:
-        id: { type: string }
+        id: { type: string, description: "Its id (tool %d)." }
         name: { type: string }
         state: { type: string }
         created: { type: string }
         items: { type: array, items: { type: object, properties: { id: { type: string }, value: { type: number } } } }
-`, name, w(i, 0), w(i, 1), w(i, 2), w(i, 0), w(i, 1), w(i, 2), w(i, 3), w(i, 4), w(i, 5), kind, extra, w(i, 6), w(i, 2), w(i, 2), w(i, 2), method, w(i, 2), w(i, 2), w(i, 1))
+`, name, w(i, 0), w(i, 1), w(i, 2), w(i, 0), w(i, 1), w(i, 2), w(i, 3), w(i, 4), w(i, 5), kind, extra, w(i, 6), w(i, 2), w(i, 2), i, w(i, 2), method, w(i, 2), w(i, 2), w(i, 1), i)
 	}
 	return []byte(b.String())
 }
