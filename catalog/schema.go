@@ -235,7 +235,7 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 			_, err = plain.Compile(id)
 		}
 		if err == nil {
-			if compilers.valid == nil {
+			if compilers.valid == nil || len(compilers.valid) >= maxValidSchemas {
 				compilers.valid = map[[sha256.Size]byte]bool{}
 			}
 			compilers.valid[sum] = true
@@ -302,14 +302,18 @@ var compilers compilerCache
 
 const maxCompilerSchemas = 4096
 
+// maxValidSchemas bounds compilerCache.valid: 64Ki digests, 2 MiB.
+const maxValidSchemas = 1 << 16
+
 type compilerCache struct {
 	sync.Mutex
 	c   *jsonschema.Compiler
 	ids map[string]bool
-	// valid holds the digests of the schemas found valid during this
-	// load: an imported catalog repeats its entities' schemas across
-	// tools (a get, an update and a create answer the same object), and
-	// whether a schema is valid depends on its text alone.
+	// valid holds the digests of schemas found valid, kept between
+	// loads (a reload, the import's self-check batches) up to
+	// maxValidSchemas: an imported catalog repeats its entities' schemas
+	// across tools (a get, an update and a create answer the same
+	// object), and whether a schema is valid depends on its text alone.
 	valid map[[sha256.Size]byte]bool
 }
 
@@ -317,7 +321,7 @@ type compilerCache struct {
 // the end of a load.
 func releaseCompiler() {
 	compilers.Lock()
-	compilers.c, compilers.ids, compilers.valid = nil, nil, nil
+	compilers.c, compilers.ids = nil, nil
 	compilers.Unlock()
 }
 
