@@ -673,3 +673,36 @@ func TestRedisLatestSkipsRequestsThatHaveGone(t *testing.T) {
 		t.Errorf("Latest = %v, %v; want the oldest, %s", got, err, rs[0].ID)
 	}
 }
+
+// An approval id from a URL reaches a store key (a file's map, a Redis
+// key) only when it has the shape NewID makes: "apr_" and 32 lower-case
+// hex digits; anything else, path and key separators included, is
+// refused.
+func TestValidIDAcceptsOnlyTheShapeNewIDMakes(t *testing.T) {
+	hex := func(c string) string { return "apr_" + strings.Repeat(c, 32) }
+	cases := []struct {
+		name, id string
+		want     bool
+	}{
+		{"new-id", approval.NewID(), true},
+		{"digits-0-and-9", "apr_" + strings.Repeat("09", 16), true},
+		{"letters-a-and-f", "apr_" + strings.Repeat("af", 16), true},
+		{"one-digit-short", approval.NewID()[:35], false},
+		{"one-digit-long", approval.NewID() + "0", false},
+		{"other-prefix", "apr-" + approval.NewID()[4:], false},
+		{"slash-below-0", hex("/"), false},
+		{"colon-above-9", hex(":"), false},
+		{"backtick-below-a", hex("`"), false},
+		{"g-above-f", hex("g"), false},
+		{"upper-case", hex("A"), false},
+		{"redis-key-separator", "apr_" + strings.Repeat("0", 31) + ":", false},
+		{"empty", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := approval.ValidID(c.id); got != c.want {
+				t.Errorf("ValidID(%q) = %v, want %v", c.id, got, c.want)
+			}
+		})
+	}
+}
