@@ -706,3 +706,32 @@ func TestValidIDAcceptsOnlyTheShapeNewIDMakes(t *testing.T) {
 		})
 	}
 }
+
+// Requests created at the same instant are listed in id order, so every
+// node shows the approver one order.
+func TestListOrdersRequestsOfOneInstantById(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			s, _ := k.open(t)
+			now := time.Now().Truncate(time.Millisecond)
+			var want []string
+			for i := range 20 {
+				r := newRequest(fmt.Sprintf("user%d", i), "acme", `{"id":"w1"}`, now, time.Minute)
+				r.ID = fmt.Sprintf("apr_%032x", 20-i)
+				if err := s.Create(ctx, r, approval.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+				want = append([]string{r.ID}, want...)
+			}
+			l, err := s.List(ctx, "acme", now)
+			var got []string
+			for _, r := range l {
+				got = append(got, r.ID)
+			}
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("List = %v, %v; want %v", got, err, want)
+			}
+		})
+	}
+}
