@@ -178,3 +178,30 @@ func FuzzOpenData(f *testing.F) {
 		}
 	})
 }
+
+// Sealed data of any size opens again: empty (only nonce and tag) and
+// larger than the nonce and tag together.
+func TestSealDataRoundTripsEmptyAndLargerData(t *testing.T) {
+	s, _ := approval.NewSealer(approval.RandomKey())
+	for _, plain := range []string{"", strings.Repeat("a", 41), strings.Repeat(`{"sub":"alice"}`, 100)} {
+		text, err := s.SealData("session", []byte(plain))
+		if err != nil {
+			t.Fatalf("SealData(%d bytes): %v", len(plain), err)
+		}
+		if got, err := s.OpenData("session", text); err != nil || string(got) != plain {
+			t.Errorf("OpenData of %d sealed bytes = %q, %v", len(plain), got, err)
+		}
+	}
+}
+
+// A cookie too short to hold a nonce and a tag is refused as tampered
+// (never read past its end).
+func TestOpenDataRefusesTextShorterThanNonceAndTag(t *testing.T) {
+	s, _ := approval.NewSealer(approval.RandomKey())
+	for _, n := range []int{1, 8, 10, 23, 24, 39} {
+		text := "v1." + base64.RawURLEncoding.EncodeToString(make([]byte, n))
+		if _, err := s.OpenData("session", text); err != approval.ErrTampered {
+			t.Errorf("OpenData of %d raw bytes = %v, want ErrTampered", n, err)
+		}
+	}
+}

@@ -59,3 +59,37 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// A run of MinSpaceRun spaces is the shortest one counted; one fewer is
+// left as it is.
+func TestShownCountsRunsFromMinSpaceRun(t *testing.T) {
+	cases := []struct{ name, in, want string }{
+		{"run-of-three-stays", `"a   b"`, `"a   b"`},
+		{"run-of-four-is-counted", `"a    b"`, `"a␠×4b"`},
+		{"run-at-the-end-of-plain-text", "x    ", "x␠×4"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got := approval.Shown([]byte(c.in))
+			if !strings.HasPrefix(c.in, `"`) {
+				got = approval.ShownText(c.in)
+			}
+			if got != c.want {
+				t.Errorf("shown(%q) = %q, want %q", c.in, got, c.want)
+			}
+		})
+	}
+}
+
+// Short JSON (a bare string, a one-key object) with a hidden character
+// is escaped like any other.
+func TestEscapeHiddenEscapesShortValues(t *testing.T) {
+	for in, want := range map[string]string{
+		`"` + "\u202e" + `"`:       `"\u202e"`,
+		`{"a":"` + "\u200b" + `"}`: `{"a":"\u200b"}`,
+	} {
+		if got := string(approval.EscapeHidden([]byte(in))); got != want {
+			t.Errorf("EscapeHidden(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -494,4 +495,243 @@ func TestPendingRequestsAreCapped(t *testing.T) {
 func isLimit(err error, scope string, max int) bool {
 	le, ok := errors.AsType[*approval.LimitError](err)
 	return ok && le.Scope == scope && le.Max == max
+}
+
+// One person gets one say: the requester is whoever has the request's
+// subject, or its actor under another subject; an empty actor matches no
+// one.
+func TestDeciderRequestedIsTheSamePerson(t *testing.T) {
+	r := &approval.Request{Requester: "alice", Actor: "alice@example.com"}
+	noActor := &approval.Request{Requester: "alice"}
+	cases := []struct {
+		name string
+		d    approval.Decider
+		r    *approval.Request
+		want bool
+	}{
+		{"same-subject-other-actor", approval.Decider{Subject: "alice", Actor: "bot"}, r, true},
+		{"other-subject-same-actor", approval.Decider{Subject: "alice-2", Actor: "alice@example.com"}, r, true},
+		{"other-subject-other-actor", approval.Decider{Subject: "bob", Actor: "bob@example.com"}, r, false},
+		{"other-subject-both-actors-empty", approval.Decider{Subject: "bob"}, noActor, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := c.d.Requested(c.r); got != c.want {
+				t.Errorf("Requested = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+// The pending list shows the oldest request first, whatever the ids.
+func TestListIsOldestFirst(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			s, _ := k.open(t)
+			now := time.Now().Truncate(time.Millisecond)
+			older := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
+			newer := newRequest("bob", "acme", `{"id":"w2"}`, now.Add(time.Second), time.Minute)
+			older.ID, newer.ID = "apr_ffffffffffffffffffffffffffffffff", "apr_00000000000000000000000000000000"
+			for _, r := range []*approval.Request{newer, older} {
+				if err := s.Create(ctx, r, approval.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			l, err := s.List(ctx, "acme", now.Add(time.Second))
+			if err != nil || len(l) != 2 || l[0].ID != older.ID || l[1].ID != newer.ID {
+				t.Fatalf("List = %v, %v; want %s then %s", l, err, older.ID, newer.ID)
+			}
+		})
+	}
+}
+
+// An in-memory store works; a file store refuses a corrupt file when it
+// opens, not at the first approval.
+func TestOpenFileStore(t *testing.T) {
+	ctx := context.Background()
+	mem, err := approval.OpenFileStore("")
+	if err != nil {
+		t.Fatalf("OpenFileStore(\"\") = %v", err)
+	}
+	if e, err := mem.Epoch(ctx); err != nil || e == "" {
+		t.Errorf("in-memory Epoch = %q, %v", e, err)
+	}
+	path := filepath.Join(t.TempDir(), "approvals.json")
+	if err := os.WriteFile(path, []byte("{not json"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := approval.OpenFileStore(path); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
+		t.Errorf("OpenFileStore(corrupt file) = %v, want an error naming invalid JSON", err)
+	}
+}
+
+// A finished request stays readable for a day after it was decided, to
+// the instant, and is dropped after that.
+func TestFileStoreKeepsFinishedRequestsForADay(t *testing.T) {
+	ctx := context.Background()
+	s, _ := approval.OpenFileStore(filepath.Join(t.TempDir(), "approvals.json"))
+	now := time.Now().Truncate(time.Millisecond)
+	r := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Minute)
+	s.Create(ctx, r, approval.Limits{})
+	if _, err := s.Decide(ctx, r.ID, "bob", false, now); err != nil {
+		t.Fatal(err)
+	}
+	day := now.Add(24 * time.Hour)
+	s.Create(ctx, newRequest("carol", "acme", `{"id":"w2"}`, day, time.Minute), approval.Limits{})
+	if _, err := s.Get(ctx, r.ID); err != nil {
+		t.Fatalf("Get a day after the decision = %v, want the request", err)
+	}
+	s.Create(ctx, newRequest("carol", "acme", `{"id":"w3"}`, day.Add(time.Millisecond), time.Minute), approval.Limits{})
+	if _, err := s.Get(ctx, r.ID); !errors.Is(err, approval.ErrNotFound) {
+		t.Fatalf("Get after a day = %v, want ErrNotFound", err)
+	}
+}
+
+// A nonce stays spent through its expiry's last second: spending it
+// again in that second is refused.
+func TestFileStoreNonceStaysSpentThroughItsExpirySecond(t *testing.T) {
+	ctx := context.Background()
+	s, _ := approval.OpenFileStore(filepath.Join(t.TempDir(), "approvals.json"))
+	epoch, _ := s.Epoch(ctx)
+	for range 5 {
+		now := time.Now()
+		n := approval.NewNonce()
+		first, err := s.Spend(ctx, n, epoch, now)
+		if err != nil || !first {
+			t.Fatalf("first Spend = %v, %v", first, err)
+		}
+		again, _ := s.Spend(ctx, n, epoch, now)
+		if time.Now().Unix() != now.Unix() {
+			continue // the second passed between the calls: try again
+		}
+		if again {
+			t.Fatal("a nonce spent twice within its expiry second")
+		}
+		return
+	}
+	t.Fatal("could not spend twice within one second")
+}
+
+// A spent nonce stays spent in Redis until it expires (and a minute
+// more), not for a second; and a decided request outlives its expiry by
+// a day, so it can still be read.
+func TestRedisKeepsNoncesAndRequestsForTheirLifetime(t *testing.T) {
+	ctx := context.Background()
+	url := startRedis(t)
+	prefix := "test:" + approval.NewNonce() + ":"
+	s := openRedis(t, url, prefix)
+	o, _ := redis.ParseURL(url)
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+
+	epoch, _ := s.Epoch(ctx)
+	n := approval.NewNonce()
+	if ok, err := s.Spend(ctx, n, epoch, time.Now().Add(time.Minute)); err != nil || !ok {
+		t.Fatalf("first Spend = %v, %v", ok, err)
+	}
+	time.Sleep(1500 * time.Millisecond)
+	if ok, err := s.Spend(ctx, n, epoch, time.Now().Add(time.Minute)); err != nil || ok {
+		t.Fatalf("Spend of a spent nonce 1.5 s later = %v, %v; want refused", ok, err)
+	}
+
+	now := time.Now()
+	r := newRequest("alice", "acme", `{"id":"w1"}`, now, time.Hour)
+	if err := s.Create(ctx, r, approval.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := rdb.PTTL(ctx, prefix+"req:"+r.ID).Val(); ttl < 24*time.Hour {
+		t.Errorf("request kept in Redis for %v, want its hour and a day more", ttl)
+	}
+}
+
+// Latest skips ids of the call whose requests have gone from Redis and
+// finds the newest one still there.
+func TestRedisLatestSkipsRequestsThatHaveGone(t *testing.T) {
+	ctx := context.Background()
+	url := startRedis(t)
+	prefix := "test:" + approval.NewNonce() + ":"
+	s := openRedis(t, url, prefix)
+	o, _ := redis.ParseURL(url)
+	rdb := redis.NewClient(o)
+	defer rdb.Close()
+	now := time.Now().Truncate(time.Millisecond)
+	var rs []*approval.Request
+	for i := range 3 {
+		r := newRequest("alice", "acme", `{"id":"w1"}`, now.Add(time.Duration(i)*time.Second), time.Minute)
+		if err := s.Create(ctx, r, approval.Limits{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Decide(ctx, r.ID, "bob", false, r.Created); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	rdb.Del(ctx, prefix+"req:"+rs[1].ID, prefix+"req:"+rs[2].ID)
+	k := approval.CallKey{Workspace: "acme", Subject: "alice", Actor: "alice", Tool: "cancel_workflow", Digest: rs[0].Digest}
+	if got, err := s.Latest(ctx, k); err != nil || got.ID != rs[0].ID {
+		t.Errorf("Latest = %v, %v; want the oldest, %s", got, err, rs[0].ID)
+	}
+}
+
+// An approval id from a URL reaches a store key (a file's map, a Redis
+// key) only when it has the shape NewID makes: "apr_" and 32 lower-case
+// hex digits; anything else, path and key separators included, is
+// refused.
+func TestValidIDAcceptsOnlyTheShapeNewIDMakes(t *testing.T) {
+	hex := func(c string) string { return "apr_" + strings.Repeat(c, 32) }
+	cases := []struct {
+		name, id string
+		want     bool
+	}{
+		{"new-id", approval.NewID(), true},
+		{"digits-0-and-9", "apr_" + strings.Repeat("09", 16), true},
+		{"letters-a-and-f", "apr_" + strings.Repeat("af", 16), true},
+		{"one-digit-short", approval.NewID()[:35], false},
+		{"one-digit-long", approval.NewID() + "0", false},
+		{"other-prefix", "apr-" + approval.NewID()[4:], false},
+		{"slash-below-0", hex("/"), false},
+		{"colon-above-9", hex(":"), false},
+		{"backtick-below-a", hex("`"), false},
+		{"g-above-f", hex("g"), false},
+		{"upper-case", hex("A"), false},
+		{"redis-key-separator", "apr_" + strings.Repeat("0", 31) + ":", false},
+		{"empty", "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := approval.ValidID(c.id); got != c.want {
+				t.Errorf("ValidID(%q) = %v, want %v", c.id, got, c.want)
+			}
+		})
+	}
+}
+
+// Requests created at the same instant are listed in id order, so every
+// node shows the approver one order.
+func TestListOrdersRequestsOfOneInstantById(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			s, _ := k.open(t)
+			now := time.Now().Truncate(time.Millisecond)
+			var want []string
+			for i := range 20 {
+				r := newRequest(fmt.Sprintf("user%d", i), "acme", `{"id":"w1"}`, now, time.Minute)
+				r.ID = fmt.Sprintf("apr_%032x", 20-i)
+				if err := s.Create(ctx, r, approval.Limits{}); err != nil {
+					t.Fatal(err)
+				}
+				want = append([]string{r.ID}, want...)
+			}
+			l, err := s.List(ctx, "acme", now)
+			var got []string
+			for _, r := range l {
+				got = append(got, r.ID)
+			}
+			if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("List = %v, %v; want %v", got, err, want)
+			}
+		})
+	}
 }
