@@ -186,6 +186,8 @@ type SearchQuery struct {
 	Tags  []string `json:"tags"`
 	Kind  string   `json:"kind"`
 	Limit int      `json:"limit"`
+
+	terms map[string]float64 // Query's weighted terms, set by check
 }
 
 // ErrBadSearch marks a search whose query or bounds are unusable; the
@@ -212,7 +214,10 @@ func (q *SearchQuery) check() error {
 		return badSearch("at most 20 tags")
 	case q.Limit < 0 || q.Limit > MaxSearchLimit:
 		return badSearch("limit must be between 1 and %d", MaxSearchLimit)
-	case len(queryTerms(q.Query)) == 0 && len(q.Tags) == 0 && q.Kind == "":
+	}
+	// Tokenised, stemmed and expanded once per search.
+	q.terms = queryTerms(q.Query)
+	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")
 	}
 	if q.Limit == 0 {
@@ -240,8 +245,8 @@ func (c *Core) Search(ctx context.Context, p *authz.Principal, set string, q Sea
 func (c *Core) rank(v *view, q SearchQuery) []*Listed {
 	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, q.Tags, q.Kind) }
 	var out []*Listed
-	if len(queryTerms(q.Query)) > 0 {
-		for _, d := range c.index.rank(v.searchView(c.index), q.Query, q.Limit, keep) {
+	if len(q.terms) > 0 {
+		for _, d := range c.index.rank(v.searchView(c.index), q.Query, q.terms, q.Limit, keep) {
 			out = append(out, c.order[d].listed)
 		}
 		return out

@@ -155,10 +155,11 @@ type hit struct {
 	score float64
 }
 
-// rank scores the visible tools for query and returns the best limit
-// that keep passes, best first; ties keep catalog order.
-func (ix *searchIndex) rank(v *searchView, query string, limit int, keep func(doc int32) bool) []int32 {
-	weights := ix.related(v, queryTerms(query))
+// rank scores the visible tools for query, whose terms (queryTerms) are
+// given, and returns the best limit that keep passes, best first; ties
+// keep catalog order.
+func (ix *searchIndex) rank(v *searchView, query string, terms map[string]float64, limit int, keep func(doc int32) bool) []int32 {
+	weights := ix.related(v, terms)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
 	scores, touched := sc.score, sc.touched[:0]
