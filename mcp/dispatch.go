@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/mcpgw/gateway/proxy"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -329,6 +330,9 @@ func (x *exchange) toolsCall(name string, named bool) (value, *failure) {
 // duplicate member, are left for callArguments to refuse: which name they
 // meant is ambiguous.
 func (x *exchange) callTarget(name string, args *[]byte) string {
+	if name != proxy.CallToolName {
+		return name // the common case: no second scan of the arguments
+	}
 	if a := *args; x.st == nil || a != nil && (a[0] != '{' || duplicateMember(a) != nil) {
 		return name
 	}

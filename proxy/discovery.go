@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -136,6 +137,10 @@ func metaTools() []*Listed {
 	}
 }
 
+// CallToolName is the discovery meta tool that calls another tool; a
+// surface unwraps it with [Core.CallTarget].
+const CallToolName = catalog.CallToolName
+
 // CallTarget returns the tool a tools/call of name with args calls: for
 // call_tool on an endpoint with discovery, the named tool and its
 // arguments (ok true); otherwise name and args unchanged (ok false). A
@@ -159,9 +164,7 @@ func unwrapCallTool(raw []byte) (string, []byte, error) {
 		Name      *string         `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if len(bytes.TrimSpace(raw)) == 0 || dec.Decode(&a) != nil {
+	if decodeExact(raw, &a, "name", "arguments") != nil {
 		return "", nil, errors.New("call_tool takes {name, arguments}: name a string, arguments an object")
 	}
 	if a.Name == nil || *a.Name == "" {
@@ -177,6 +180,23 @@ func unwrapCallTool(raw []byte) (string, []byte, error) {
 		return "", nil, errors.New("call_tool's arguments must be an object")
 	}
 	return *a.Name, args, nil
+}
+
+// decodeExact decodes the JSON object raw into v, whose fields are
+// names, refusing any other member. encoding/json matches member names
+// without regard to case, so {"name":"a","Name":"b"} would call b while
+// a parser in front of the gateway read a: members must be spelt exactly.
+func decodeExact(raw []byte, v any, names ...string) error {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return errors.New("not a JSON object")
+	}
+	for k := range members {
+		if !slices.Contains(names, k) {
+			return fmt.Errorf("unknown member %q", k)
+		}
+	}
+	return json.Unmarshal(raw, v)
 }
 
 // SearchQuery is one tool search: words, optional filters and how many
@@ -280,9 +300,7 @@ func (c *Core) searchTools(ctx context.Context, p *authz.Principal, set string, 
 		Kind  string   `json:"kind"`
 		Limit *int     `json:"limit"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if len(bytes.TrimSpace(raw)) == 0 || dec.Decode(&a) != nil {
+	if decodeExact(raw, &a, "query", "tags", "kind", "limit") != nil {
 		return toolError(OutcomeToolError, "invalid arguments: search_tools takes {query, tags?, kind?, limit?}: query a string, tags a list of strings, kind read or write, limit an integer")
 	}
 	if a.Query == nil {
