@@ -165,3 +165,19 @@ tools:
 			c.Version, c.Server.Name, c.Server.Enabled, u.Timeout, u.MaxResponseBytes, c.Limits.PageSize.Default, c.Limits.Rate.PerPrincipal.RPS)
 	}
 }
+
+// A schema is checked at load by a compiler of its own, as it is compiled
+// for use: a $ref into another tool's schema, which only a compiler kept
+// between schemas could resolve, is a load error, never a tool that loads
+// and then refuses every call.
+func TestSchemaCannotReachAnotherToolsSchema(t *testing.T) {
+	src := base + `  - { name: a, description: A., input: { type: object, $defs: { x: { type: string } } }, request: { upstream: svc, path: /a } }
+  - { name: b, description: B., input: { $ref: "../0/input.json#/$defs/x" }, request: { upstream: svc, path: /b } }
+`
+	for range 2 { // the second load meets the digests of the first
+		_, err := Parse("c.yaml", []byte(src), &LoadOptions{Getenv: func(string) (string, bool) { return "", false }})
+		if err == nil || !strings.Contains(err.Error(), `tool "b"`) {
+			t.Fatalf("Parse = %v, want tool b's input refused", err)
+		}
+	}
+}

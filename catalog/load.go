@@ -113,7 +113,6 @@ func Load(path string, opts *LoadOptions) (*Catalog, error) {
 // [Catalog.File]. Every problem found is reported in one *[LoadError]. The
 // returned catalog holds only enabled tools and is never modified again.
 func Parse(file string, data []byte, opts *LoadOptions) (*Catalog, error) {
-	defer releaseCompiler()
 	lookup := os.LookupEnv
 	if opts != nil && opts.Getenv != nil {
 		lookup = opts.Getenv

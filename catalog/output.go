@@ -1,7 +1,5 @@
 package catalog
 
-import "cmp"
-
 // output_schema and tags: fields an imported tool carries (issue 13).
 
 // tags checks a tool's tags are non-empty names.
@@ -41,13 +39,18 @@ func (tc *toolCheck) output() {
 	// Published and enforced: the operator's schema plus the members the
 	// gateway may add (outputcheck.go). The operator's compiled above, so
 	// problems point into what was written.
-	// Both are compiled on first use (lazySchema).
+	// Both are checked here, as the operator's is (the advertised one
+	// nests the strict one under anyOf, where a $ref to the root's $defs
+	// would dangle), and compiled for use on first use (lazySchema).
 	strict := publishedOutput(t)
-	ps, _, perr := deferSchema(strict, "catalog:///"+tc.path+"/output.json")
-	_, ajs, aerr := deferSchema(advertisedOutput(t, strict), "catalog:///"+tc.path+"/advertised.json")
-	if err := cmp.Or(perr, aerr); err != nil {
-		tc.add(at, tc.subj, "output_schema with the gateway's own members: %s", err)
+	pv, _, perrs := compileSchema(strict, "catalog:///"+tc.path+"/output.json")
+	_, ajs, aerrs := compileSchema(advertisedOutput(t, strict), "catalog:///"+tc.path+"/advertised.json")
+	for _, e := range append(perrs, aerrs...) {
+		tc.add(at, tc.subj, "output_schema with the gateway's own members: %s", e.msg)
+	}
+	ps, ok := pv.(inputSchema)
+	if !ok || perrs != nil || aerrs != nil {
 		return
 	}
-	t.Output, t.OutputJSON = outputSchema{ps}, ajs
+	t.Output, t.OutputJSON = outputSchema{ps.lazySchema}, ajs
 }

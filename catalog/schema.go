@@ -228,22 +228,28 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 	}
 	sum := sha256.Sum256(js)
 	compilers.Lock()
-	if !compilers.valid[sum] {
-		plain := compilers.take(id)
-		err = plain.AddResource(id, doc)
-		if err == nil {
-			_, err = plain.Compile(id)
-		}
-		if err == nil {
-			if compilers.valid == nil || len(compilers.valid) >= maxValidSchemas {
-				compilers.valid = map[[sha256.Size]byte]bool{}
-			}
-			compilers.valid[sum] = true
-		}
-	}
+	known := compilers.valid[sum]
 	compilers.Unlock()
-	if err != nil {
-		return nil, nil, schemaErrors(err)
+	if !known {
+		// A compiler of its own: one kept between schemas would resolve a
+		// $ref into another tool's schema at load that the compile for use
+		// (lazySchema, also a compiler of its own) then refuses.
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.AssertFormat()
+		c.UseLoader(refuseLoader{})
+		if err = c.AddResource(id, doc); err == nil {
+			_, err = c.Compile(id)
+		}
+		if err != nil {
+			return nil, nil, schemaErrors(err)
+		}
+		compilers.Lock()
+		if compilers.valid == nil || len(compilers.valid) >= maxValidSchemas {
+			compilers.valid = map[[sha256.Size]byte]bool{}
+		}
+		compilers.valid[sum] = true
+		compilers.Unlock()
 	}
 	return inputSchema{&lazySchema{id: id, js: js}}, js, nil
 }
@@ -293,50 +299,19 @@ func (l *lazySchema) schema() (*jsonschema.Schema, error) {
 	return l.s, l.err
 }
 
-// compilers is the compiler compileSchema checks schemas with, kept
-// between schemas: a new compiler sets up the draft's metaschema before it
-// can check anything. A compiler keeps what it compiled, so it is
-// replaced when an id comes back (the next load of the same catalog) and
-// after maxCompilerSchemas schemas.
-var compilers compilerCache
-
-const maxCompilerSchemas = 4096
-
-// maxValidSchemas bounds compilerCache.valid: 64Ki digests, 2 MiB.
-const maxValidSchemas = 1 << 16
-
-type compilerCache struct {
+// compilers keeps the digests of schemas found valid, between loads (a
+// reload, the import's self-check batches) up to maxValidSchemas: an
+// imported catalog repeats its entities' schemas across tools (a get, an
+// update and a create answer the same object), and whether a schema is
+// valid depends on its text alone, each being checked by a compiler of
+// its own that fetches nothing.
+var compilers struct {
 	sync.Mutex
-	c   *jsonschema.Compiler
-	ids map[string]bool
-	// valid holds the digests of schemas found valid, kept between
-	// loads (a reload, the import's self-check batches) up to
-	// maxValidSchemas: an imported catalog repeats its entities' schemas
-	// across tools (a get, an update and a create answer the same
-	// object), and whether a schema is valid depends on its text alone.
 	valid map[[sha256.Size]byte]bool
 }
 
-// releaseCompiler lets go of the kept compiler and what it compiled, at
-// the end of a load.
-func releaseCompiler() {
-	compilers.Lock()
-	compilers.c, compilers.ids = nil, nil
-	compilers.Unlock()
-}
-
-// take returns the compiler to check id with; the caller holds the lock.
-func (p *compilerCache) take(id string) *jsonschema.Compiler {
-	if p.c == nil || p.ids[id] || len(p.ids) >= maxCompilerSchemas {
-		p.c = jsonschema.NewCompiler()
-		p.c.DefaultDraft(jsonschema.Draft2020)
-		p.c.AssertFormat()
-		p.c.UseLoader(refuseLoader{})
-		p.ids = map[string]bool{}
-	}
-	p.ids[id] = true
-	return p.c
-}
+// maxValidSchemas bounds compilers.valid: 64Ki digests, 2 MiB.
+const maxValidSchemas = 1 << 16
 
 // int64Vocabulary adds one rule to every schema whose type admits integers
 // but not all numbers: the value must fit int64. JSON Schema's integers
