@@ -313,9 +313,39 @@ func (w *walker) walkComponents(cur *openapi3.Schema, comps []component) (*opena
 // a discriminated schema adds its members; below one (parent set), the
 // allOf branch back to the parent and further subtypes are not followed.
 func (w *walker) member(s *openapi3.Schema, key string, depth int, parent *openapi3.Schema) (found []*openapi3.Schema, open bool) {
+	return w.memberIn(s, key, depth, parent, map[[2]*openapi3.Schema]walked{})
+}
+
+// walked is what a composition walk found below one schema. A schema
+// reached again (allOf of ten $refs to the next schema, nine deep) is
+// answered from it: without it the walk grew as branches to the power of
+// maxComposition, and a 4 KB document held gateway check for hours.
+type walked struct {
+	found []*openapi3.Schema
+	open  bool
+}
+
+// distinct drops repeated schemas, so a walk's results stay as small as
+// the document.
+func distinct(found []*openapi3.Schema) []*openapi3.Schema {
+	out := found[:0:0]
+	for _, f := range found {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (w *walker) memberIn(s *openapi3.Schema, key string, depth int, parent *openapi3.Schema, seen map[[2]*openapi3.Schema]walked) (found []*openapi3.Schema, open bool) {
 	if s == nil || depth > maxComposition {
 		return nil, true
 	}
+	k := [2]*openapi3.Schema{s, parent}
+	if r, ok := seen[k]; ok {
+		return r.found, r.open
+	}
+	defer func() { found = distinct(found); seen[k] = walked{found, open} }()
 	objectish := s.Type.IsEmpty() || s.Type.Includes("object")
 	ap := s.AdditionalProperties
 	if objectish {
@@ -345,7 +375,7 @@ func (w *walker) member(s *openapi3.Schema, key string, depth int, parent *opena
 		if parent != nil && b.Value == parent {
 			continue
 		}
-		f, o := w.member(b.Value, key, depth+1, parent)
+		f, o := w.memberIn(b.Value, key, depth+1, parent, seen)
 		found = append(found, f...)
 		silent = silent && o
 	}
@@ -355,7 +385,7 @@ func (w *walker) member(s *openapi3.Schema, key string, depth int, parent *opena
 		}
 		anyOpen := false
 		for _, b := range alts {
-			f, o := w.member(b.Value, key, depth+1, parent)
+			f, o := w.memberIn(b.Value, key, depth+1, parent, seen)
 			found = append(found, f...)
 			anyOpen = anyOpen || o
 		}
@@ -363,7 +393,7 @@ func (w *walker) member(s *openapi3.Schema, key string, depth int, parent *opena
 	}
 	if parent == nil {
 		for _, sub := range w.subtypes(s) {
-			f, _ := w.member(sub, key, depth+1, s)
+			f, _ := w.memberIn(sub, key, depth+1, s, seen)
 			found = append(found, f...)
 		}
 	}
@@ -373,9 +403,17 @@ func (w *walker) member(s *openapi3.Schema, key string, depth int, parent *opena
 // elements returns the schemas an element of an array s describes can
 // have, and whether s might be an array of anything (unknown).
 func elements(s *openapi3.Schema, depth int) (found []*openapi3.Schema, open bool) {
+	return elementsIn(s, depth, map[*openapi3.Schema]walked{})
+}
+
+func elementsIn(s *openapi3.Schema, depth int, seen map[*openapi3.Schema]walked) (found []*openapi3.Schema, open bool) {
 	if s == nil || depth > maxComposition {
 		return nil, true
 	}
+	if r, ok := seen[s]; ok {
+		return r.found, r.open
+	}
+	defer func() { found = distinct(found); seen[s] = walked{found, open} }()
 	untyped := s.Type.IsEmpty()
 	if untyped || s.Type.Includes("array") {
 		switch {
@@ -387,7 +425,7 @@ func elements(s *openapi3.Schema, depth int) (found []*openapi3.Schema, open boo
 	}
 	silent := untyped && s.Items == nil && len(s.Properties) == 0
 	for _, b := range s.AllOf {
-		f, o := elements(b.Value, depth+1)
+		f, o := elementsIn(b.Value, depth+1, seen)
 		found = append(found, f...)
 		silent = silent && o
 	}
@@ -397,7 +435,7 @@ func elements(s *openapi3.Schema, depth int) (found []*openapi3.Schema, open boo
 		}
 		anyOpen := false
 		for _, b := range alts {
-			f, o := elements(b.Value, depth+1)
+			f, o := elementsIn(b.Value, depth+1, seen)
 			found = append(found, f...)
 			anyOpen = anyOpen || o
 		}
@@ -457,9 +495,23 @@ func orEmpty(s *openapi3.Schema) *openapi3.Schema {
 // typesOf returns the JSON types a value s describes can have, or false
 // when s does not say.
 func typesOf(s *openapi3.Schema, depth int) ([]string, bool) {
+	return typesIn(s, depth, map[*openapi3.Schema]typesFound{})
+}
+
+// typesFound is what typesIn found for one schema (see walked).
+type typesFound struct {
+	types []string
+	known bool
+}
+
+func typesIn(s *openapi3.Schema, depth int, seen map[*openapi3.Schema]typesFound) (types []string, known bool) {
 	if s == nil || depth > maxComposition {
 		return nil, false
 	}
+	if r, ok := seen[s]; ok {
+		return r.types, r.known
+	}
+	defer func() { seen[s] = typesFound{types, known} }()
 	if !s.Type.IsEmpty() {
 		return s.Type.Slice(), true
 	}
@@ -468,7 +520,7 @@ func typesOf(s *openapi3.Schema, depth int) ([]string, bool) {
 	if len(alts) > 0 {
 		var out []string
 		for _, b := range alts {
-			ts, ok := typesOf(b.Value, depth+1)
+			ts, ok := typesIn(b.Value, depth+1, seen)
 			if !ok {
 				return nil, false
 			}
@@ -481,7 +533,7 @@ func typesOf(s *openapi3.Schema, depth int) ([]string, bool) {
 		return out, true
 	}
 	for _, b := range s.AllOf {
-		if ts, ok := typesOf(b.Value, depth+1); ok {
+		if ts, ok := typesIn(b.Value, depth+1, seen); ok {
 			return ts, true
 		}
 	}

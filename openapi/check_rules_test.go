@@ -1,9 +1,11 @@
 package openapi_test
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
@@ -298,5 +300,39 @@ paths:
 	want := []string{`response.fields wings: path "wings" is not in the response schema`}
 	if got := checkMessages(t, doc, tool("{ wings: wings }")); !slices.Equal(got, want) {
 		t.Errorf("Check of a member no subtype has = %q, want %q", got, want)
+	}
+}
+
+// A document whose schemas fan out through allOf (ten $refs to the next
+// schema, seven deep, within maxComposition) is checked in a walk that
+// visits each schema once: ten million visits before, minutes of gateway
+// check for a 3 KB document. The bound below guards
+// against a hang; it is not a measure of speed.
+func TestCheckFanOutThroughAllOfEnds(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("openapi: 3.1.0\ninfo: { title: t, version: '1' }\npaths:\n  /runs/page:\n    get:\n      responses:\n        '200':\n          description: ok\n          content: { application/json: { schema: { $ref: '#/components/schemas/S0' } } }\ncomponents:\n  schemas:\n")
+	for i := range 7 {
+		fmt.Fprintf(&b, "    S%d:\n      allOf:\n", i)
+		for range 10 {
+			fmt.Fprintf(&b, "        - $ref: '#/components/schemas/S%d'\n", i+1)
+		}
+	}
+	b.WriteString("    S7: { type: object, properties: { id: { type: string } } }\n")
+	doc, err := openapi.Read([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan []string, 1)
+	go func() {
+		done <- checkMessages(t, doc, composedCatalog+"  - { name: t, description: T., kind: read, request: { upstream: runs, path: /runs/page }, response: { fields: { id: id, who: owner } } }\n")
+	}()
+	select {
+	case got := <-done:
+		want := []string{`response.fields who: path "owner" is not in the response schema`}
+		if !slices.Equal(got, want) {
+			t.Errorf("Check = %q, want %q", got, want)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Check of a 4 KB fan-out document did not end within 10 s")
 	}
 }

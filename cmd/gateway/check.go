@@ -53,7 +53,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer, env 
 		fmt.Fprintf(stderr, "%s: %v\n", *spec, err)
 		return exitError(1)
 	}
-	findings := openapi.Check(cat, doc, *upstream)
+	findings, err := interruptible(ctx, func(context.Context) ([]openapi.Finding, error) {
+		return openapi.Check(cat, doc, *upstream), nil
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "gateway check: %s: stopped (%v)\n", *spec, context.Cause(ctx))
+		return exitError(1)
+	}
 	var probed []probeResult
 	if *doProbe {
 		results, pf, err := probe(ctx, cat, doc, *token, *workspace, env)
