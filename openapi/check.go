@@ -88,13 +88,7 @@ func serverPrefixes(d *Document) []string {
 		if s == nil {
 			continue
 		}
-		raw := s.URL
-		for name, v := range s.Variables {
-			if v != nil {
-				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-			}
-		}
-		u, err := url.Parse(raw)
+		u, err := url.Parse(serverDefaults(s))
 		if err != nil {
 			continue
 		}

@@ -105,12 +105,7 @@ func (im *importer) serverURL() (string, string) {
 		if s == nil {
 			continue
 		}
-		raw := s.URL
-		for name, v := range s.Variables {
-			if v != nil {
-				raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-			}
-		}
+		raw := serverDefaults(s)
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(raw, "{}") {
 			continue
@@ -138,12 +133,7 @@ func (im *importer) relativeServer() (prefix, note string) {
 	if s == nil {
 		return "", ""
 	}
-	raw := s.URL
-	for _, name := range sortedKeys(s.Variables) {
-		if v := s.Variables[name]; v != nil {
-			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
-		}
-	}
+	raw := serverDefaults(s)
 	if u, err := url.Parse(raw); err != nil || u.Scheme != "" || u.Host != "" || u.RawQuery != "" || u.Fragment != "" {
 		return "", fmt.Sprintf("the document's server URL %q is neither absolute nor a path", bound(s.URL, 80))
 	}
@@ -161,6 +151,18 @@ func (im *importer) relativeServer() (prefix, note string) {
 // loader expands: "$" becomes "$$", so ${GATEWAY_JWT_SECRET} in a
 // server URL stays text and never becomes the gateway's secret.
 func literal(s string) string { return strings.ReplaceAll(s, "$", "$$") }
+
+// serverDefaults is s's URL with its variables set to their defaults, in
+// name order, so the same document always gives the same URL.
+func serverDefaults(s *openapi3.Server) string {
+	raw := s.URL
+	for _, name := range sortedKeys(s.Variables) {
+		if v := s.Variables[name]; v != nil {
+			raw = strings.ReplaceAll(raw, "{"+name+"}", v.Default)
+		}
+	}
+	return raw
+}
 
 // credentials maps the document's security scheme to an upstream header
 // holding a ${VAR} placeholder.

@@ -63,6 +63,9 @@ func (c *Core) departed(t *tool, status int, res *Result, why string) *Result {
 // withMember returns the JSON object obj with name: value as its first
 // member (obj is compact JSON from the renderer, an object).
 func withMember(obj []byte, name, value string) []byte {
+	if len(obj) == 0 || obj[0] != '{' {
+		return obj // not an object: nothing to add a member to
+	}
 	k, _ := json.Marshal(name)
 	v, _ := json.Marshal(value)
 	out := make([]byte, 0, len(obj)+len(k)+len(v)+2)
