@@ -23,6 +23,7 @@ import (
 const module = "github.com/mcpgw/gateway"
 
 type allowed struct {
+	why      string   // what the package is for, and so why these arrows
 	pkgs     []string // module packages, relative ("catalog"); "*": any
 	mods     []string // third-party modules
 	testPkgs []string // more module packages for _test files
@@ -35,41 +36,48 @@ var (
 )
 
 var layout = map[string]allowed{
-	".":         {},
-	"catalog":   {mods: []string{"gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}, testMods: []string{"github.com/tidwall/gjson"}},
-	"rendering": {mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
-	"authz":     {pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
-	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
+	".": {why: "the embedded demo catalog and this test; imports nothing of ours"},
+	"catalog": {why: "loads and validates catalog.yaml: YAML, JSON Schema for arguments, x/text for Unicode-aware names",
+		mods: []string{"gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}, testMods: []string{"github.com/tidwall/gjson"}},
+	"rendering": {why: "bounds and fences upstream answers; reads JSON with gjson and nothing else of ours",
+		mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
+	"authz": {why: "turns a bearer token into a principal; knows the catalog's auth section, nothing of the wire",
+		pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
+	"proxy": {why: "the call pipeline: gates, arguments, upstream request, rendering, approval, audit; no wire format",
+		pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
 		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
-	"mcp": {pkgs: []string{"proxy", "authz", "rendering", "approval"}, mods: append([]string{"golang.org/x/time"}, otel...),
+	"mcp": {why: "the wire: JSON-RPC over Streamable HTTP and stdio, and the REST mirror, on top of proxy",
+		pkgs: []string{"proxy", "authz", "rendering", "approval"}, mods: append([]string{"golang.org/x/time"}, otel...),
 		// google/jsonschema-go: the validator the Go SDK uses for
 		// outputSchema, so tests read our schemas as the SDK does.
 		testPkgs: []string{"catalog", "test/memnet"},
 		testMods: append([]string{"github.com/golang-jwt/jwt/v5", "github.com/google/jsonschema-go"}, sdkTest...)},
-	"demo": {testMods: []string{"gopkg.in/yaml.v3"}},
-	// gateway import openapi / gateway check (issue 13).
-	"openapi": {pkgs: []string{"catalog"}, mods: []string{"github.com/getkin/kin-openapi", "gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6"}},
-	// Human approval (issue 14): the store and sealing, and the page that
-	// signs approvers in with OpenID Connect.
-	"approval": {pkgs: []string{"catalog", "authz"},
-		mods:     []string{"github.com/redis/go-redis/v9", "github.com/jackc/pgx/v5", "golang.org/x/crypto"},
-		testMods: []string{"github.com/golang-jwt/jwt/v5"}},
-	"approvalpage": {pkgs: []string{"catalog", "authz", "approval", "proxy"},
+	"demo": {why: "the sample upstream the demo runs; standalone so it can be run as its own process",
+		testMods: []string{"gopkg.in/yaml.v3"}},
+	"openapi": {why: "gateway import openapi and gateway check: reads OpenAPI documents, writes catalog fragments",
+		pkgs: []string{"catalog"}, mods: []string{"github.com/getkin/kin-openapi", "gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6"}},
+	"approval": {why: "the approval store (file, Redis, PostgreSQL) and the sealing of approval states",
+		mods: []string{"github.com/redis/go-redis/v9", "golang.org/x/crypto"}},
+	"approvalpage": {why: "the approvers' web page, which signs people in with OpenID Connect",
+		pkgs: []string{"catalog", "authz", "approval", "proxy"},
 		mods: []string{"github.com/coreos/go-oidc/v3", "golang.org/x/oauth2"}},
-	"cmd/gateway": {pkgs: []string{"*"}, mods: append([]string{
-		"github.com/fsnotify/fsnotify", "github.com/go-chi/chi/v5", "github.com/golang-jwt/jwt/v5",
-		"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/sdk",
-		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
-		"github.com/getkin/kin-openapi",
-	}, otel...), testMods: sdkTest},
-	"deploy":                           {testPkgs: []string{"catalog"}, testMods: []string{"gopkg.in/yaml.v3"}},
-	"examples/prometheus-alertmanager": {testPkgs: []string{"*"}, testMods: append([]string{"gopkg.in/yaml.v3"}, sdkTest...)},
-	"test": {testPkgs: []string{"*"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5",
-		"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, sdkTest...)},
-	"test/bench":      {mods: []string{"github.com/golang-jwt/jwt/v5"}},
-	"test/gatewaybin": {},
-	"test/goclient":   {mods: sdkTest},
-	"test/memnet":     {},
+	"cmd/gateway": {why: "the binary: wiring, flags, metrics, tracing export, catalog reload; may import anything of ours",
+		pkgs: []string{"*"}, mods: append([]string{
+			"github.com/fsnotify/fsnotify", "github.com/go-chi/chi/v5", "github.com/golang-jwt/jwt/v5",
+			"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/sdk",
+			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
+		}, otel...), testMods: sdkTest},
+	"deploy": {why: "checks the Kubernetes manifests against the catalog loader",
+		testPkgs: []string{"catalog"}, testMods: []string{"gopkg.in/yaml.v3"}},
+	"examples/prometheus-alertmanager": {why: "an example run end to end against real Prometheus and Alertmanager",
+		testPkgs: []string{"*"}, testMods: append([]string{"gopkg.in/yaml.v3"}, sdkTest...)},
+	"test": {why: "end-to-end tests against the built binary with real clients and a real browser",
+		testPkgs: []string{"*"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5",
+			"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, sdkTest...)},
+	"test/bench":      {why: "the load harness; signs its own tokens", mods: []string{"github.com/golang-jwt/jwt/v5"}},
+	"test/gatewaybin": {why: "builds the gateway binary once for the end-to-end tests"},
+	"test/goclient":   {why: "a Go SDK client the docs' programs and tests run", mods: sdkTest},
+	"test/memnet":     {why: "an in-memory network for tests; standard library only"},
 }
 
 // Only cmd/gateway (and tests) may import openapi; only proxy, mcp,
@@ -103,6 +111,10 @@ func TestImportGraph(t *testing.T) {
 		mods = append(mods, r.mods...)
 		mods = append(mods, r.testMods...)
 	}
+	// used records every arrow some import took, so an allowance that
+	// nothing takes any more is reported too: a stale row would let a
+	// new import in silently.
+	used := map[string]bool{}
 	dec := json.NewDecoder(bytes.NewReader(out))
 	seen := 0
 	for {
@@ -120,6 +132,7 @@ func TestImportGraph(t *testing.T) {
 			continue
 		}
 		check := func(imports []string, pkgs, allowedMods []string, what string) {
+			kind := what
 			for _, imp := range imports {
 				switch {
 				case strings.HasPrefix(imp, module+"/") || imp == module:
@@ -134,6 +147,7 @@ func TestImportGraph(t *testing.T) {
 					if !slices.Contains(pkgs, "*") && !slices.Contains(pkgs, to) {
 						t.Errorf("new arrow: %s %s imports %s; allowed: %v", rel, what, to, pkgs)
 					}
+					used[rel+" "+kind+" "+to] = true
 				case !strings.Contains(strings.SplitN(imp, "/", 2)[0], "."):
 					// The standard library.
 				default:
@@ -141,6 +155,7 @@ func TestImportGraph(t *testing.T) {
 					if !slices.Contains(allowedMods, m) {
 						t.Errorf("new module: %s %s imports %s (module %s); allowed: %v", rel, what, imp, m, allowedMods)
 					}
+					used[rel+" "+kind+" "+m] = true
 				}
 			}
 		}
@@ -149,6 +164,29 @@ func TestImportGraph(t *testing.T) {
 	}
 	if seen < 8 {
 		t.Fatalf("go list saw %d packages; is the test running at the module root?", seen)
+	}
+	for rel, row := range layout {
+		stale := func(entries []string, kinds ...string) {
+			for _, e := range entries {
+				if e == "*" {
+					continue
+				}
+				took := false
+				for _, k := range kinds {
+					took = took || used[rel+" "+k+" "+e]
+				}
+				if !took {
+					t.Errorf("stale allowance: %s may import %s (%s) but nothing does; remove it from the table", rel, e, kinds[len(kinds)-1])
+				}
+			}
+		}
+		stale(row.pkgs, "code")
+		stale(row.mods, "code")
+		stale(row.testPkgs, "tests")
+		stale(row.testMods, "tests")
+		if row.why == "" {
+			t.Errorf("%s has no reason in the import table", rel)
+		}
 	}
 }
 
