@@ -44,10 +44,10 @@ var layout = map[string]allowed{
 	"authz": {why: "turns a bearer token into a principal; knows the catalog's auth section, nothing of the wire",
 		pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
 	"proxy": {why: "the call pipeline: gates, arguments, upstream request, rendering, approval, audit; no wire format",
-		pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
+		pkgs: []string{"catalog", "authz", "rendering", "approval", "internal/strictjson"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
 		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
 	"mcp": {why: "the wire: JSON-RPC over Streamable HTTP and stdio, and the REST mirror, on top of proxy",
-		pkgs: []string{"proxy", "authz", "rendering", "approval"}, mods: append([]string{"golang.org/x/time"}, otel...),
+		pkgs: []string{"proxy", "authz", "rendering", "approval", "internal/strictjson"}, mods: append([]string{"golang.org/x/time"}, otel...),
 		// google/jsonschema-go: the validator the Go SDK uses for
 		// outputSchema, so tests read our schemas as the SDK does.
 		testPkgs: []string{"catalog", "test/memnet"},
@@ -74,10 +74,11 @@ var layout = map[string]allowed{
 	"test": {why: "end-to-end tests against the built binary with real clients and a real browser",
 		testPkgs: []string{"*"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5",
 			"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, sdkTest...)},
-	"test/bench":      {why: "the load harness; signs its own tokens", mods: []string{"github.com/golang-jwt/jwt/v5"}},
-	"test/gatewaybin": {why: "builds the gateway binary once for the end-to-end tests"},
-	"test/goclient":   {why: "a Go SDK client the docs' programs and tests run", mods: sdkTest},
-	"test/memnet":     {why: "an in-memory network for tests; standard library only"},
+	"test/bench":          {why: "the load harness; signs its own tokens", mods: []string{"github.com/golang-jwt/jwt/v5"}},
+	"test/gatewaybin":     {why: "builds the gateway binary once for the end-to-end tests"},
+	"test/goclient":       {why: "a Go SDK client the docs' programs and tests run", mods: sdkTest},
+	"internal/strictjson": {why: "the one strict reader of JSON objects at the anti-smuggling boundary; standard library only"},
+	"test/memnet":         {why: "an in-memory network for tests; standard library only"},
 }
 
 // Only cmd/gateway (and tests) may import openapi; only proxy, mcp,

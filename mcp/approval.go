@@ -22,19 +22,9 @@ func (x *exchange) withAsking() {
 	form, url := elicitationModes(m.metaCaps)
 	a := &proxy.Asking{Modern: x.modern, Elicitation: x.modern && form, URLElicitation: x.modern && url}
 	if x.modern {
-		for it := newObjIter(m.params); ; {
-			rawKey, val, ok := it.next()
-			if !ok {
-				break
-			}
-			switch string(unquote(rawKey)) {
-			case "requestState":
-				a.RequestState, _ = stringValue(val)
-			case "inputResponses":
-				if len(val) > 0 && val[0] == '{' {
-					a.Responses = json.RawMessage(val)
-				}
-			}
+		a.RequestState, _ = stringValue(m.requestState)
+		if r := m.inputResponses; len(r) > 0 && r[0] == '{' {
+			a.Responses = json.RawMessage(r)
 		}
 	}
 	if !x.modern && x.live != nil && x.version >= "2025-06-18" && form {

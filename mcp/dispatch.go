@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 
+	"github.com/mcpgw/gateway/internal/strictjson"
 	"github.com/mcpgw/gateway/proxy"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
@@ -333,7 +334,7 @@ func (x *exchange) callTarget(name string, args *[]byte) string {
 	if name != proxy.CallToolName {
 		return name // the common case: no second scan of the arguments
 	}
-	if a := *args; x.st == nil || a != nil && (a[0] != '{' || duplicateMember(a) != nil) {
+	if a := *args; x.st == nil || a != nil && (a[0] != '{' || strictjson.FirstDuplicate(a) != nil) {
 		return name
 	}
 	inner, innerArgs, ok := x.st.core.CallTarget(x.toolset, name, *args)
@@ -356,7 +357,7 @@ func callArguments(args []byte, what string) ([]byte, *failure) {
 	if args[0] != '{' {
 		return nil, fail(failBadParams, what+" must be an object")
 	}
-	if dup := duplicateMember(args); dup != nil {
+	if dup := strictjson.FirstDuplicate(args); dup != nil {
 		return nil, fail(failBadParams, "duplicate member "+quoteForMsg(dup)+" in "+what)
 	}
 	return args, nil

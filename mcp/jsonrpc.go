@@ -3,8 +3,8 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"unicode/utf8"
 
+	"github.com/mcpgw/gateway/internal/strictjson"
 	"github.com/mcpgw/gateway/rendering"
 )
 
@@ -44,6 +44,9 @@ type message struct {
 	cursor          []byte
 	protocolVersion []byte // initialize
 	meta            []byte // params._meta
+	// A modern tools/call retry's params.requestState and
+	// params.inputResponses (approval.go).
+	requestState, inputResponses []byte
 	// W3C trace context in params._meta (BASE §_meta reserves the keys),
 	// raw JSON; nil when absent.
 	metaTraceparent, metaTracestate []byte
@@ -92,74 +95,69 @@ type decodeError struct {
 	id   []byte
 }
 
+// The members each object of a message may have. A member that spells one
+// of these in other case is refused, not ignored: a parser in front of the
+// gateway that reads it differently would see another message.
+var (
+	envelopeMembers = []string{"jsonrpc", "id", "method", "params", "result", "error"}
+	paramsMembers   = []string{"name", "arguments", "cursor", "protocolVersion", "_meta", "requestState", "inputResponses"}
+	metaMembers     = []string{metaTraceparent, metaTracestate, metaProtocolVersion, metaClientCapabilities}
+)
+
+// problemText is the public reason for a strict scan's problem in the
+// object named where ("" for the envelope, "params", "params._meta").
+func problemText(p *strictjson.Problem, where string) string {
+	key := quoteForMsg(p.Key)
+	switch {
+	case p.Kind == strictjson.Duplicate && where != "":
+		return "duplicate member " + key + " in " + where
+	case p.Kind == strictjson.Duplicate:
+		return "duplicate member " + key
+	case p.Kind == strictjson.Misspelled && where != "":
+		return where + " member " + key + " must be spelled " + quoteForMsg([]byte(p.Want))
+	case p.Kind == strictjson.Misspelled:
+		return "member " + key + " must be spelled " + quoteForMsg([]byte(p.Want))
+	default:
+		return "unknown member " + key
+	}
+}
+
 // decode decodes b as one JSON-RPC message.
 func decode(b []byte) (*message, *decodeError) {
 	if !json.Valid(b) {
 		return nil, &decodeError{code: codeParseError, msg: "parse error: invalid JSON"}
 	}
-	i := skipSpace(b, 0)
-	switch b[i] {
+	// Valid JSON: only JSON whitespace can surround the one value.
+	obj := bytes.TrimSpace(b)
+	switch obj[0] {
 	case '{':
 	case '[':
 		return nil, &decodeError{code: codeInvalidRequest, msg: "batch requests are not supported: send one message per POST"}
 	default:
 		return nil, &decodeError{code: codeInvalidRequest, msg: "a JSON-RPC message must be an object"}
 	}
-	obj := b[i:skipValue(b, i)]
 
 	var (
-		m                                         message
-		version, id, method, params, result, errv []byte
-		nID                                       int
-		fail                                      *decodeError
-		seen                                      keySet
+		m    message
+		vals [6][]byte
 	)
-	// refuse records the first problem but the scan goes on, so that the id
-	// can still be echoed when it was readable.
+	// The scan reads on past the first problem, so that the id can still
+	// be echoed when it was readable (present once).
+	p, dup := strictjson.Scan(obj, envelopeMembers, true, vals[:])
+	version, id, method, params, result, errv := vals[0], vals[1], vals[2], vals[3], vals[4], vals[5]
+	var fail *decodeError
+	if p != nil {
+		fail = &decodeError{code: codeInvalidRequest, msg: problemText(p, "")}
+	}
 	refuse := func(msg string) {
 		if fail == nil {
 			fail = &decodeError{code: codeInvalidRequest, msg: msg}
 		}
 	}
-	for it := newObjIter(obj); ; {
-		rawKey, val, ok := it.next()
-		if !ok {
-			break
-		}
-		key := unquote(rawKey)
-		if seen.add(key) {
-			if string(key) == "id" {
-				nID++
-			}
-			refuse("duplicate member " + quoteForMsg(key))
-			continue
-		}
-		switch string(key) {
-		case "jsonrpc":
-			version = val
-		case "id":
-			id = val
-			nID++
-		case "method":
-			method = val
-		case "params":
-			params = val
-		case "result":
-			result = val
-		case "error":
-			errv = val
-		default:
-			if known := foldMatch(key, "jsonrpc", "id", "method", "params", "result", "error"); known != "" {
-				refuse("member " + quoteForMsg(key) + " must be spelled " + quoteForMsg([]byte(known)))
-			} else {
-				refuse("unknown member " + quoteForMsg(key))
-			}
-		}
-	}
 
 	// The id first: every later error can then carry it.
-	idOK := false
-	if id != nil && nID == 1 {
+	if id != nil && dup&(1<<1) == 0 {
+		idOK := false
 		switch {
 		case id[0] == '"':
 			idOK = true
@@ -224,88 +222,21 @@ func decode(b []byte) (*message, *decodeError) {
 // decodeParams picks the members of params (and params._meta) that methods
 // read, refusing duplicates and case variants of them.
 func (m *message) decodeParams() *decodeError {
-	var seen keySet
-	for it := newObjIter(m.params); ; {
-		rawKey, val, ok := it.next()
-		if !ok {
-			break
-		}
-		key := unquote(rawKey)
-		if seen.add(key) {
-			return &decodeError{code: codeInvalidRequest, msg: "duplicate member " + quoteForMsg(key) + " in params"}
-		}
-		switch string(key) {
-		case "name":
-			m.name = val
-		case "arguments":
-			m.arguments = val
-		case "cursor":
-			m.cursor = val
-		case "protocolVersion":
-			m.protocolVersion = val
-		case "_meta":
-			m.meta = val
-		default:
-			if known := foldMatch(key, "name", "arguments", "cursor", "protocolVersion", "_meta"); known != "" {
-				return &decodeError{code: codeInvalidRequest, msg: "params member " + quoteForMsg(key) + " must be spelled " + quoteForMsg([]byte(known))}
-			}
-		}
+	var vals [7][]byte
+	if p, _ := strictjson.Scan(m.params, paramsMembers, false, vals[:]); p != nil {
+		return &decodeError{code: codeInvalidRequest, msg: problemText(p, "params")}
 	}
+	m.name, m.arguments, m.cursor, m.protocolVersion, m.meta = vals[0], vals[1], vals[2], vals[3], vals[4]
+	m.requestState, m.inputResponses = vals[5], vals[6]
 	if m.meta == nil || m.meta[0] != '{' {
 		return nil // a non-object _meta is the dispatcher's -32602
 	}
-	var metaSeen keySet
-	for it := newObjIter(m.meta); ; {
-		rawKey, val, ok := it.next()
-		if !ok {
-			break
-		}
-		key := unquote(rawKey)
-		if metaSeen.add(key) {
-			return &decodeError{code: codeInvalidRequest, msg: "duplicate member " + quoteForMsg(key) + " in params._meta"}
-		}
-		switch string(key) {
-		case metaTraceparent:
-			m.metaTraceparent = val
-		case metaTracestate:
-			m.metaTracestate = val
-		case metaProtocolVersion:
-			m.metaVersion = val
-		case metaClientCapabilities:
-			m.metaCaps = val
-		default:
-			if known := foldMatch(key, metaProtocolVersion, metaClientCapabilities); known != "" {
-				return &decodeError{code: codeInvalidRequest, msg: "params._meta member " + quoteForMsg(key) + " must be spelled " + quoteForMsg([]byte(known))}
-			}
-		}
+	var meta [4][]byte
+	if p, _ := strictjson.Scan(m.meta, metaMembers, false, meta[:]); p != nil {
+		return &decodeError{code: codeInvalidRequest, msg: problemText(p, "params._meta")}
 	}
+	m.metaTraceparent, m.metaTracestate, m.metaVersion, m.metaCaps = meta[0], meta[1], meta[2], meta[3]
 	return nil
-}
-
-// duplicateMember returns the first member name of obj (a valid JSON
-// object) that appears twice at its top level, decoded, or nil.
-func duplicateMember(obj []byte) []byte {
-	var seen keySet
-	for it := newObjIter(obj); ; {
-		rawKey, _, ok := it.next()
-		if !ok {
-			return nil
-		}
-		if key := unquote(rawKey); seen.add(key) {
-			return key
-		}
-	}
-}
-
-// foldMatch returns the name in names that key equals under case folding,
-// or "".
-func foldMatch(key []byte, names ...string) string {
-	for _, n := range names {
-		if len(n) == len(key) && bytes.EqualFold(key, []byte(n)) {
-			return n
-		}
-	}
-	return ""
 }
 
 // quoteForMsg quotes a member name for an error message, capped so that a
@@ -348,143 +279,5 @@ func stringValue(raw []byte) (string, bool) {
 }
 
 // unquote decodes a JSON string token (quotes included); other tokens are
-// returned as they are. raw must be valid JSON. The fast path returns a
-// sub-slice of raw; escapes and invalid UTF-8 (which becomes U+FFFD) go
-// through encoding/json, so both read a string the same way.
-func unquote(raw []byte) []byte {
-	if len(raw) < 2 || raw[0] != '"' {
-		return raw
-	}
-	inner := raw[1 : len(raw)-1]
-	if bytes.IndexByte(inner, '\\') < 0 && utf8.Valid(inner) {
-		return inner
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return inner
-	}
-	return []byte(s)
-}
-
-// keySet detects duplicate member names. The first few names live in an
-// array; a map takes over beyond, so a params object with many thousand
-// members costs linear time, not quadratic.
-type keySet struct {
-	small [16][]byte
-	n     int
-	big   map[string]struct{}
-}
-
-// add records key and reports whether it was already there.
-func (s *keySet) add(key []byte) (dup bool) {
-	if s.big != nil {
-		if _, ok := s.big[string(key)]; ok {
-			return true
-		}
-		s.big[string(key)] = struct{}{}
-		return false
-	}
-	for _, k := range s.small[:s.n] {
-		if bytes.Equal(k, key) {
-			return true
-		}
-	}
-	if s.n < len(s.small) {
-		s.small[s.n] = key
-		s.n++
-		return false
-	}
-	s.big = make(map[string]struct{}, 2*len(s.small))
-	for _, k := range s.small {
-		s.big[string(k)] = struct{}{}
-	}
-	s.big[string(key)] = struct{}{}
-	return false
-}
-
-// The scanner below assumes valid JSON (json.Valid has run): it only finds
-// where values end.
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace(b[i]) {
-		i++
-	}
-	return i
-}
-
-// skipString returns the index after the string starting at b[i] == '"'.
-func skipString(b []byte, i int) int {
-	for i++; i < len(b); {
-		switch b[i] {
-		case '\\':
-			i += 2
-		case '"':
-			return i + 1
-		default:
-			i++
-		}
-	}
-	return len(b)
-}
-
-// skipValue returns the index after the value starting at b[i].
-func skipValue(b []byte, i int) int {
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for i < len(b) {
-			switch b[i] {
-			case '"':
-				i = skipString(b, i)
-				continue
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return i + 1
-				}
-			}
-			i++
-		}
-		return len(b)
-	default: // number, true, false, null
-		for i < len(b) && !isSpace(b[i]) && b[i] != ',' && b[i] != '}' && b[i] != ']' {
-			i++
-		}
-		return i
-	}
-}
-
-// objIter walks the members of a valid JSON object without allocating.
-type objIter struct {
-	b []byte
-	i int
-}
-
-func newObjIter(obj []byte) objIter { return objIter{b: obj, i: skipSpace(obj, 1)} }
-
-// next returns the next member's raw key (quotes included) and raw value.
-func (it *objIter) next() (key, val []byte, ok bool) {
-	b, i := it.b, it.i
-	if i >= len(b) || b[i] == '}' {
-		return nil, nil, false
-	}
-	if b[i] == ',' {
-		i = skipSpace(b, i+1)
-	}
-	ks := i
-	i = skipString(b, i)
-	key = b[ks:i]
-	i = skipSpace(b, i)
-	i = skipSpace(b, i+1) // ':'
-	vs := i
-	i = skipValue(b, i)
-	val = b[vs:i]
-	it.i = skipSpace(b, i)
-	return key, val, true
-}
+// returned as they are.
+func unquote(raw []byte) []byte { return strictjson.Unquote(raw) }

@@ -57,6 +57,8 @@ func TestDecode(t *testing.T) {
 		{"duplicate-unknown-in-params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"x":1,"x":2}}`, 0, codeInvalidRequest, `1`, ""},
 		{"wrong-case-in-params", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","Name":"b"}}`, 0, codeInvalidRequest, `1`, ""},
 		{"duplicate-in-meta", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25"}}}`, 0, codeInvalidRequest, `1`, ""},
+		{"wrong-case-request-state", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"a","requestState":"s","RequestState":"t"}}`, 0, codeInvalidRequest, `1`, ""},
+		{"wrong-case-traceparent", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"traceparent":"a","Traceparent":"b"}}}`, 0, codeInvalidRequest, `1`, ""},
 		{"request-with-result", `{"jsonrpc":"2.0","id":1,"method":"ping","result":{}}`, 0, codeInvalidRequest, `1`, ""},
 		{"response-with-both", `{"jsonrpc":"2.0","id":1,"result":{},"error":{}}`, 0, codeInvalidRequest, `1`, ""},
 		{"neither-method-nor-result", `{"jsonrpc":"2.0","id":1}`, 0, codeInvalidRequest, `1`, ""},

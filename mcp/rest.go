@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpgw/gateway/internal/strictjson"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -120,32 +122,19 @@ func decodeRESTCall(body []byte) (name string, args []byte, f *failure) {
 	if !json.Valid(body) {
 		return "", nil, fail(failBadParams, "body is not valid JSON")
 	}
-	i := skipSpace(body, 0)
-	if body[i] != '{' {
+	obj := bytes.TrimSpace(body)
+	if obj[0] != '{' {
 		return "", nil, fail(failBadParams, "body must be a JSON object {name, arguments}")
 	}
-	var (
-		seen    keySet
-		rawName []byte
-	)
-	for it := newObjIter(body[i:]); ; {
-		rawKey, val, ok := it.next()
-		if !ok {
-			break
+	var vals [2][]byte
+	if p, _ := strictjson.Scan(obj, []string{"name", "arguments"}, true, vals[:]); p != nil {
+		msg := problemText(p, "")
+		if p.Kind == strictjson.Unknown {
+			msg += ": want name and arguments"
 		}
-		key := unquote(rawKey)
-		if seen.add(key) {
-			return "", nil, fail(failBadParams, "duplicate member "+quoteForMsg(key))
-		}
-		switch string(key) {
-		case "name":
-			rawName = val
-		case "arguments":
-			args = val
-		default:
-			return "", nil, fail(failBadParams, "unknown member "+quoteForMsg(key)+": want name and arguments")
-		}
+		return "", nil, fail(failBadParams, msg)
 	}
+	rawName, args := vals[0], vals[1]
 	name, ok := stringValue(rawName)
 	if !ok {
 		return "", nil, fail(failBadParams, "name must be a string naming a tool")

@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/internal/strictjson"
 )
 
 // Discovery: with thousands of tools no agent can hold the listing, so
@@ -184,19 +184,18 @@ func unwrapCallTool(raw []byte) (string, []byte, error) {
 
 // decodeExact decodes the JSON object raw into v, whose fields are
 // names, refusing any other member. encoding/json matches member names
-// without regard to case, so {"name":"a","Name":"b"} would call b while
-// a parser in front of the gateway read a: members must be spelt exactly.
+// without regard to case and keeps the last of two, so {"name":"a","Name":"b"}
+// would call b while a parser in front of the gateway read a: members must
+// be spelt exactly, once each.
 func decodeExact(raw []byte, v any, names ...string) error {
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+	obj := bytes.TrimSpace(raw)
+	if !json.Valid(obj) || len(obj) == 0 || obj[0] != '{' {
 		return errors.New("not a JSON object")
 	}
-	for k := range members {
-		if !slices.Contains(names, k) {
-			return fmt.Errorf("unknown member %q", k)
-		}
+	if p, _ := strictjson.Scan(obj, names, true, nil); p != nil {
+		return fmt.Errorf("member %q is not allowed here", p.Key)
 	}
-	return json.Unmarshal(raw, v)
+	return json.Unmarshal(obj, v)
 }
 
 // SearchQuery is one tool search: words, optional filters and how many
