@@ -196,3 +196,36 @@ func TestTokenSignedWithAPrivateKeyFile(t *testing.T) {
 		})
 	}
 }
+
+// The command table is the one list of commands: help prints each, an
+// unknown name prints the same list, and every command has a page of
+// the docs that shows it being run.
+func TestEveryCommandIsListedAndDocumented(t *testing.T) {
+	var docs strings.Builder
+	for _, f := range []string{"../../README.md", "../../docs/catalog.md", "../../docs/identity.md", "../../docs/clients.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs.Write(b)
+	}
+	var out, errOut strings.Builder
+	if err := run(context.Background(), []string{"help"}, strings.NewReader(""), &out, &errOut, os.LookupEnv); err != nil {
+		t.Fatal(err)
+	}
+	err := run(context.Background(), []string{"no-such-command"}, strings.NewReader(""), io.Discard, &errOut, os.LookupEnv)
+	if code, ok := err.(exitError); !ok || code != 2 {
+		t.Fatalf("an unknown command = %v, want exit status 2", err)
+	}
+	for _, c := range commands {
+		if !strings.Contains(out.String(), "\n  "+c.name+" ") {
+			t.Errorf("gateway help does not list %s:\n%s", c.name, out.String())
+		}
+		if !strings.Contains(errOut.String(), "\n  "+c.name+" ") {
+			t.Errorf("the unknown-command answer does not list %s", c.name)
+		}
+		if !strings.Contains(docs.String(), "gateway "+c.name) {
+			t.Errorf("no page of the docs shows `gateway %s`", c.name)
+		}
+	}
+}
