@@ -29,7 +29,9 @@ func (im *importer) emit() *yaml.Node {
 			title += " version " + bound(info.Version, 40)
 		}
 	}
-	root.HeadComment = fmt.Sprintf("Imported from %s (OpenAPI %s) by gateway import openapi.\n"+
+	// The first line points YAML-language-server editors at the catalog's
+	// JSON Schema, so an operator curating the file gets completion.
+	root.HeadComment = strings.TrimPrefix(catalog.SchemaComment, "# ") + "\n" + fmt.Sprintf("Imported from %s (OpenAPI %s) by gateway import openapi.\n"+
 		"Re-running the import rewrites this file: put hand edits in the catalog's overrides.\n"+
 		"Comments mark what the import guessed; review them.", title, im.d.Version)
 	if im.opts.Standalone {

@@ -102,6 +102,10 @@ var commands = []command{
 		run: func(ctx context.Context, a []string, s streams, _ lookupEnv) error {
 			return runImport(ctx, a, s.out, s.errOut)
 		}},
+	{name: "schema", short: "print the JSON Schema of catalog.yaml and its fragments, for editors",
+		run: func(_ context.Context, a []string, s streams, _ lookupEnv) error {
+			return runSchema(a, s.out, s.errOut)
+		}},
 	{name: "tools", short: "rank a catalog's tools for a query, as search_tools would (gateway tools search QUERY)",
 		run: func(_ context.Context, a []string, s streams, env lookupEnv) error {
 			return runTools(a, s.out, s.errOut, env)
