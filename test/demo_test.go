@@ -33,7 +33,7 @@ func TestDemoCommand(t *testing.T) {
 			t.Errorf("demo did not stop on Ctrl-C")
 		}
 	}()
-	var endpoint, viewer, operator, claude string
+	var endpoint, viewer, operator, other, claude string
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(make([]byte, 64<<10), 64<<10)
 	next := ""
@@ -42,12 +42,16 @@ func TestDemoCommand(t *testing.T) {
 		switch {
 		case strings.HasPrefix(line, "MCP endpoint:"):
 			endpoint = strings.TrimSpace(strings.TrimPrefix(line, "MCP endpoint:"))
+		case strings.HasPrefix(line, "viewer token of the other workspace"):
+			next = "other"
 		case strings.HasPrefix(line, "viewer token"):
 			next = "viewer"
 		case strings.HasPrefix(line, "operator token"):
 			next = "operator"
 		case strings.HasPrefix(line, "claude mcp add"):
 			claude = line
+		case next == "other" && line != "":
+			other, next = line, ""
 		case next == "viewer" && line != "":
 			viewer, next = line, ""
 		case next == "operator" && line != "":
@@ -62,7 +66,7 @@ func TestDemoCommand(t *testing.T) {
 		}
 		done <- cmd.Wait()
 	}()
-	if endpoint == "" || viewer == "" || operator == "" {
+	if endpoint == "" || viewer == "" || operator == "" || other == "" {
 		t.Fatalf("demo output lacks the URL or tokens:\n%s", stderr.String())
 	}
 	if !strings.Contains(claude, "--transport http") || !strings.Contains(claude, endpoint) || !strings.Contains(claude, "Bearer "+operator) {
@@ -84,5 +88,18 @@ func TestDemoCommand(t *testing.T) {
 	status, body := rpc(t, endpoint, viewer, "tools/call", `{"name":"search_jobs","arguments":{"page_size":3}}`)
 	if status != 200 || !strings.Contains(body, "job-acme-") {
 		t.Errorf("demo search_jobs = %d %.300s", status, body)
+	}
+	// The tour's isolation claims, with the other workspace's token: no
+	// knowledge base, and acme's job is not found by id.
+	if n := count(other); n != 14 {
+		t.Errorf("the globex viewer sees %d tools, want the 14 reads (globex has no knowledge base)", n)
+	}
+	status, body = rpc(t, endpoint, other, "tools/call", `{"name":"get_job","arguments":{"job_id":"job-acme-0007"}}`)
+	if status != 200 || !strings.Contains(body, `"structuredContent":{"found":false}`) {
+		t.Errorf("globex reading acme's job = %d %.400s", status, body)
+	}
+	status, body = rpc(t, endpoint, other, "tools/call", `{"name":"search_jobs","arguments":{"page_size":3}}`)
+	if status != 200 || strings.Contains(body, "job-acme-") {
+		t.Errorf("globex search_jobs shows acme's jobs: %d %.300s", status, body)
 	}
 }

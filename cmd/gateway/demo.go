@@ -20,6 +20,9 @@ import (
 // knowledge base. The other tenant, globex, has none.
 const demoWorkspace = "acme"
 
+// otherWorkspace is the demo's second tenant, for trying isolation.
+const otherWorkspace = "globex"
+
 func randomHex(n int) string {
 	b := make([]byte, n)
 	rand.Read(b)
@@ -75,12 +78,22 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 	if g := cat.Gates[catalog.ViewGate]; g != nil {
 		viewScopes = g.Scopes
 	}
+	var mkIn func(ws, sub, actor string, scopes []string) (string, error)
 	mk := func(sub, actor string, scopes []string) (string, error) {
-		spec := tokenSpec{subject: sub, workspace: demoWorkspace, actor: actor, scopes: scopes,
+		return mkIn(demoWorkspace, sub, actor, scopes)
+	}
+	mkIn = func(ws, sub, actor string, scopes []string) (string, error) {
+		spec := tokenSpec{subject: sub, workspace: ws, actor: actor, scopes: scopes,
 			issuer: cat.Auth.JWT.Issuer, audience: cat.Auth.JWT.Audience, ttl: 12 * time.Hour, paths: cat.Auth.Principal}
 		return sign(spec.claims(time.Now()), []byte(secret), nil)
 	}
 	viewer, err := mk("viewer@example.com", "viewer@example.com", viewScopes)
+	if err != nil {
+		return err
+	}
+	// A reader of the other tenant, so the tour's isolation claims can
+	// be tried: it sees no knowledge base and none of acme's jobs.
+	other, err := mkIn(otherWorkspace, "viewer@globex.example", "viewer@globex.example", viewScopes)
 	if err != nil {
 		return err
 	}
@@ -115,6 +128,9 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
   approver token (approves the operator's cancel_workflow calls: %v):
 %s
 
+  viewer token of the other workspace, %q (no knowledge base, none of acme's jobs):
+%s
+
   pause_queue asks the operator to confirm in their client; cancel_workflow
   waits until the approver approves it:
 curl -H "Authorization: Bearer $APPROVER" %s%s/approvals
@@ -124,7 +140,7 @@ curl -X POST -H "Authorization: Bearer $APPROVER" %s%s/approvals/ID/approve
 claude mcp add --transport http backwave %s --header "Authorization: Bearer %s"
 
 Ctrl-C stops the gateway and the sample upstream.
-`, len(cat.Tools), demoWorkspace, mcpURL, base, cat.Server.AdminPath, viewScopes, viewer, allScopes, operator, approverScopes, approver, base, cat.Server.AdminPath, base, cat.Server.AdminPath, mcpURL, operator)
+`, len(cat.Tools), demoWorkspace, mcpURL, base, cat.Server.AdminPath, viewScopes, viewer, allScopes, operator, approverScopes, approver, otherWorkspace, other, base, cat.Server.AdminPath, base, cat.Server.AdminPath, mcpURL, operator)
 	}
 	// The banner goes out once the gateway answers, so its commands work
 	// the moment they are read.
