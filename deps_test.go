@@ -77,6 +77,7 @@ var layout = map[string]allowed{
 	"test/bench":          {why: "the load harness; signs its own tokens", mods: []string{"github.com/golang-jwt/jwt/v5"}},
 	"test/gatewaybin":     {why: "builds the gateway binary once for the end-to-end tests"},
 	"test/goclient":       {why: "a Go SDK client the docs' programs and tests run", mods: sdkTest},
+	"test/confirmclient":  {why: "the docs' Go SDK client that answers a confirmation", mods: sdkTest},
 	"internal/strictjson": {why: "the one strict reader of JSON objects at the anti-smuggling boundary; standard library only"},
 	"test/memnet":         {why: "an in-memory network for tests; standard library only"},
 }

@@ -168,3 +168,45 @@ func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
 }
+
+// The confirmation client of docs/clients.md: answered y, the write runs
+// once; answered n, nothing reaches the upstream and the tool error says
+// the user declined.
+func TestDocsGoConfirmationClient(t *testing.T) {
+	docHolds(t, "confirmclient/main.go")
+	bin := filepath.Join(t.TempDir(), "confirmclient")
+	if out, err := exec.Command("go", "build", "-o", bin, "./confirmclient").CombinedOutput(); err != nil {
+		t.Fatalf("go build ./test/confirmclient: %v\n%s", err, out)
+	}
+	up := startUpstream(t)
+	g := startGateway(t, up, "", approvalKeys())
+	env := []string{"GATEWAY_MCP_URL=" + g.MCP, "GATEWAY_TOKEN=" + token(t, "operator", "acme", operatorScopes...)}
+	pause := "/v1/queues/billing/pause"
+	answer := func(reply string) (string, string, error) {
+		cmd := exec.Command(bin, "pause_queue", `{"queue":"billing","reason":"docs"}`)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdin = strings.NewReader(reply + "\n")
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		return out.String(), errb.String(), err
+	}
+
+	out, errOut, err := answer("n")
+	if err == nil || !strings.Contains(errOut, "the user declined") || !strings.Contains(errOut, "confirm? [y/N]") {
+		t.Errorf("answered n: %v\n%s%s, want the question, then exit 1 saying the user declined", err, out, errOut)
+	}
+	if n := len(sent(up, pause)); n != 0 {
+		t.Fatalf("answered n, yet the upstream saw %d pause requests", n)
+	}
+	out, errOut, err = answer("y")
+	if err != nil || !strings.HasPrefix(out, "result: ") {
+		t.Fatalf("answered y: %v\n%s%s, want the result", err, out, errOut)
+	}
+	if !strings.Contains(errOut, "pause_queue") || !strings.Contains(errOut, `"queue":"billing"`) {
+		t.Errorf("the question shown was %q; it should say what will run and with which arguments", errOut)
+	}
+	if n := len(sent(up, pause)); n != 1 {
+		t.Errorf("answered y: the upstream saw %d pause requests, want exactly 1", n)
+	}
+}
