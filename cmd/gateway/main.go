@@ -70,7 +70,10 @@ type command struct {
 	// batch commands read untrusted documents once and exit: they run
 	// under a soft memory limit (limitBatchMemory).
 	batch bool
-	run   func(ctx context.Context, args []string, s streams, env lookupEnv) error
+	// sub is the subcommand whose flags "-h" lists ("openapi" for
+	// import), "" when the command takes flags itself.
+	sub string
+	run func(ctx context.Context, args []string, s streams, env lookupEnv) error
 }
 
 var commands = []command{
@@ -98,7 +101,7 @@ var commands = []command{
 		run: func(ctx context.Context, a []string, s streams, env lookupEnv) error {
 			return runCheck(ctx, a, s.out, s.errOut, env)
 		}},
-	{name: "import", short: "write catalog tools for an OpenAPI document (gateway import openapi SPEC --upstream NAME)", batch: true,
+	{name: "import", short: "write catalog tools for an OpenAPI document (gateway import openapi SPEC --upstream NAME)", batch: true, sub: "openapi",
 		run: func(ctx context.Context, a []string, s streams, _ lookupEnv) error {
 			return runImport(ctx, a, s.out, s.errOut)
 		}},
@@ -106,7 +109,7 @@ var commands = []command{
 		run: func(_ context.Context, a []string, s streams, _ lookupEnv) error {
 			return runSchema(a, s.out, s.errOut)
 		}},
-	{name: "tools", short: "rank a catalog's tools for a query, as search_tools would (gateway tools search QUERY)",
+	{name: "tools", short: "rank a catalog's tools for a query, as search_tools would (gateway tools search QUERY)", sub: "search",
 		run: func(_ context.Context, a []string, s streams, env lookupEnv) error {
 			return runTools(a, s.out, s.errOut, env)
 		}},

@@ -16,6 +16,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -226,6 +227,44 @@ func TestEveryCommandIsListedAndDocumented(t *testing.T) {
 		}
 		if !strings.Contains(docs.String(), "gateway "+c.name) {
 			t.Errorf("no page of the docs shows `gateway %s`", c.name)
+		}
+	}
+}
+
+// docs/reference/cli.md lists every flag of every command, as the
+// command's own -h prints them.
+func TestCLIReferenceListsEveryFlag(t *testing.T) {
+	b, err := os.ReadFile("../../docs/reference/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
+	for _, c := range commands {
+		heading := "## gateway " + strings.TrimSpace(c.name+" "+c.sub)
+		start := strings.Index(doc, heading+"\n")
+		if start < 0 {
+			t.Errorf("docs/reference/cli.md has no section %q", heading)
+			continue
+		}
+		section := doc[start+len(heading):]
+		if end := strings.Index(section, "\n## "); end >= 0 {
+			section = section[:end]
+		}
+		args := []string{c.name}
+		if c.sub != "" {
+			args = append(args, c.sub)
+		}
+		var errOut strings.Builder
+		run(context.Background(), append(args, "-h"), strings.NewReader(""), io.Discard, &errOut, func(string) (string, bool) { return "", false })
+		flags := flagLine.FindAllStringSubmatch(errOut.String(), -1)
+		if len(flags) == 0 && c.name != "schema" {
+			t.Errorf("gateway %s -h printed no flags:\n%s", strings.Join(args, " "), errOut.String())
+		}
+		for _, f := range flags {
+			if !strings.Contains(section, "`--"+f[1]) {
+				t.Errorf("docs/reference/cli.md, %s: flag --%s is not listed", heading, f[1])
+			}
 		}
 	}
 }
