@@ -1,0 +1,82 @@
+package gateway_test
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// Every relative link in the README and the docs leads somewhere: the
+// file exists, and a #fragment names a heading of it (GitHub's anchors).
+func TestDocsLinksResolve(t *testing.T) {
+	pages := []string{"README.md", "CHANGELOG.md", "deploy/README.md"}
+	for _, glob := range []string{"docs/*.md", "docs/*/*.md", "examples/*/README.md"} {
+		m, _ := filepath.Glob(glob)
+		pages = append(pages, m...)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	anchors := map[string]map[string]bool{}
+	anchorsOf := func(file string) map[string]bool {
+		if a, ok := anchors[file]; ok {
+			return a
+		}
+		a := map[string]bool{}
+		b, _ := os.ReadFile(file)
+		inCode := false
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "```") {
+				inCode = !inCode
+			}
+			if !inCode && strings.HasPrefix(line, "#") {
+				a[slug(strings.TrimLeft(line, "# "))] = true
+			}
+		}
+		anchors[file] = a
+		return a
+	}
+	for _, page := range pages {
+		b, err := os.ReadFile(page)
+		if os.IsNotExist(err) {
+			t.Errorf("%s does not exist", page)
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			path := page
+			if file != "" {
+				path = filepath.Join(filepath.Dir(page), file)
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s links to %s, which does not exist", page, target)
+					continue
+				}
+			}
+			if frag != "" && strings.HasSuffix(path, ".md") && !anchorsOf(path)[frag] {
+				t.Errorf("%s links to %s: %s has no heading with that anchor", page, target, path)
+			}
+		}
+	}
+}
+
+// slug is GitHub's anchor for a heading: lower case, punctuation dropped,
+// spaces as hyphens.
+func slug(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ' || r == '-':
+			b.WriteRune('-')
+		case r == '_' || r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r > 127:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
