@@ -1,4 +1,4 @@
-// Package approval owns what a human's yes to a write needs (issue 14):
+// Package approval owns what a human's yes to a write needs:
 // the sealed requestState of a confirmation, which carries its own state
 // through the client so any node can serve the retry; the pending
 // approvals of four-eyes calls; and the stores that keep them, embedded

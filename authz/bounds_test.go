@@ -17,7 +17,7 @@ import (
 	"github.com/mcpgw/gateway/catalog"
 )
 
-// Every bound authz enforces, at limit−1, limit and limit+1 (issue 11).
+// Every bound authz enforces, at limit−1, limit and limit+1.
 
 // hsTokenOfLen signs a good HS256 token exactly n bytes long, padding a
 // claim and a header field until the base64 lengths add up.

@@ -15,8 +15,7 @@ import (
 // TestDescriptionNamesTheReasonClass: each refused token gets a public
 // description (an RFC 6750 error_description) that names what was wrong
 // with it, in printable ASCII without '"' or '\', and never quotes the
-// token, the secret, or the issuer and audience the gateway expects
-// (issue 10).
+// token, the secret, or the issuer and audience the gateway expects.
 func TestDescriptionNamesTheReasonClass(t *testing.T) {
 	auth := hsAuth()
 	auth.MaxTokenLifetime = catalog.Duration(2 * time.Hour)

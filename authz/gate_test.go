@@ -13,7 +13,7 @@ import (
 
 // The decisions below are written from the contract (design/catalog.md,
 // "gates", "sensitive_data — the triple lock" and "prerequisites"), one row
-// per rule, never by asking Policy.Decide what it thinks (issue 11). A tool
+// per rule, never by asking Policy.Decide what it thinks. A tool
 // is listed exactly when it is allowed (proxy's List keeps the tools whose
 // decision is Allowed), so "allowed" below is also "shown in tools/list".
 

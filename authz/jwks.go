@@ -228,7 +228,7 @@ func newJWKSSource(c jwksConfig) (*jwksSource, error) {
 // [http.DefaultTransport], because that one takes its proxy from
 // HTTP_PROXY, HTTPS_PROXY and NO_PROXY: whoever can set a variable in the
 // gateway's environment (or a proxy the host routes through) would then
-// serve the keys that verify every token (issue 9). Upstream calls do not
+// serve the keys that verify every token. Upstream calls do not
 // use environment proxies either.
 func newJWKSTransport() *http.Transport {
 	return &http.Transport{

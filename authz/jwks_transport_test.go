@@ -27,7 +27,7 @@ const (
 	proxyAttackTokEn = "AUTHZ_TEST_PROXY_ATTACK_TOKEN"
 )
 
-// TestJWKSClientIgnoresEnvironmentProxies is issue 9's attack: with
+// TestJWKSClientIgnoresEnvironmentProxies is the attack: with
 // HTTP_PROXY pointing at an attacker, a JWKS client that honours the
 // environment fetches the attacker's keys, and the attacker's tokens
 // verify. The key source is the configured URL and nothing else.

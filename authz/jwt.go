@@ -259,7 +259,7 @@ func newJWTVerifier(c *catalog.JWT, maxLifetime time.Duration, m *mapper, opts *
 		}
 		secret := []byte(getenv(c.HMACSecretEnv))
 		if len(secret) == 0 {
-			// Unset or empty: say so, not how long a secret should be (issue 10).
+			// Unset or empty: say so, not how long a secret should be.
 			return nil, fmt.Errorf("auth.jwt.hmac_secret_env: %s is not set; set it to a random secret, e.g. from `openssl rand -base64 32`", c.HMACSecretEnv)
 		}
 		if err := CheckHMACSecret(secret); err != nil {

@@ -41,7 +41,7 @@ func Reason(err error) string {
 
 // Description is a short public sentence saying why err refused a token,
 // for the error_description of a 401's WWW-Authenticate challenge (RFC 6750
-// §3) and the JSON body beside it (issue 10). It names the class of the
+// §3) and the JSON body beside it. It names the class of the
 // problem (expired, not valid yet, wrong audience or issuer, bad signature
 // or unknown key, malformed, a claim the principal mapping needs, the
 // workspace pattern, the lifetime ceiling) and never the token, key

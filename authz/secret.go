@@ -1,6 +1,6 @@
 package authz
 
-// HMAC secret strength (issue 9).
+// HMAC secret strength.
 //
 // Length alone lets through 32 × "a", "abab…" and "0123456789…": long
 // enough, guessable in no time. The rule is a floor, not a proof of

@@ -8,7 +8,7 @@ import (
 )
 
 // TestWeakHMACSecretsRefused: a secret long enough but guessable in no
-// time must not verify tokens (issue 9). The verifier refuses it at
+// time must not verify tokens. The verifier refuses it at
 // build, naming the variable and not the secret.
 func TestWeakHMACSecretsRefused(t *testing.T) {
 	for name, s := range map[string]string{
@@ -39,7 +39,7 @@ func TestWeakHMACSecretsRefused(t *testing.T) {
 
 // TestUnsetHMACSecretSaysNotSet: hmac_secret_env naming a variable that
 // is unset or empty says so, naming the variable, instead of talking about
-// the length of a secret nobody gave (issue 10).
+// the length of a secret nobody gave.
 func TestUnsetHMACSecretSaysNotSet(t *testing.T) {
 	auth := hsAuth()
 	auth.JWT.HMACSecretEnv = "GATEWAY_JWT_SECRET"

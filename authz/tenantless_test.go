@@ -12,7 +12,7 @@ import (
 	"github.com/mcpgw/gateway/catalog"
 )
 
-// Issue 10: a catalog whose every upstream declares workspace: none is
+// A catalog whose every upstream declares workspace: none is
 // tenantless, and its tokens need no workspace claim. Any other catalog
 // still requires one.
 

@@ -8,7 +8,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// Approval modes and defaults (issue 14).
+// Approval modes and defaults.
 const (
 	// ApprovalConfirm, written as "approval: confirm", asks the requesting
 	// person to confirm the call in their own client.

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// Approval page defaults (issue 14).
+// Approval page defaults.
 const (
 	// DefaultApprovalSessionTTL is how long an approver stays signed in
 	// to the approval page.

@@ -12,7 +12,7 @@ import (
 )
 
 // propertyDefaults returns the JSON Schema default of each top-level
-// property of input that has one (issue 10: a call applies them to absent
+// property of input that has one (a call applies them to absent
 // arguments). Each is decoded as a caller's argument would be (numbers as
 // json.Number) and checked against its property's compiled schema, since
 // it is sent upstream without passing the call's validation. Nested

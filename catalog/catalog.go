@@ -84,7 +84,7 @@ type Catalog struct {
 	Limits        Limits                   `yaml:"limits"`
 	Audit         Audit                    `yaml:"audit"`
 	Tools         []*Tool                  `yaml:"tools"`
-	// ApprovalPage is the approval web page (issue 14); nil: off.
+	// ApprovalPage is the approval web page; nil: off.
 	ApprovalPage *ApprovalPage `yaml:"approval_page"`
 	// ApprovalSettings are the catalog-wide approval settings (the
 	// top-level approval section): caps on pending approvals.
@@ -341,7 +341,7 @@ type Tool struct {
 	Request     Request        `yaml:"request"`
 	Paging      *Paging        `yaml:"paging"`
 	Response    Response       `yaml:"response"`
-	// Approval asks a human before a write is sent (issue 14); nil: none.
+	// Approval asks a human before a write is sent; nil: none.
 	Approval *Approval `yaml:"approval"`
 	// Tags group tools (imported from OpenAPI tags); free-form names.
 	Tags []string `yaml:"tags"`

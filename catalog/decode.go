@@ -120,7 +120,7 @@ func childKey(path, key string) string {
 func childIndex(path string, i int) string { return path + "[" + strconv.Itoa(i) + "]" }
 
 // where names a path for messages, with the name of the list element it
-// is in when that element has one (issue 10): `tools[0] "get_job"`, or
+// is in when that element has one: `tools[0] "get_job"`, or
 // `tools[0].request of tool "get_job"` below it.
 func (d *decoder) where(path string) string {
 	if path == "" {
@@ -453,7 +453,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth
 	d.mapKeys(n, path, depth, func(key string, k, val *yaml.Node) {
 		i, ok := si.fields[key]
 		if !ok {
-			// The YAML path, never the Go type behind it (issue 10).
+			// The YAML path, never the Go type behind it.
 			msg := fmt.Sprintf("field %q not found in %s", key, d.where(path))
 			if s := suggestField(key, si.names); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
@@ -612,7 +612,7 @@ func (d *decoder) generic(n *yaml.Node, path string, depth int) (any, bool) {
 }
 
 // shape describes what a value of type t is written as, for "want X"
-// messages: never a Go type name (issue 10).
+// messages: never a Go type name.
 func shape(t reflect.Type) string {
 	switch {
 	case t == reflect.TypeFor[Duration]():

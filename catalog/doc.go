@@ -48,7 +48,7 @@
 //     headers, or credentials chosen by workspace, [Credentials]). A GET or
 //     HEAD request has no body. A path or probe path holds no query or
 //     fragment; a probe path may use {workspace} ([Probe.PathTemplate]).
-//   - Issue 10: a top-level property's JSON Schema default must pass the
+//   - A top-level property's JSON Schema default must pass the
 //     property's schema ([Tool.Defaults]); {now}, {now.unix}, {now+ARG} and
 //     {now-ARG} (optionally .unix) are computed times whose ARG is a declared
 //     string argument ([TimeRef], [ParseTimeOffset]), so "now" and names

@@ -7,7 +7,7 @@ import (
 
 // gjson has no validator for paths: a path it cannot parse simply finds
 // nothing, so a broken response.select reads, at run time, as an empty
-// answer (issue 10: "select: dta" passed validate, and an agent watching
+// answer ("select: dta" passed validate, and an agent watching
 // alerts saw none). checkPath refuses, at load, only what is certainly
 // broken, mirroring how gjson v1.20 reads a path:
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // TestJWKSURLMustBeHTTPSOffLoopback: a plain-http key source off loopback
-// lets anyone on the path serve their own keys (issue 9), so validation
+// lets anyone on the path serve their own keys, so validation
 // refuses it unless the operator says the network is trusted.
 func TestJWKSURLMustBeHTTPSOffLoopback(t *testing.T) {
 	for _, tt := range []struct {

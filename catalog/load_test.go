@@ -483,7 +483,7 @@ func TestBillionLaughsIsBounded(t *testing.T) {
 }
 
 // TestBadCatalogGoldensNameNoGoType: a load error speaks of the YAML the
-// operator wrote, never of the Go types behind it (issue 10:
+// operator wrote, never of the Go types behind it (
 // `field "respone" not found in tools[0] (catalog.Tool)`).
 func TestBadCatalogGoldensNameNoGoType(t *testing.T) {
 	goType := regexp.MustCompile(`catalog\.[A-Z]|map\[|\[\]\*?[a-z]|\binterface ?\{|\bfloat64\b|\bint64\b|!!(int|float|bool|str|map|seq)\b`)

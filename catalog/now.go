@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Computed times (issue 10): silences, range queries and reports need "now"
+// Computed times: silences, range queries and reports need "now"
 // and "now plus a duration". A template may hold, instead of an argument,
 //
 //	{now}            the current time, RFC 3339 in UTC to the second

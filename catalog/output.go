@@ -1,6 +1,6 @@
 package catalog
 
-// output_schema and tags: fields an imported tool carries (issue 13).
+// output_schema and tags: fields an imported tool carries.
 
 // tags checks a tool's tags are non-empty names.
 func (tc *toolCheck) tags() {

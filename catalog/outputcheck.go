@@ -14,7 +14,7 @@ import (
 
 // The output schema a tool publishes and enforces is the operator's
 // output_schema plus the members the gateway itself may add to a result
-// (issue 13). Without them, a list the gateway trimmed to fit its bounds,
+//. Without them, a list the gateway trimmed to fit its bounds,
 // or a result whose sensitive fields it withheld, would break the tool's
 // own advertised shape, and an MCP client that checks structuredContent
 // against outputSchema (the official Go SDK does) would reject it.

@@ -316,7 +316,7 @@ const maxValidSchemas = 1 << 16
 // int64Vocabulary adds one rule to every schema whose type admits integers
 // but not all numbers: the value must fit int64. JSON Schema's integers
 // are unbounded, so without it 1e19 or 1e300 would pass `type: integer`
-// and reach an upstream that reads 64-bit integers (issue 9). It has no
+// and reach an upstream that reads 64-bit integers. It has no
 // keyword of its own.
 var int64Vocabulary = &jsonschema.Vocabulary{
 	URL: "urn:mcpgw:vocab:int64",

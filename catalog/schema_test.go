@@ -75,7 +75,7 @@ func TestSchemaValidationMessages(t *testing.T) {
 		{"alternatives-joined", `{"job_id": "abc", "limit": "x"}`, `argument "limit": want integer, got string, or want null, got string`, "limit"},
 		{"null-alternative", `{"job_id": "abc", "limit": null}`, "", ""},
 		{"not-an-object", `[1, 2]`, `arguments: want object, got array`, ""},
-		// An integer must fit int64 (issue 9), however it is spelt.
+		// An integer must fit int64, however it is spelt.
 		{"int64-max", `{"job_id": "abc", "count": 9223372036854775807}`, "", ""},
 		{"int64-min", `{"job_id": "abc", "count": -9223372036854775808}`, "", ""},
 		{"integral-float-in-int64", `{"job_id": "abc", "count": 9.2e18}`, "", ""},

@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Toolset is a named subset of the catalog's tools (issue 13), served on
+// Toolset is a named subset of the catalog's tools, served on
 // its own endpoint so an agent is offered a handful of tools rather than
 // hundreds. A tool is in the set when it matches any selector: its name
 // is listed in Tools, or it carries one of Tags, or its kind is one of

@@ -389,7 +389,7 @@ func (v *checker) sensitiveData() {
 }
 
 // tenantless marks the catalog tenantless when every upstream declares
-// workspace: none (issue 10): its tokens need no workspace claim. A tool
+// workspace: none: its tokens need no workspace claim. A tool
 // or probe using {workspace} against such an upstream is refused
 // elsewhere, so nothing in a tenantless catalog reads the workspace.
 func (v *checker) tenantless() {

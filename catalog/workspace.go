@@ -9,7 +9,7 @@ import (
 var workspaceBindingType = reflect.TypeFor[WorkspaceBinding]()
 
 // decodeWorkspaceNone decodes an upstream's workspace written as a scalar:
-// only "none" is one (issue 10); the mapping form is decoded as any struct.
+// only "none" is one; the mapping form is decoded as any struct.
 func (d *decoder) decodeWorkspaceNone(n *yaml.Node, v reflect.Value, path string) {
 	s, ok := d.scalar(n, path, "a mapping {header: NAME} or {query: NAME}, or none")
 	if !ok {

@@ -6,7 +6,7 @@ import (
 )
 
 // OpenAPI is the service's OpenAPI 3.1 description, written by hand to
-// match its routes (issue 13); `gateway import openapi` turns it into the
+// match its routes; `gateway import openapi` turns it into the
 // bundled catalog's tools.
 //
 //go:embed openapi.yaml

@@ -65,7 +65,7 @@ func heapInUse() uint64 {
 
 // An unauthenticated request declaring a large body is refused before a
 // byte of it is read or a buffer is sized from its Content-Length
-// (issue 9: 300 such connections grew the heap by ~300 MB).
+// (300 such connections grew the heap by ~300 MB).
 func TestUnauthenticatedBodiesAreNeverRead(t *testing.T) {
 	e := newEnv(t, bigBodyCatalog)
 	const conns = 200
@@ -174,7 +174,7 @@ func countingUpstream(n *atomic.Int32) http.Handler {
 
 // Two Authorization headers, or two credentials in one, are a 400: which
 // one a proxy in front and the gateway each read is not something to
-// guess at (issue 9: the first one won).
+// guess at (the first one won).
 func TestTwoAuthorizationHeadersAre400(t *testing.T) {
 	var hits atomic.Int32
 	e := newEnvWith(t, testCatalog, envConfig{upstream: countingUpstream(&hits)})

@@ -7,7 +7,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// This file carries confirmations (issue 14) over the wire: what the
+// This file carries confirmations over the wire: what the
 // client can ask its user and what a retry brought back go to the core as
 // a proxy.Asking; a core result that needs input is answered as a
 // multi round-trip InputRequiredResult (2026-07-28 basic/patterns/mrtr).

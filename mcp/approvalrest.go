@@ -42,7 +42,7 @@ type PageRequest struct {
 	Log   *slog.Logger
 }
 
-// The approver REST API (issue 14), under {admin_path}/approvals, with the
+// The approver REST API, under {admin_path}/approvals, with the
 // same guards and bearer tokens as the REST mirror:
 //
 //	GET  /approvals               pending approvals in the caller's workspace

@@ -33,8 +33,7 @@ func signClaims(t *testing.T, key string, changes map[string]any) string {
 // TestRefusedTokenSaysWhy: a 401 for a refused token names the reason
 // class in WWW-Authenticate's error_description (RFC 6750 §3), on the MCP
 // endpoint and the REST mirror, and the JSON body carries the same text;
-// neither names the expected issuer or audience nor echoes the token
-// (issue 10).
+// neither names the expected issuer or audience nor echoes the token.
 func TestRefusedTokenSaysWhy(t *testing.T) {
 	e := newEnv(t, strings.Replace(testCatalog, "auth:\n", "auth:\n  max_token_lifetime: 2h\n  principal: { workspace_pattern: '^[a-z]+$' }\n", 1))
 	now := time.Now()

@@ -18,7 +18,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// Live confirmation for legacy eras (issue 14). A 2025-06-18 or
+// Live confirmation for legacy eras. A 2025-06-18 or
 // 2025-11-25 client that declares form elicitation on its tools/call, in
 // params._meta["io.modelcontextprotocol/clientCapabilities"] (the
 // gateway is stateless: what initialize declared is not remembered), and

@@ -225,7 +225,7 @@ func writeFailure(w http.ResponseWriter, f *failure) {
 // order: the shared guards, Accept (when checkAccept), the declared body
 // length, the bearer token, and only then the body, read as it arrives.
 // No byte of the body is read, and no buffer is sized, before the caller
-// is authenticated (issue 9: 300 unauthenticated connections declaring
+// is authenticated (300 unauthenticated connections declaring
 // 1 MiB each grew the heap by ~300 MB when the body came first). ok is
 // false when an answer has already been written.
 func (h *handler) admitPost(w http.ResponseWriter, r *http.Request, x *exchange, checkAccept bool) (body []byte, ok bool) {

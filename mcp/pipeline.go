@@ -145,7 +145,7 @@ func (pl *pipeline) verify(x *exchange, token string, present bool) *failure {
 		pl.metrics.AuthFailure(authz.Reason(err))
 		x.log.Debug("token refused", "error", err, "reason", authz.Reason(err))
 		// The reason class, never the token or what was expected of it
-		// (RFC 6750 §3; issue 10).
+		// (RFC 6750 §3).
 		return fail(failInvalidToken, authz.Description(err))
 	case x.ctx.Err() != nil:
 		x.log.Debug("token verification abandoned", "error", err)

@@ -300,7 +300,7 @@ func TestStdioAuth(t *testing.T) {
 			if r.Error == nil || r.Error.Code != -31401 || string(r.ID) != "1" || !strings.HasPrefix(r.Error.Message, "unauthorized") {
 				t.Fatalf("= %+v, want -31401 unauthorized", r)
 			}
-			// The reason class, as the HTTP 401 gives it (issue 10).
+			// The reason class, as the HTTP 401 gives it.
 			var data struct {
 				Desc *string `json:"error_description"`
 			}

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// Issue 10, "answers the gateway misreads today": real services answer
+// Answers a gateway could misread: real services answer
 // with empty successes, bare-string and text error bodies, and shapes a
 // catalog's paths may not match. Each test runs a real upstream.
 

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpgw/gateway/authz"
 )
 
-// This file is the human in the loop for writes (issue 14). The one
+// This file is the human in the loop for writes. The one
 // decision is [Core.gateApproval], called where a write's request has been
 // built and is about to be audited and sent; everything else here serves
 // it or the approvers.

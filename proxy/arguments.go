@@ -8,7 +8,7 @@ import (
 )
 
 // What a call adds to the caller's arguments once they are valid and
-// before the request is built (issue 10). The audit records the arguments
+// before the request is built. The audit records the arguments
 // as the caller sent them, never these.
 
 // applyDefaults gives each absent top-level argument its JSON Schema

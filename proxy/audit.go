@@ -38,7 +38,7 @@ type AuditRecord struct {
 	Outcome      string `json:"outcome,omitempty"`
 	DurationMS   int64  `json:"duration_ms"`
 	Stage        string `json:"stage"`
-	// ApprovalID and Approver name the approval (issue 14) a record
+	// ApprovalID and Approver name the approval a record
 	// belongs to: the request, the decision, and the execution it
 	// released ("cfm_…" for a confirmation, where the approver is the
 	// requester).

@@ -12,7 +12,7 @@ import (
 // TestCallsAndProbesCarryTheSameBinding: a tool call and a prerequisite
 // probe to one upstream carry the token's workspace the same way (its
 // header, over what a template fills from an argument), and only a write
-// carries the actor (issue 12: one function binds both; prereq_test.go
+// carries the actor (one function binds both; prereq_test.go
 // covers a query binding through redirects).
 func TestCallsAndProbesCarryTheSameBinding(t *testing.T) {
 	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {

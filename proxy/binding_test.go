@@ -10,7 +10,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// The workspace binding (issue 11 checks each guard of it): the token's
+// The workspace binding (each guard of it checked): the token's
 // workspace and actor reach the upstream through templates and bindings,
 // win over any argument, and a value from the token that cannot be a
 // header is refused before anything is sent.

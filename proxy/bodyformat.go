@@ -14,7 +14,7 @@ const (
 	contentText = "text/plain; charset=utf-8"
 )
 
-// buildBodyBytes encodes a request's body in its body_format (issue 10);
+// buildBodyBytes encodes a request's body in its body_format;
 // nil when the request has none.
 func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b binding) ([]byte, string, error) {
 	if req.BodyTemplate == nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// Issue 11: every bound the proxy enforces is tested at limit−1, limit
+// Every bound the proxy enforces is tested at limit−1, limit
 // and limit+1, so a bound moved by one (a < for a <=) fails a test.
 
 const boundsCap = 1000 // max_response_bytes in boundsCatalog

@@ -49,7 +49,7 @@ type Options struct {
 	// spans, but a caller's trace context still reaches the upstreams.
 	Tracer trace.Tracer
 	// Approvals asks a human before writes whose tool has an approval
-	// (issue 14). Nil: such writes are refused.
+	//. Nil: such writes are refused.
 	Approvals *Approvals
 	// BreakerCooldown is how long an upstream's open circuit fails calls
 	// fast before letting a probe through. Zero: 5s.
@@ -368,7 +368,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 
 // shapeOptions says how def's answers are shaped, and which of its paths
 // must match. A paged tool's nextCursor is optional: the last page has
-// none (issue 10).
+// none.
 func shapeOptions(def *catalog.Tool) rendering.ShapeOptions {
 	r := &def.Response
 	optional := make(map[string]bool, len(r.Optional))

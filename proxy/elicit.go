@@ -9,7 +9,7 @@ import (
 	"github.com/mcpgw/gateway/authz"
 )
 
-// Live confirmation (issue 14, legacy eras): a client of 2025-06-18 or
+// Live confirmation (legacy eras): a client of 2025-06-18 or
 // 2025-11-25 cannot retry with a sealed state, but it can answer an
 // elicitation/create request the server sends on the POST's response
 // stream. The surface that can do so (mcp, HTTP) puts an [AskFunc] into

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// Issue 9, "exposure": an upstream's error message may carry a URL with
+// Exposure: an upstream's error message may carry a URL with
 // its credentials; it must not reach the agent.
 
 const leakyBody = `{"error":"db down: postgres://app:s3cret@db.internal:5432/app"}`

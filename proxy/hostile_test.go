@@ -98,7 +98,7 @@ func TestPageSizeClampedWhateverItsSpelling(t *testing.T) {
 			t.Errorf("search(%s) sent %q, want %q", args, got, want)
 		}
 	}
-	// Past int64 an integer is refused, not clamped (issue 9): its value
+	// Past int64 an integer is refused, not clamped: its value
 	// is not one the gateway can forward faithfully.
 	for _, args := range []string{`{"page_size":99999999999999999999999}`, `{"page_size":1e23}`} {
 		before := rec.count()

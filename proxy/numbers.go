@@ -10,7 +10,7 @@ import (
 	"github.com/mcpgw/gateway/catalog"
 )
 
-// Numbers in arguments (issue 9). The schema validator computes with
+// Numbers in arguments. The schema validator computes with
 // big.Rat: 1e999999 is a 3.3-million-bit integer that costs it ~25 ms,
 // and an array of them costs that many times over. So before validation
 // every numeric literal in the arguments is checked and rewritten:

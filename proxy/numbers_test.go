@@ -12,7 +12,7 @@ import (
 )
 
 // numbersCatalog puts numbers in a path, a query and a JSON body, nested
-// too, under integer and number schemas (issue 9).
+// too, under integer and number schemas.
 const numbersCatalog = `
 version: 1
 server: { name: test }

@@ -134,7 +134,7 @@ type valueSpan struct {
 // and "%" can never change the path's shape; a multi_segment value is split
 // at "/" and each piece escaped as one segment's content.
 //
-// Escaping is not enough on its own (issue 9): many servers decode the path
+// Escaping is not enough on its own: many servers decode the path
 // before routing or cleaning it (Go's ServeMux before 1.22, httprouter's
 // RedirectFixedPath, IIS and some Java servers, which also take "\" for
 // "/"), some decode it twice, and the gateway cannot know which. So every
@@ -371,7 +371,7 @@ func buildBody(tmpl any, args map[string]any, b binding) (v any, present bool) {
 // net/http's transport applies (httpguts.ValidHeaderFieldValue). CR, LF and
 // NUL could split or smuggle headers; any of them makes the transport refuse
 // the request, which must be the caller's error and never count against the
-// upstream (issue 9). Bytes from 0x80 up (obs-text, UTF-8) are allowed.
+// upstream. Bytes from 0x80 up (obs-text, UTF-8) are allowed.
 func validHeaderValue(v string) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {

@@ -13,7 +13,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// Issue 10, "what a catalog cannot express today": defaults, computed
+// What a catalog can express: defaults, computed
 // times, form and text bodies, services without tenants.
 
 const requestCatalog = `

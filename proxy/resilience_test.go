@@ -19,7 +19,7 @@ import (
 
 // coreWith builds a core over the test catalog with extra upstream keys.
 // Its upstream timeout is a generous 10 s: none of its users waits for the
-// timeout, and a 1 s one was missed on a machine loaded to 20 (issue 11's
+// timeout, and a 1 s one was missed on a machine loaded to 20 (a
 // rule: a bound, never a timing assertion).
 func coreWith(t *testing.T, upURL string, opts *proxy.Options, extra string) *proxy.Core {
 	t.Helper()

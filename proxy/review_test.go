@@ -9,7 +9,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// Review of issue 9: attacks the first round of fixes still let through.
+// A second review's attacks: ones a first round of guards let through.
 
 // A write whose upstream acted and answered, but whose answer could not
 // be used (over max_response_bytes), must be recorded with the status the

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// An Alertmanager-shaped catalog (issue 9). Upstream am keeps the default
+// An Alertmanager-shaped catalog. Upstream am keeps the default
 // (redirects not followed); amf opts in with follow_redirects: true.
 const segmentCatalog = `
 version: 1
@@ -62,7 +62,7 @@ tools:
 
 // goUpstream is a real Go server that cleans paths the way net/http.ServeMux
 // did before Go 1.22 (and still does with GODEBUG=httpmuxgo121=1), as
-// httprouter's RedirectFixedPath does (issue 9 saw it with a real
+// httprouter's RedirectFixedPath does (seen with a real
 // Alertmanager and Prometheus): it decodes the path (%2F becomes "/"),
 // cleans it and answers 301 to the cleaned path. Then a Go 1.22 ServeMux routes it. It
 // records every request it receives, with the path as sent (escaped).
@@ -207,7 +207,7 @@ func mustArgs(t *testing.T, m map[string]string) string {
 	return string(b)
 }
 
-// The two attacks of issue 9, against a real Go upstream.
+// The two path attacks, against a real Go upstream.
 func TestPathArgumentCannotReachAnotherResource(t *testing.T) {
 	g := newGoUpstream(t)
 	audit := &memAudit{}

@@ -7,7 +7,7 @@ import (
 
 // shares caps each workspace's concurrent calls to one upstream
 // (max_concurrent_per_workspace), so one tenant's slow calls cannot hold
-// every max_concurrent slot (issue 9). A workspace has an entry only while
+// every max_concurrent slot. A workspace has an entry only while
 // it has calls holding or waiting for a slot: memory grows with the calls
 // in flight, never with the number of workspaces seen. Safe for
 // concurrent use.

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// Issue 9, "one tenant must not break another": what one workspace sends
+// One tenant must not break another: what one workspace sends
 // or holds must not make an upstream unavailable to another.
 
 // tenantB is a caller in another workspace than reader and writer (acme).

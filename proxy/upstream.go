@@ -124,7 +124,7 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	return u, nil
 }
 
-// redirectPolicy says which redirects one call follows (issue 9). A
+// redirectPolicy says which redirects one call follows. A
 // redirect it does not follow comes back as the answer itself: a 3xx,
 // which the call reports as a tool error naming the status and why.
 type redirectPolicy struct {
@@ -393,7 +393,7 @@ const (
 )
 
 // errorMessage finds a short reason in an error body of the given media
-// type (issue 10), tried in this order:
+// type, tried in this order:
 //
 //   - JSON, whatever the content type: the tool's reasonPath when it finds
 //     a string, number or boolean; a bare JSON string; else the first two
@@ -514,7 +514,7 @@ var urlStart = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://)|([A-Za-z][A-Za-
 // stripURLCredentials removes the credentials of every URL in an
 // upstream's message, "postgres://app:secret@db/x" becoming
 // "postgres://db/x": upstreams quote connection strings in their errors,
-// and agents must not see them (issue 9).
+// and agents must not see them.
 //
 // Passwords are quoted as they were set, not percent-encoded, so one may
 // hold "/", "?", "#" or "@" ("postgres://app:p/ss@db"), where a URL parser
@@ -721,8 +721,7 @@ func (u *upstream) waited(caller context.Context) string {
 // Only failures that say it is unhealthy count. A call the caller ended
 // (it went away, or its own deadline passed) and a request refused for its
 // own sake (an invalid header value, URL or method; a redirect policy)
-// judge nothing: otherwise one tenant could open the breaker for all
-// (issue 9). An answer over max_response_bytes shows the upstream is up.
+// judge nothing: otherwise one tenant could open the breaker for all. An answer over max_response_bytes shows the upstream is up.
 func (u *upstream) judge(caller, ctx context.Context, probe bool, err error) {
 	switch {
 	case caller.Err() != nil:

@@ -4,7 +4,7 @@ package rendering_test
 // contract (../shared/design/catalog.md, "What a call returns", and
 // docs/security.md, "Fences and their limits"), not from fence.go: it
 // shares no code with package rendering, so a regression there cannot
-// blind the tests that judge it (issue 11). Its look-alike classes come
+// blind the tests that judge it. Its look-alike classes come
 // from Unicode tables (format characters, dash punctuation, width
 // variants) rather than from the lists the gateway keeps.
 //

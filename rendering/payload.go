@@ -51,7 +51,7 @@ func Payload(raw []byte, total int64, inline int) []byte {
 // validPrefix reports whether b is valid UTF-8 but for an incomplete
 // character at its end: at most three bytes that begin a character and
 // stop short of its end. Other bad bytes make b binary (a leading 0xFF
-// once passed as text with every byte stepped back off, issue 11).
+// once passed as text with every byte stepped back off).
 func validPrefix(b []byte) bool {
 	for i := 1; i < utf8.UTFMax && i <= len(b); i++ {
 		if !utf8.FullRune(b[len(b)-i:]) && utf8.Valid(b[:len(b)-i]) {

@@ -50,7 +50,7 @@ type ShapeOptions struct {
 }
 
 // MissingError: a path the options require matched nothing in the body
-// (issue 10: a typo in a path must not read as an empty answer).
+// (a typo in a path must not read as an empty answer).
 type MissingError struct {
 	Kind string // "select", "field" or "list"
 	Name string // the field's name, for "field"

@@ -42,7 +42,7 @@ if ! command -v prometheus >/dev/null || ! { command -v prometheus-alertmanager 
 fi
 prometheus --version 2>&1 | head -1 || true
 
-# Issue 14: approvals shared between replicas live in Redis. The tests of
+# Approvals shared between replicas live in Redis. The tests of
 # approval/ and test/ start Debian's redis-server themselves on a unix
 # socket in their temp dir (no network, one server per test); a missing
 # binary fails them under CI=true. Installed here when we can.
@@ -60,7 +60,7 @@ if ! command -v redis-server >/dev/null; then
   fi
 fi
 
-# Issue 14: the approval page's test drives Debian's chromium headless
+# The approval page's test drives Debian's chromium headless
 # (chromedp) through an OpenID sign-in; a missing binary fails it under
 # CI=true. Installed here when we can.
 echo "== chromium for the approval page test"

@@ -20,7 +20,7 @@ import (
 	"github.com/mcpgw/gateway/approval"
 )
 
-// Issue 14 end to end: the built gateway on the bundled catalog, where
+// Approval end to end: the built gateway on the bundled catalog, where
 // pause_queue asks for confirmation and cancel_workflow for four-eyes
 // approval, driven by the official Go SDK in both eras.
 

@@ -30,7 +30,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// The approval page (issue 14) driven in headless Chromium against a real
+// The approval page driven in headless Chromium against a real
 // OpenID provider the test runs: discovery, JWKS, an authorize endpoint
 // with a sign-in form, a token endpoint that checks PKCE and signs RS256
 // ID tokens.

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Issue 14, legacy eras: a 2025-11-25 client that declares elicitation in
+// Confirmation in legacy eras: a 2025-11-25 client that declares elicitation in
 // the call's params._meta is asked on the POST's response stream, and its
 // answer (a separate POST) decides the call.
 

@@ -10,7 +10,7 @@ import (
 	"github.com/mcpgw/gateway/approval"
 )
 
-// TestTypeScriptSDKApprovals runs issue 14's flows with the official
+// TestTypeScriptSDKApprovals runs the approval flows with the official
 // TypeScript MCP client (test/ts/approval.mjs). The SDK speaks MCP up to
 // 2025-11-25 and has no multi round-trip support, so this is the legacy
 // era: a confirmation is refused even though the client declares

@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// approvalStoreEnv names where approvals live (issue 14): redis://… for a
+// approvalStoreEnv names where approvals live: redis://… for a
 // store shared by replicas, file:PATH for the embedded one; unset, the
 // file approvals.json beside audit.path, or memory without an audit path.
 const approvalStoreEnv = "GATEWAY_APPROVAL_STORE"

@@ -103,7 +103,7 @@ func runDemo(ctx context.Context, args []string, stdout, stderr io.Writer, env l
 	}
 	// The approver approves four-eyes calls (cancel_workflow) that the
 	// operator makes: another person, in the same workspace, with the
-	// approve gate (issue 14).
+	// approve gate.
 	approverScopes := slices.Clone(viewScopes)
 	if g := cat.Gates["approve"]; g != nil {
 		approverScopes = append(approverScopes, g.Scopes...)

@@ -110,7 +110,7 @@ type lastReloadDoc struct {
 
 // metricsRoutes is the metrics listener's handler, for operators only:
 // Prometheus /metrics and /status, which says what /readyz on the main
-// listener does not (issue 9): the catalog's path and hash, its tool
+// listener does not: the catalog's path and hash, its tool
 // count and the reloads so far.
 func (rt *runtime) metricsRoutes() http.Handler {
 	mm := chi.NewRouter()

@@ -86,7 +86,7 @@ func TestValidate(t *testing.T) {
 	if err := run(context.Background(), []string{"validate", "--catalog", good}, nil, &out, &errb, testEnv(nil)); err != nil {
 		t.Fatalf("validate good: %v\n%s", err, errb.String())
 	}
-	if !strings.Contains(out.String(), "ok: 24 tools (17 reads, 7 writes), 3 upstreams, 8 gates") { // issue 14 added the approve gate
+	if !strings.Contains(out.String(), "ok: 24 tools (17 reads, 7 writes), 3 upstreams, 8 gates") { // the approve gate is the eighth
 		t.Errorf("validate summary = %q", out.String())
 	}
 	out.Reset()

@@ -19,7 +19,7 @@ import (
 // serving, and an operator can see that the file on disk is not the one
 // serving: the metrics say the last reload failed and when, one log line
 // says why with both hashes, and /status shows the last reload's outcome
-// and error beside the hash of the file on disk (issue 10). A good reload
+// and error beside the hash of the file on disk. A good reload
 // clears it all.
 func TestFailedReloadIsVisible(t *testing.T) {
 	env := testEnv(map[string]string{"GATEWAY_AUDIENCE": "aud", "GATEWAY_ISSUER": "iss"})

@@ -62,7 +62,7 @@ type fileTrail struct {
 	trail *proxy.AuditTrail
 }
 
-// reloadOutcome is how the last load went (issue 10: after a failed
+// reloadOutcome is how the last load went (after a failed
 // reload the old catalog serves on, and an operator must be able to see
 // that the file on disk is not the one serving).
 type reloadOutcome struct {

@@ -198,7 +198,7 @@ func (rt *runtime) routes() http.Handler {
 		io.WriteString(w, `{"status":"ok"}`)
 	})
 	// Readiness only: the catalog's path, hash and tool count are for
-	// operators, on the metrics listener's /status (issue 9).
+	// operators, on the metrics listener's /status.
 	mux.Get("/readyz", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")

@@ -1,6 +1,6 @@
 package main
 
-// Waiting for the identity provider at start (issue 9).
+// Waiting for the identity provider at start.
 //
 // With a jwks_url, the first catalog cannot be installed until the key
 // set is fetched. An identity provider that is slow or down when the

@@ -122,7 +122,7 @@ func post(t *testing.T, base, token, body string) (int, string) {
 const listQueues = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"list_queues","arguments":{}}}`
 
 // TestStartWaitsForTheIdentityProvider: an identity provider that is
-// down when the gateway starts does not stop it (issue 9). The gateway
+// down when the gateway starts does not stop it. The gateway
 // listens, answers 503 "not initialised" while it retries the key set,
 // and serves as soon as a fetch succeeds.
 func TestStartWaitsForTheIdentityProvider(t *testing.T) {

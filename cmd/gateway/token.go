@@ -172,7 +172,7 @@ func runToken(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 		return exitError(2)
 	}
 	// A missing or conflicting flag is named, never left to the usage text
-	// or a zero value (issue 10).
+	// or a zero value.
 	var missing string
 	switch {
 	case spec.subject == "":

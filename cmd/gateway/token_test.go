@@ -22,7 +22,7 @@ import (
 
 // TestTokenRefusesWeakSecrets: `gateway token` never signs with a secret
 // `serve` would refuse, so a developer cannot mint tokens the gateway
-// then rejects, nor get used to a guessable secret (issue 9).
+// then rejects, nor get used to a guessable secret.
 func TestTokenRefusesWeakSecrets(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "catalog.yaml")
 	os.WriteFile(path, gateway.DefaultCatalog, 0o600)
@@ -94,7 +94,7 @@ func TestTokenTTLIsBounded(t *testing.T) {
 // TestOverLongTokenGetsTheUsual401: a token over auth.max_token_lifetime
 // is answered as a token with a bad signature (status, error code,
 // message), except for the error_description naming the reason class
-// (issue 10), which never states the configured ceiling.
+//, which never states the configured ceiling.
 func TestOverLongTokenGetsTheUsual401(t *testing.T) {
 	env := testEnv(nil)
 	src := strings.Replace(string(gateway.DefaultCatalog), "  jwt:\n", "  max_token_lifetime: 1h\n  jwt:\n", 1)
@@ -149,7 +149,7 @@ func TestOverLongTokenGetsTheUsual401(t *testing.T) {
 }
 
 // TestTokenAppliesServesChecks: `gateway token` refuses what serve would
-// refuse, and a missing or conflicting flag is named (issue 10): a
+// refuse, and a missing or conflicting flag is named: a
 // newcomer should never hold a token the gateway then answers with 401.
 func TestTokenAppliesServesChecks(t *testing.T) {
 	dir := t.TempDir()

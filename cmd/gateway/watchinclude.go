@@ -9,7 +9,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 )
 
-// Catalogs may include fragment files (issue 13). The watcher treats the
+// Catalogs may include fragment files. The watcher treats the
 // catalog and the fragments the serving catalog read as one source: it
 // watches each fragment's directory too, and reloads when the bytes of
 // any of them change. A glob that starts matching a new file in a

@@ -1,4 +1,4 @@
-// Drives issue 14's approvals with the official TypeScript MCP client and
+// Drives approvals with the official TypeScript MCP client and
 // prints one JSON report on stdout; test/ts_approval_test.go asserts on it
 // and on what the upstream saw. This SDK (1.32.2) speaks MCP up to
 // 2025-11-25: it has no multi round-trip (input_required) support, so it
