@@ -721,7 +721,8 @@ func (u *upstream) waited(caller context.Context) string {
 // Only failures that say it is unhealthy count. A call the caller ended
 // (it went away, or its own deadline passed) and a request refused for its
 // own sake (an invalid header value, URL or method; a redirect policy)
-// judge nothing: otherwise one tenant could open the breaker for all. An answer over max_response_bytes shows the upstream is up.
+// judge nothing: otherwise one tenant could open the breaker for all.
+// An answer over max_response_bytes shows the upstream is up.
 func (u *upstream) judge(caller, ctx context.Context, probe bool, err error) {
 	switch {
 	case caller.Err() != nil:

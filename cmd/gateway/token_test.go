@@ -93,8 +93,8 @@ func TestTokenTTLIsBounded(t *testing.T) {
 
 // TestOverLongTokenGetsTheUsual401: a token over auth.max_token_lifetime
 // is answered as a token with a bad signature (status, error code,
-// message), except for the error_description naming the reason class
-//, which never states the configured ceiling.
+// message), except for the error_description naming the reason class,
+// which never states the configured ceiling.
 func TestOverLongTokenGetsTheUsual401(t *testing.T) {
 	env := testEnv(nil)
 	src := strings.Replace(string(gateway.DefaultCatalog), "  jwt:\n", "  max_token_lifetime: 1h\n  jwt:\n", 1)
