@@ -38,16 +38,17 @@ var (
 var layout = map[string]allowed{
 	".": {why: "the embedded demo catalog and this test; imports nothing of ours"},
 	"catalog": {why: "loads and validates catalog.yaml: YAML, JSON Schema for arguments, x/text for Unicode-aware names",
+		pkgs: []string{"internal/text"},
 		mods: []string{"gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}, testMods: []string{"github.com/tidwall/gjson"}},
 	"rendering": {why: "bounds and fences upstream answers; reads JSON with gjson and nothing else of ours",
 		mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
 	"authz": {why: "turns a bearer token into a principal; knows the catalog's auth section, nothing of the wire",
 		pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
 	"proxy": {why: "the call pipeline: gates, arguments, upstream request, rendering, approval, audit; no wire format",
-		pkgs: []string{"catalog", "authz", "rendering", "approval", "internal/strictjson"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
+		pkgs: []string{"catalog", "authz", "rendering", "approval", "internal/strictjson", "internal/text"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
 		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
 	"mcp": {why: "the wire: JSON-RPC over Streamable HTTP and stdio, and the REST mirror, on top of proxy",
-		pkgs: []string{"proxy", "authz", "rendering", "approval", "internal/strictjson"}, mods: append([]string{"golang.org/x/time"}, otel...),
+		pkgs: []string{"proxy", "authz", "rendering", "approval", "internal/strictjson", "internal/text"}, mods: append([]string{"golang.org/x/time"}, otel...),
 		// google/jsonschema-go: the validator the Go SDK uses for
 		// outputSchema, so tests read our schemas as the SDK does.
 		testPkgs: []string{"catalog", "test/memnet"},
@@ -55,11 +56,11 @@ var layout = map[string]allowed{
 	"demo": {why: "the sample upstream the demo runs; standalone so it can be run as its own process",
 		testMods: []string{"gopkg.in/yaml.v3"}},
 	"openapi": {why: "gateway import openapi and gateway check: reads OpenAPI documents, writes catalog fragments",
-		pkgs: []string{"catalog"}, mods: []string{"github.com/getkin/kin-openapi", "gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6"}},
+		pkgs: []string{"catalog", "internal/text"}, mods: []string{"github.com/getkin/kin-openapi", "gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6"}},
 	"approval": {why: "the approval store (file, Redis, PostgreSQL) and the sealing of approval states",
 		mods: []string{"github.com/redis/go-redis/v9", "golang.org/x/crypto"}},
 	"approvalpage": {why: "the approvers' web page, which signs people in with OpenID Connect",
-		pkgs: []string{"catalog", "authz", "approval", "proxy"},
+		pkgs: []string{"catalog", "authz", "approval", "proxy", "internal/text"},
 		mods: []string{"github.com/coreos/go-oidc/v3", "golang.org/x/oauth2"}},
 	"cmd/gateway": {why: "the binary: wiring, flags, metrics, tracing export, catalog reload; may import anything of ours",
 		pkgs: []string{"*"}, mods: append([]string{
@@ -78,6 +79,7 @@ var layout = map[string]allowed{
 	"test/gatewaybin":     {why: "builds the gateway binary once for the end-to-end tests"},
 	"test/goclient":       {why: "a Go SDK client the docs' programs and tests run", mods: sdkTest},
 	"test/confirmclient":  {why: "the docs' Go SDK client that answers a confirmation", mods: sdkTest},
+	"internal/text":       {why: "the one rule for cutting a string the gateway echoes; standard library only"},
 	"internal/strictjson": {why: "the one strict reader of JSON objects at the anti-smuggling boundary; standard library only"},
 	"test/memnet":         {why: "an in-memory network for tests; standard library only"},
 }

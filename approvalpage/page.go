@@ -40,6 +40,8 @@ import (
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // Cookie names. Both are HttpOnly, SameSite=Lax, Secure over TLS, and
@@ -385,13 +387,7 @@ func (x *exchange) callback() {
 }
 
 // clip bounds a value from a request before it is logged.
-func clip(s string) string {
-	const max = 256
-	if len(s) > max {
-		return strings.ToValidUTF8(s[:max], "") + "…"
-	}
-	return s
-}
+func clip(s string) string { return text.Clip(s, 256) }
 
 // safeReturn keeps the post-sign-in redirect on the page itself.
 func (x *exchange) safeReturn(path string) string {

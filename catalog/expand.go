@@ -3,6 +3,8 @@ package catalog
 import (
 	"fmt"
 	"strings"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // expand replaces ${NAME} and ${NAME:-default} in s with values from
@@ -98,10 +100,4 @@ func validEnvName(s string) bool {
 }
 
 // clip shortens s for an error message.
-func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "…"
-}
+func clip(s string) string { return text.Clip(s, 40) }

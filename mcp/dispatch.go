@@ -10,6 +10,8 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // Cache hints on modern results (CACHE). The list is filtered per caller,
@@ -205,7 +207,7 @@ func (x *exchange) methodNotFound() *failure {
 	if x.modern || x.msg.method == "subscriptions/listen" {
 		k = failMethodNotFound
 	}
-	return fail(k, "method not found: "+truncate(x.msg.method, 64))
+	return fail(k, "method not found: "+text.Clip(x.msg.method, 64))
 }
 
 // modernTail is the tail of a result in the exchange's era: nil for legacy.
@@ -412,12 +414,4 @@ func logger(l *slog.Logger) *slog.Logger {
 		return slog.New(slog.DiscardHandler)
 	}
 	return l
-}
-
-// truncate caps s at n bytes for messages that echo caller input.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

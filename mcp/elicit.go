@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/proxy"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // Live confirmation for legacy eras. A 2025-06-18 or
@@ -152,7 +154,7 @@ func decodeElicitAnswer(a liveAnswer) (*proxy.ElicitAnswer, error) {
 			Message string `json:"message"`
 		}
 		_ = json.Unmarshal(a.errv, &e)
-		return nil, fmt.Errorf("the client answered the elicitation with error %d %q", e.Code, truncate(e.Message, 200))
+		return nil, fmt.Errorf("the client answered the elicitation with error %d %q", e.Code, text.Clip(e.Message, 200))
 	}
 	var ans proxy.ElicitAnswer
 	if a.result[0] != '{' || json.Unmarshal(a.result, &ans) != nil {
@@ -213,8 +215,8 @@ func (h *liveHub) deliver(x *exchange) (int, value, *failure) {
 	h.mu.Unlock()
 	switch {
 	case wt == nil:
-		x.log.Debug("elicitation response for no waiting call", "elicitation_id", truncate(id, 64))
-		return liveRefusal(x, http.StatusNotFound, "no call on this gateway node is waiting for elicitation "+quoteForMsg([]byte(truncate(id, 64)))+
+		x.log.Debug("elicitation response for no waiting call", "elicitation_id", text.Clip(id, 64))
+		return liveRefusal(x, http.StatusNotFound, "no call on this gateway node is waiting for elicitation "+quoteForMsg([]byte(text.Clip(id, 64)))+
 			": it was answered already, ended (timed out or the client went away), or is waiting on another node. "+
 			"Send the response to the node that holds the call's stream (sticky routing), or use MCP 2026-07-28")
 	case !mine:

@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/mcpgw/gateway/proxy"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // Every failure is classified once, where it happens, into a [failure]
@@ -162,7 +164,7 @@ var rpcErrors = map[kind]rpcRow{
 	failBadMeta:        {http.StatusBadRequest, codeInvalidParams, "", nil},
 	failHeaderMismatch: {http.StatusBadRequest, codeHeaderMismatch, "", nil},
 	failUnsupportedVersion: {http.StatusBadRequest, codeUnsupportedVersion, "unsupported protocol version", func(f *failure) value {
-		return object{{"supported", strs(supportedVersions[:])}, {"requested", str(truncate(f.text, 64))}}
+		return object{{"supported", strs(supportedVersions[:])}, {"requested", str(text.Clip(f.text, 64))}}
 	}},
 	failMethodNotFound:    {http.StatusNotFound, codeMethodNotFound, "", nil},
 	failNotFound:          {http.StatusNotFound, codeInvalidRequest, "", nil}, // a toolset gone after a reload

@@ -15,6 +15,8 @@ import (
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/proxy"
 	"github.com/mcpgw/gateway/rendering"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // Options configures the handler from [NewHandler].
@@ -82,7 +84,7 @@ const adminToolsets = "/toolsets/"
 
 // unknownToolset is the 404 for a toolset the catalog does not declare.
 func unknownToolset(name string) *failure {
-	return fail(failNotFound, "unknown toolset "+quoteForMsg([]byte(truncate(name, 64))))
+	return fail(failNotFound, "unknown toolset "+quoteForMsg([]byte(text.Clip(name, 64))))
 }
 
 func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
@@ -258,10 +260,10 @@ func guard(w http.ResponseWriter, r *http.Request, x *exchange, method string, h
 		w.Header().Set("Allow", method)
 		f = fail(failMethod, "use "+method)
 	case !x.st.hosts.originAllowed(r):
-		x.log.Debug("refused origin", "origin", truncate(r.Header.Get("Origin"), 128))
+		x.log.Debug("refused origin", "origin", text.Clip(r.Header.Get("Origin"), 128))
 		f = fail(failForbidden, "origin not allowed")
 	case !x.st.hosts.hostAllowed(r):
-		x.log.Debug("refused host", "host", truncate(r.Host, 128))
+		x.log.Debug("refused host", "host", text.Clip(r.Host, 128))
 		f = fail(failForbidden, "host not allowed")
 	case hasBody:
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {

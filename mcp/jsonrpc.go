@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpgw/gateway/internal/strictjson"
+	"github.com/mcpgw/gateway/internal/text"
 	"github.com/mcpgw/gateway/rendering"
 )
 
@@ -242,11 +243,7 @@ func (m *message) decodeParams() *decodeError {
 // quoteForMsg quotes a member name for an error message, capped so that a
 // hostile name cannot bloat the answer.
 func quoteForMsg(b []byte) string {
-	const max = 64
-	if len(b) > max {
-		b = append(b[:max:max], "…"...)
-	}
-	return string(rendering.AppendString(nil, string(b)))
+	return string(rendering.AppendString(nil, text.Clip(string(b), 64)))
 }
 
 // isInteger reports whether raw (a valid JSON number) has no fraction and no

@@ -12,6 +12,8 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/proxy"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // One pipeline serves every surface (HTTP-MCP in both eras, the REST
@@ -165,7 +167,7 @@ func (pl *pipeline) admit(x *exchange, call bool, tool string) (release func(), 
 	if call {
 		x.tool = tool
 		if rl := pl.limits.checkRate(&x.st.cfg.Rate, x.principal, tool); rl != nil {
-			x.log.Debug("rate limited", "tool", truncate(tool, 128), "limit", rl.kind, "retry_after", rl.retry)
+			x.log.Debug("rate limited", "tool", text.Clip(tool, 128), "limit", rl.kind, "retry_after", rl.retry)
 			return func() {}, &failure{kind: failRateLimited, rate: rl}
 		}
 	}
@@ -209,10 +211,10 @@ func (pl *pipeline) finish(x *exchange) {
 	attrs = append(attrs,
 		slog.String("request_id", x.rid),
 		slog.String("surface", x.surface),
-		slog.String("method", truncate(x.method, 64)),
+		slog.String("method", text.Clip(x.method, 64)),
 	)
 	if x.tool != "" {
-		attrs = append(attrs, slog.String("tool", truncate(x.tool, 128)))
+		attrs = append(attrs, slog.String("tool", text.Clip(x.tool, 128)))
 	}
 	attrs = append(attrs, slog.Int("status", x.status))
 	if x.rpcCode != 0 {

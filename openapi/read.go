@@ -355,11 +355,11 @@ func markRefs(ctx context.Context, root map[string]any) (changed bool, err error
 // followable returns why ref cannot be followed inside root, or "".
 func followable(root map[string]any, ref string) string {
 	if !strings.HasPrefix(ref, "#") {
-		return fmt.Sprintf("$ref %q points outside the document; only local references (#/...) are read, never fetched", clipString(ref, 200))
+		return fmt.Sprintf("$ref %q points outside the document; only local references (#/...) are read, never fetched", bound(ref, 200))
 	}
 	frag, err := url.PathUnescape(ref[1:])
 	if err != nil || frag == "" || frag[0] != '/' {
-		return fmt.Sprintf("$ref %q is not a JSON pointer into the document", clipString(ref, 200))
+		return fmt.Sprintf("$ref %q is not a JSON pointer into the document", bound(ref, 200))
 	}
 	var cur any = root
 	for _, tok := range strings.Split(frag[1:], "/") {
@@ -368,21 +368,21 @@ func followable(root map[string]any, ref string) string {
 		case map[string]any:
 			next, ok := c[tok]
 			if !ok {
-				return fmt.Sprintf("$ref %q points to nothing in the document", clipString(ref, 200))
+				return fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
 			}
 			cur = next
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(c) {
-				return fmt.Sprintf("$ref %q points to nothing in the document", clipString(ref, 200))
+				return fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
 			}
 			cur = c[i]
 		default:
-			return fmt.Sprintf("$ref %q points to nothing in the document", clipString(ref, 200))
+			return fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
 		}
 	}
 	if _, ok := cur.(map[string]any); !ok {
-		return fmt.Sprintf("$ref %q points to a value that is not an object", clipString(ref, 200))
+		return fmt.Sprintf("$ref %q points to a value that is not an object", bound(ref, 200))
 	}
 	return ""
 }

@@ -5,9 +5,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // Bounds on what one schema may become in the catalog.
@@ -269,7 +270,7 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 		if _, err := regexp.Compile(s.Pattern); err == nil {
 			out["pattern"] = s.Pattern
 		} else {
-			c.note("pattern %q dropped: not an RE2 expression", clipString(s.Pattern, 40))
+			c.note("pattern %q dropped: not an RE2 expression", bound(s.Pattern, 40))
 		}
 	}
 	// What this node carries counts before what lies below it.
@@ -346,20 +347,14 @@ func refName(ref *openapi3.SchemaRef) string {
 	return "(inline)"
 }
 
-// bound trims s to at most n bytes on a rune boundary, marking the cut.
+// bound trims s to at most n bytes, the mark of a cut included.
 func bound(s string, n int) string {
-	s = strings.TrimSpace(strings.ToValidUTF8(s, "\uFFFD"))
+	s = strings.TrimSpace(s)
 	if len(s) <= n {
-		return s
+		return text.Clip(s, n)
 	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.TrimSpace(s[:cut]) + "…"
+	return text.Clip(s, n-len(text.Ellipsis))
 }
-
-func clipString(s string, n int) string { return bound(s, n) }
 
 func anySlice(ss []string) []any {
 	out := make([]any, len(ss))

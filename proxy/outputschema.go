@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/mcpgw/gateway/catalog"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // checkOutput holds a successful result of a tool that declares an
@@ -40,7 +42,7 @@ func (c *Core) checkOutput(t *tool, status int, res *Result) *Result {
 	if err == nil {
 		return res
 	}
-	why := truncateText(err.Error(), 512)
+	why := text.Clip(err.Error(), 512)
 	if t.def.Kind == catalog.KindWrite {
 		return c.departed(t, status, res, "its answer does not match the output schema "+why)
 	}
@@ -77,15 +79,4 @@ func withMember(obj []byte, name, value string) []byte {
 		out = append(out, ',')
 	}
 	return append(out, obj[1:]...)
-}
-
-// truncateText caps s at n bytes on a character boundary.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

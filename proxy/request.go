@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/catalog"
+
+	"github.com/mcpgw/gateway/internal/text"
 )
 
 // argError is a tool error caused by the caller's arguments: nothing was
@@ -305,13 +307,7 @@ func unhex(c byte) byte {
 }
 
 // shorten bounds a caller's value quoted back in a message.
-func shorten(s string) string {
-	const max = 80
-	if len(s) <= max {
-		return s
-	}
-	return strings.ToValidUTF8(s[:max], "") + "…"
-}
+func shorten(s string) string { return text.Clip(s, 80) }
 
 // placeholders names the placeholders a message is about.
 func placeholders(names []string) string {
