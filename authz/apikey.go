@@ -1,6 +1,6 @@
 package authz
 
-// Opaque API keys (auth.api_keys_file, issue #3).
+// Opaque API keys (auth.api_keys_file).
 //
 // The file stores SHA-256 hashes of the keys, never the keys, each with the
 // claims its holder gets:

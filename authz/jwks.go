@@ -1,6 +1,6 @@
 package authz
 
-// JWKS key source (issue #3).
+// JWKS key source.
 //
 // Keys come only from the configured jwks_url: the jku, x5u, jwk and x5c
 // headers of a token are never read, so a token cannot name the key that

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs the gateway's load benchmark (issue #6, test/bench) and prints its
+# Runs the gateway's load benchmark (test/bench) and prints its
 # Markdown report on stdout; progress goes to stderr.
 #
 # Defaults: -duration 5s -warmup 300ms -rounds 3 -c 1,16,64 -tools 5000

@@ -1,4 +1,4 @@
-// Command bench is the gateway's load benchmark (issue #6). In one run it
+// Command bench is the gateway's load benchmark. In one run it
 // starts, on 127.0.0.1:
 //
 //   - direct: a minimal upstream (this binary, "bench upstream") that the

@@ -156,7 +156,7 @@ func (e *env) listTable(rows []*row, ready time.Duration, idle snapshot, want []
 }
 
 func (e *env) summary() {
-	fmt.Fprintf(e.out, "## Targets (issue #6), judged on this run; nothing is enforced\n\n")
+	fmt.Fprintf(e.out, "## Targets, judged on this run; nothing is enforced\n\n")
 	for _, t := range e.targets {
 		fmt.Fprintf(e.out, "- %s\n", t)
 	}
