@@ -367,33 +367,60 @@ func arg(name string) string {
 	return a
 }
 
+// operation turns one operation into a tool, or skips it with a reason
+// (im.skip) and returns nil. Each step below may skip.
 func (im *importer) operation(method, path string, item *openapi3.PathItem, op *openapi3.Operation) *tool {
 	t := &tool{method: method, opPath: path, query: map[string]string{}, headers: map[string]string{}}
 	if !strings.HasPrefix(path, "/") {
 		im.skip(method, path, "path does not start with /")
 		return nil
 	}
-	t.kind, t.kindNote = im.kindOf(method, path, op)
-	if t.kind == "write" {
-		switch method {
-		case http.MethodDelete:
-			t.destructive, t.idempotent = ptr(true), ptr(true)
-		case http.MethodPut:
-			t.destructive, t.idempotent = ptr(true), ptr(true)
-		default:
-			t.destructive, t.idempotent = ptr(false), ptr(false)
-		}
-		t.notes = append(t.notes, "annotations guessed from the method "+method)
-	}
+	im.classify(t, op)
 	if len(op.Callbacks) > 0 {
 		im.skip(method, path, "callbacks are not mapped")
 		return nil
 	}
+	describe(t, op)
+	conv, names, ok := im.input(t, item, op)
+	if !ok || !im.output(t, op, conv) {
+		return nil
+	}
+	for _, n := range conv.notes {
+		t.notes = append(t.notes, n)
+	}
+	if why := sensitivity(t, names); len(why) > 0 {
+		t.sensitive, t.sensitiveWhy = true, why
+		for _, w := range why {
+			t.flags = append(t.flags, "sensitive: "+w)
+		}
+	}
+	return t
+}
+
+// classify decides read or write, and a write's annotations from its
+// method.
+func (im *importer) classify(t *tool, op *openapi3.Operation) {
+	t.kind, t.kindNote = im.kindOf(t.method, t.opPath, op)
+	if t.kind != "write" {
+		return
+	}
+	switch t.method {
+	case http.MethodDelete, http.MethodPut:
+		t.destructive, t.idempotent = ptr(true), ptr(true)
+	default:
+		t.destructive, t.idempotent = ptr(false), ptr(false)
+	}
+	t.notes = append(t.notes, "annotations guessed from the method "+t.method)
+}
+
+// describe names the tool and writes what an agent reads about it: the
+// operationId (or the method and path), summary, description and tags.
+func describe(t *tool, op *openapi3.Operation) {
 	if op.OperationID != "" {
 		t.name = snake(op.OperationID)
 	}
 	if t.name == "" {
-		t.name = snake(strings.ToLower(method) + " " + pathParam.ReplaceAllString(path, "by $1"))
+		t.name = snake(strings.ToLower(t.method) + " " + pathParam.ReplaceAllString(t.opPath, "by $1"))
 		t.notes = append(t.notes, "no operationId: name made from the method and path")
 	}
 	if t.name == "" || t.name[0] >= '0' && t.name[0] <= '9' {
@@ -408,30 +435,36 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		desc += d
 	}
 	if desc == "" {
-		desc = method + " " + path
+		desc = t.method + " " + t.opPath
 	}
 	t.description = bound(desc, MaxDescription)
 	t.tags = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(op.Tags)))))
+}
 
+// input builds the tool's input schema from the operation's parameters
+// and request body, binds the tenant (or skips an operation that is not
+// tenant-bound), and checks the schema compiles. It returns the converter,
+// whose notes the tool keeps, and the argument names.
+func (im *importer) input(t *tool, item *openapi3.PathItem, op *openapi3.Operation) (*converter, []string, bool) {
+	method, path := t.method, t.opPath
 	conv := &converter{forInput: true, limit: im.share}
 	as := &arguments{conv: conv, props: map[string]any{}, taken: map[string]bool{}}
 	if !im.parameters(t, as, method, path, item, op) || !im.requestBody(t, as, method, path, op) {
-		return nil
+		return nil, nil, false
 	}
 	props, required := as.props, as.required
 	if why := im.fence(t, props); len(why) > 0 {
 		if !im.opts.AllowUnbound {
 			im.skip(method, path, "not tenant-bound: %s (--allow-unbound imports it with a note)", strings.Join(why, "; "))
-			return nil
+			return nil, nil, false
 		}
 		for _, w := range why {
 			t.flag("not tenant-bound: " + w)
 		}
 	}
-
 	if conv.unresolved != "" {
 		im.skip(method, path, "%s", conv.unresolved)
-		return nil
+		return nil, nil, false
 	}
 	input := map[string]any{"type": "object", "additionalProperties": false}
 	if len(props) > 0 {
@@ -444,81 +477,79 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 	inputFormats(input)
 	if msg := checkSchema(input); msg != "" {
 		im.skip(method, path, "input schema does not compile: %s", msg)
-		return nil
+		return nil, nil, false
 	}
 	dropBadDefaults(props, conv)
 	t.input = input
+	return conv, as.names, true
+}
 
-	// Responses.
-	if op.Responses != nil {
-		rm := op.Responses.Map()
-		// A 404 is an answer only to a read ("no such thing"); a write
-		// answered 404 did not happen and must stay an error.
-		if rm["404"] != nil && t.kind == "read" {
-			t.notFound = true
-		}
-		for _, code := range sortedKeys(rm) {
-			if !strings.HasPrefix(code, "2") {
-				continue
-			}
-			r := rm[code]
-			if r != nil && r.Value != nil && unresolved(r.Value.Extensions) != "" {
-				im.skip(method, path, "%s", unresolved(r.Value.Extensions))
-				return nil
-			}
-			if r == nil || r.Value == nil || len(r.Value.Content) == 0 {
-				continue
-			}
-			mt, _ := jsonMedia(r.Value.Content)
-			if mt == nil {
-				if t.kind == "read" {
-					t.payload = true
-					t.notes = append(t.notes, fmt.Sprintf("the %s answer is %s, rendered as a payload", code, strings.Join(sortedKeys(r.Value.Content), ", ")))
-				}
-				break
-			}
-			if mt.Schema == nil {
-				break
-			}
-			oc := &converter{limit: im.share}
-			out := oc.schema(mt.Schema, 0, nil)
-			if oc.unresolved != "" {
-				im.skip(method, path, "%s", oc.unresolved)
-				return nil
-			}
-			if _, typed := out["type"]; !typed && allObjects(out["allOf"]) {
-				out["type"] = "object" // every allOf member is an object, so the whole is
-			}
-			switch typ, _ := out["type"].(string); typ {
-			case "array":
-				out = map[string]any{"type": "object", "properties": map[string]any{"items": out}, "required": []any{"items"}}
-				t.notes = append(t.notes, "output_schema: the array answer wrapped as {items: ...}")
-			case "object":
-			default:
-				out = nil
-			}
-			if out != nil {
-				looseOutput(out)
-			}
-			if out != nil && checkSchema(out) == "" {
-				t.output = out
-				for _, n := range oc.notes {
-					conv.note("%s", n)
-				}
-			}
-			break
-		}
+// output reads the first 2xx answer that has content: a JSON schema
+// becomes the tool's (loose) output schema, an answer of another media
+// type makes a read a payload read, and a 404 makes a read's not-found an
+// answer. A reference it cannot follow skips the operation.
+func (im *importer) output(t *tool, op *openapi3.Operation, conv *converter) bool {
+	if op.Responses == nil {
+		return true
 	}
-	for _, n := range conv.notes {
-		t.notes = append(t.notes, n)
+	rm := op.Responses.Map()
+	// A 404 is an answer only to a read ("no such thing"); a write
+	// answered 404 did not happen and must stay an error.
+	if rm["404"] != nil && t.kind == "read" {
+		t.notFound = true
 	}
-	if why := sensitivity(t, as.names); len(why) > 0 {
-		t.sensitive, t.sensitiveWhy = true, why
-		for _, w := range why {
-			t.flags = append(t.flags, "sensitive: "+w)
+	for _, code := range sortedKeys(rm) {
+		if !strings.HasPrefix(code, "2") {
+			continue
 		}
+		r := rm[code]
+		if r != nil && r.Value != nil && unresolved(r.Value.Extensions) != "" {
+			im.skip(t.method, t.opPath, "%s", unresolved(r.Value.Extensions))
+			return false
+		}
+		if r == nil || r.Value == nil || len(r.Value.Content) == 0 {
+			continue
+		}
+		mt, _ := jsonMedia(r.Value.Content)
+		if mt == nil {
+			if t.kind == "read" {
+				t.payload = true
+				t.notes = append(t.notes, fmt.Sprintf("the %s answer is %s, rendered as a payload", code, strings.Join(sortedKeys(r.Value.Content), ", ")))
+			}
+			return true
+		}
+		if mt.Schema == nil {
+			return true
+		}
+		oc := &converter{limit: im.share}
+		out := oc.schema(mt.Schema, 0, nil)
+		if oc.unresolved != "" {
+			im.skip(t.method, t.opPath, "%s", oc.unresolved)
+			return false
+		}
+		if _, typed := out["type"]; !typed && allObjects(out["allOf"]) {
+			out["type"] = "object" // every allOf member is an object, so the whole is
+		}
+		switch typ, _ := out["type"].(string); typ {
+		case "array":
+			out = map[string]any{"type": "object", "properties": map[string]any{"items": out}, "required": []any{"items"}}
+			t.notes = append(t.notes, "output_schema: the array answer wrapped as {items: ...}")
+		case "object":
+		default:
+			out = nil
+		}
+		if out != nil {
+			looseOutput(out)
+		}
+		if out != nil && checkSchema(out) == "" {
+			t.output = out
+			for _, n := range oc.notes {
+				conv.note("%s", n)
+			}
+		}
+		return true
 	}
-	return t
+	return true
 }
 
 // jsonMedia picks the JSON media type of content: application/json first,
