@@ -39,8 +39,10 @@ var layout = map[string]allowed{
 	"catalog":   {mods: []string{"gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}, testMods: []string{"github.com/tidwall/gjson"}},
 	"rendering": {mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
 	"authz":     {pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
-	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
-		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
+	// x/oauth2: the client-credentials grant and the token exchange for
+	// upstreams behind an authorization server (upstreams.NAME.auth).
+	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson", "golang.org/x/oauth2"}, otel...),
+		testPkgs: []string{"test/memnet", "test/oauthas"}, testMods: []string{"go.opentelemetry.io/otel/sdk", "github.com/golang-jwt/jwt/v5"}},
 	"mcp": {pkgs: []string{"proxy", "authz", "rendering", "approval"}, mods: append([]string{"golang.org/x/time"}, otel...),
 		// google/jsonschema-go: the validator the Go SDK uses for
 		// outputSchema, so tests read our schemas as the SDK does.
@@ -70,6 +72,9 @@ var layout = map[string]allowed{
 	"test/gatewaybin": {},
 	"test/goclient":   {mods: sdkTest},
 	"test/memnet":     {},
+	// A real authorization server for tests: zitadel/oidc's OpenID
+	// provider, go-oidc to verify its tokens as an upstream would.
+	"test/oauthas": {mods: []string{"github.com/zitadel/oidc/v3", "github.com/go-jose/go-jose/v4", "github.com/golang-jwt/jwt/v5", "github.com/coreos/go-oidc/v3"}},
 }
 
 // Only cmd/gateway (and tests) may import openapi; only proxy, mcp,
