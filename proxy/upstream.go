@@ -637,7 +637,10 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 		var err error
 		if tok, err = u.auth.token(ctx, b); err != nil {
 			u.breaker.release(probe) // the upstream was not asked
-			if ctx.Err() != nil {
+			switch {
+			case errors.Is(ctx.Err(), context.DeadlineExceeded) && caller.Err() == nil:
+				return nil, &tokenError{fmt.Sprintf("upstream %s: no token from its authorization server within the upstream's %s timeout; nothing was sent to the upstream", u.name, u.timeout)}
+			case ctx.Err() != nil:
 				return nil, u.transportError(ctx, ctx.Err())
 			}
 			return nil, err
@@ -731,13 +734,14 @@ func (u *upstream) retryUnauthorized(ctx context.Context, req *http.Request, pol
 	if again == nil {
 		return resp, notFollowed, nil
 	}
-	io.CopyN(io.Discard, resp.Body, 4<<10)
-	resp.Body.Close()
 	u.auth.invalidate(b, tok)
 	fresh, err := u.auth.token(ctx, b)
 	if err != nil {
-		return nil, "", err
+		// No fresh token: the upstream's 401 is the answer.
+		return resp, notFollowed, nil
 	}
+	io.CopyN(io.Discard, resp.Body, 4<<10)
+	resp.Body.Close()
 	again.Header.Set("Authorization", "Bearer "+fresh)
 	return u.send(again, pol)
 }
