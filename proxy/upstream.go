@@ -691,11 +691,6 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 		resp, notFollowed, err = u.retryUnauthorized(ctx, req, pol, b, tok, resp, notFollowed)
 	}
 	if err != nil {
-		var te *tokenError
-		if errors.As(err, &te) {
-			u.breaker.release(probe)
-			return nil, err
-		}
 		u.judge(caller, ctx, probe, err)
 		u.metrics.Upstream(u.name, 0, time.Since(start))
 		terr := u.transportError(ctx, err)
