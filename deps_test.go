@@ -45,8 +45,10 @@ var layout = map[string]allowed{
 	"authz": {why: "turns a bearer token into a principal; knows the catalog's auth section, nothing of the wire",
 		pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
 	"proxy": {why: "the call pipeline: gates, arguments, upstream request, rendering, approval, audit; no wire format",
-		pkgs: []string{"catalog", "authz", "rendering", "approval", "internal/strictjson", "internal/text"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
-		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
+		// x/oauth2: the client-credentials grant and the token exchange for
+		// upstreams behind an authorization server (upstreams.NAME.auth).
+		pkgs: []string{"catalog", "authz", "rendering", "approval", "internal/strictjson", "internal/text"}, mods: append([]string{"github.com/tidwall/gjson", "golang.org/x/oauth2"}, otel...),
+		testPkgs: []string{"test/memnet", "test/oauthas"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
 	"mcp": {why: "the wire: JSON-RPC over Streamable HTTP and stdio, and the REST mirror, on top of proxy",
 		pkgs: []string{"proxy", "authz", "rendering", "approval", "internal/strictjson", "internal/text"}, mods: append([]string{"golang.org/x/time"}, otel...),
 		// google/jsonschema-go: the validator the Go SDK uses for
@@ -81,7 +83,9 @@ var layout = map[string]allowed{
 	"test/confirmclient":  {why: "the docs' Go SDK client that answers a confirmation", mods: sdkTest},
 	"internal/text":       {why: "the one rule for cutting a string the gateway echoes; standard library only"},
 	"internal/strictjson": {why: "the one strict reader of JSON objects at the anti-smuggling boundary; standard library only"},
-	"test/memnet":         {why: "an in-memory network for tests; standard library only"},
+	"test/oauthas": {why: "a real authorization server for tests: zitadel/oidc's OpenID provider, and go-oidc to verify its tokens as an upstream would",
+		mods: []string{"github.com/zitadel/oidc/v3", "github.com/go-jose/go-jose/v4", "github.com/golang-jwt/jwt/v5", "github.com/coreos/go-oidc/v3"}},
+	"test/memnet": {why: "an in-memory network for tests; standard library only"},
 }
 
 // Only cmd/gateway (and tests) may import openapi; only proxy, mcp,

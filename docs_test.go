@@ -80,3 +80,28 @@ func slug(heading string) string {
 	}
 	return b.String()
 }
+
+// The security model's contents-by-topic map names every section, so a
+// section added later is placed in a topic, not appended out of sight.
+func TestSecurityModelMapNamesEverySection(t *testing.T) {
+	b, err := os.ReadFile("docs/security.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	start := strings.Index(doc, "## Contents by topic")
+	if start < 0 {
+		t.Fatal("docs/security.md has no contents-by-topic map")
+	}
+	end := strings.Index(doc[start+3:], "\n## ")
+	toc := doc[start : start+3+end]
+	for _, line := range strings.Split(doc, "\n") {
+		h, ok := strings.CutPrefix(line, "## ")
+		if !ok || h == "Contents by topic" || h == "Who we defend against" {
+			continue
+		}
+		if !strings.Contains(toc, "(#"+slug(h)+")") {
+			t.Errorf("docs/security.md: section %q is not in the contents-by-topic map", h)
+		}
+	}
+}

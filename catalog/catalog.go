@@ -244,6 +244,9 @@ type Upstream struct {
 	// Credentials choose the credential sent by the caller's workspace;
 	// nil: the upstream's headers alone.
 	Credentials *Credentials `yaml:"credentials"`
+	// Auth says how the gateway authenticates to the upstream: static
+	// headers (nil, or type headers) or OAuth 2.0 tokens it obtains.
+	Auth *UpstreamAuth `yaml:"auth"`
 }
 
 // WorkspaceBinding says where the principal's workspace goes on every

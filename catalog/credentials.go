@@ -68,7 +68,8 @@ func (s Secret) MarshalYAML() (any, error)     { return Redacted, nil }
 func (s Secret) Format(f fmt.State, verb rune) { f.Write([]byte(Redacted)) }
 
 // byWorkspaceField reports whether a decoder path names a value under an
-// upstream's credentials.by_workspace: a variable name, never expanded
+// upstream's credentials.by_workspace, or its auth.client_secret_env: a
+// variable name, never expanded
 // (expanded, a mistaken ${VAR} would put the secret itself where a name is
 // expected, and into the message that says it is not one).
 func byWorkspaceField(path string) bool {
@@ -88,7 +89,8 @@ func byWorkspaceField(path string) bool {
 	default:
 		return false
 	}
-	return strings.HasPrefix(rest, ".credentials.by_workspace.") || strings.HasPrefix(rest, ".credentials.by_workspace[")
+	return strings.HasPrefix(rest, ".credentials.by_workspace.") || strings.HasPrefix(rest, ".credentials.by_workspace[") ||
+		rest == ".auth.client_secret_env"
 }
 
 func defaultCredentials(u *Upstream) {

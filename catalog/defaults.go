@@ -59,6 +59,7 @@ func applyDefaults(c *Catalog) {
 		u.ErrorDetail = or(u.ErrorDetail, ErrorDetailMessage)
 		u.IdempotencyHeader = or(u.IdempotencyHeader, DefaultIdempotencyHeader)
 		defaultCredentials(u)
+		defaultUpstreamAuth(u)
 		if !u.Has("timeout") {
 			u.Timeout = DefaultTimeout
 		}

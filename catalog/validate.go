@@ -449,6 +449,7 @@ func (v *checker) upstreams() {
 			v.add(u.At("error_detail"), subj, "error_detail %q must be message or status", u.ErrorDetail)
 		}
 		v.credentials(name, u, subj)
+		v.upstreamAuth(name, u, subj)
 	}
 }
 
@@ -539,6 +540,11 @@ func (v *checker) prerequisites() {
 			v.add(pr.Pos, subj, "probe.upstream is required")
 		case !ok:
 			v.add(pr.At("upstream"), subj, "probe upstream %q is not declared under upstreams", pr.Upstream)
+		case v.c.Upstreams[pr.Upstream].Auth != nil && v.c.Upstreams[pr.Upstream].Auth.Type == AuthTokenExchange:
+			// A probe asks on behalf of a workspace, not a person: there is
+			// no subject to exchange, and a token for a made-up one would
+			// answer for nobody.
+			v.add(pr.At("upstream"), subj, "probe upstream %q authenticates with token_exchange, which needs a person, and a probe runs for a workspace; probe an upstream with client_credentials or headers, or use a claim", pr.Upstream)
 		}
 		if !slices.Contains(httpMethods, pr.Method) {
 			v.add(pr.At("method"), subj, "probe method %q must be one of %s", pr.Method, strings.Join(httpMethods, " "))
@@ -905,6 +911,7 @@ func (tc *toolCheck) request() {
 		tc.placeholders(tpl, p)
 		tc.upstreamHeader(r, name, tpl, p)
 		tc.credentialHeader(r, name, p)
+		tc.authHeader(r, name, p)
 		r.HeaderParams = append(r.HeaderParams, Param{Name: http.CanonicalHeaderKey(name), Template: tpl})
 	}
 	slices.SortStableFunc(r.HeaderParams, func(a, b Param) int { return strings.Compare(a.Name, b.Name) })

@@ -266,6 +266,11 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		if err != nil {
 			return nil, err
 		}
+		if def.Auth.Tokens() {
+			if u.auth, err = newTokenSource(name, def.Auth, rt, c.now, c.logger); err != nil {
+				return nil, err
+			}
+		}
 		ups[name] = u
 	}
 	c.prereqs = authz.NewPrerequisites(cat.Prerequisites, c.probeFunc(ups), opts.Now)
@@ -535,7 +540,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
-	b := binding{workspace: p.Workspace, actor: p.Actor}
+	b := binding{workspace: p.Workspace, actor: p.Actor, subject: p.Subject}
 	if t.def.Kind == catalog.KindWrite && b.actor == "" {
 		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
 	}
@@ -576,10 +581,13 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 		// timeout) even if the caller leaves: its record must say what
 		// the upstream did, not that the call was cut off.
 		ctx = context.WithoutCancel(ctx)
+		if t.up.auth != nil {
+			ctx = withBodyAgain(ctx, req.GetBody)
+		}
 		sendOnce(req)
 		ctx = ae.traceSent(ctx)
 	}
-	resp, err := t.up.do(ctx, req, redirects, b.workspace, t.keep)
+	resp, err := t.up.doFor(ctx, req, redirects, b, t.keep)
 	if err != nil {
 		status := answeredStatus(err)
 		if ae != nil && status == 0 && ae.sent.Load() {

@@ -29,6 +29,8 @@ func argErrorf(format string, a ...any) error { return &argError{fmt.Sprintf(for
 type binding struct {
 	workspace string
 	actor     string
+	// subject is the person a token exchange names; never a placeholder.
+	subject string
 }
 
 // expandReserved is the principal's value for a reserved name.

@@ -77,6 +77,9 @@ type upstream struct {
 	// from creds; a workspace without one is refused before sending.
 	credHeader string
 	creds      map[string]catalog.Secret
+	// auth, when set, obtains the bearer token each request carries
+	// (upstreams.NAME.auth of type client_credentials or token_exchange).
+	auth *tokenSource
 	// statusOnly: error_detail is status, so an upstream's own error
 	// message never reaches the agent.
 	statusOnly bool
@@ -613,12 +616,36 @@ func userinfoEnd(run string) int {
 // what happened, never an address. ws is the caller's workspace, for its
 // max_concurrent_per_workspace share.
 func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy, ws string, keep int64) (*upstreamResponse, error) {
+	return u.doFor(ctx, req, pol, binding{workspace: ws}, keep)
+}
+
+// doFor is do for the caller b: its workspace, and the person a token is
+// obtained for when the upstream's auth exchanges one.
+func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPolicy, b binding, keep int64) (*upstreamResponse, error) {
+	ws := b.workspace
 	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
 	ok, probe, wait := u.breaker.allow()
 	if !ok {
 		return nil, fmt.Errorf("upstream %s is unavailable: %d connection failures in a row; calls fail fast for the next %s while it recovers", u.name, breakerThreshold, wait.Round(time.Second))
+	}
+	// The token before any slot: a call waiting for the authorization
+	// server must not hold one of the upstream's.
+	var tok string
+	if u.auth != nil {
+		var err error
+		if tok, err = u.auth.token(ctx, b); err != nil {
+			u.breaker.release(probe) // the upstream was not asked
+			switch {
+			case errors.Is(ctx.Err(), context.DeadlineExceeded) && caller.Err() == nil:
+				return nil, &tokenError{fmt.Sprintf("upstream %s: no token from its authorization server within the upstream's %s timeout; nothing was sent to the upstream", u.name, u.timeout)}
+			case ctx.Err() != nil:
+				return nil, u.transportError(ctx, ctx.Err())
+			}
+			return nil, err
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	// The workspace's share first: a call over it must not hold one of
 	// the upstream's slots while it waits.
@@ -660,6 +687,9 @@ func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy
 			}
 		}
 	}
+	if err == nil && resp.StatusCode == http.StatusUnauthorized && u.auth != nil {
+		resp, notFollowed, err = u.retryUnauthorized(ctx, req, pol, b, tok, resp, notFollowed)
+	}
 	if err != nil {
 		u.judge(caller, ctx, probe, err)
 		u.metrics.Upstream(u.name, 0, time.Since(start))
@@ -686,6 +716,29 @@ func (u *upstream) do(ctx context.Context, req *http.Request, pol redirectPolicy
 	}
 	u.breaker.record(probe, false)
 	return resp2, nil
+}
+
+// retryUnauthorized answers a 401 to a request that carried tok: the
+// authorization server may have revoked or rotated it before it expired.
+// The token is dropped, and the request is sent once more with a fresh
+// one; a second 401 is the answer. An upstream that refused the token
+// did not act on the request, so a write may be sent again too (under its
+// own idempotency key, if it has one).
+func (u *upstream) retryUnauthorized(ctx context.Context, req *http.Request, pol redirectPolicy, b binding, tok string, resp *http.Response, notFollowed string) (*http.Response, string, error) {
+	again := resend(ctx, req)
+	if again == nil {
+		return resp, notFollowed, nil
+	}
+	u.auth.invalidate(b, tok)
+	fresh, err := u.auth.token(ctx, b)
+	if err != nil {
+		// No fresh token: the upstream's 401 is the answer.
+		return resp, notFollowed, nil
+	}
+	io.CopyN(io.Discard, resp.Body, 4<<10)
+	resp.Body.Close()
+	again.Header.Set("Authorization", "Bearer "+fresh)
+	return u.send(again, pol)
 }
 
 // answeredError is an answer that came (status) but could not be used:
