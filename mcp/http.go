@@ -99,74 +99,124 @@ func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 		writeFailure(w, &failure{kind: failNotInitialised})
 		return
 	}
-	cfg := x.st.cfg
-	p := r.URL.Path
-	switch {
-	case p == cfg.MCPPath:
-		x.surface = SurfaceMCP
-		if !cfg.Enabled {
+	cfg, p := x.st.cfg, r.URL.Path
+	for i := range routes {
+		rt := &routes[i]
+		rest, ok := rt.match(cfg, p)
+		if !ok {
+			continue
+		}
+		x.surface, x.method = rt.surface, rt.label(r.Method, rest)
+		if rt.toolset {
+			name, _, _ := strings.Cut(rest, "/")
+			if name == "" || !x.st.core.HasToolset(name) {
+				writeFailure(w, unknownToolset(name))
+				return
+			}
+			x.toolset = name
+		}
+		if !rt.always && !cfg.Enabled {
 			writeFailure(w, &failure{kind: failNotInitialised})
 			return
 		}
-		h.serveMCP(w, r, x)
-	case cfg.AdminPath != "" && (p == cfg.AdminPath+"/tools" || p == cfg.AdminPath+"/call"):
-		x.surface = SurfaceREST
-		x.method = r.Method + " " + strings.TrimPrefix(p, cfg.AdminPath)
-		if !cfg.Enabled {
-			writeFailure(w, &failure{kind: failNotInitialised})
-			return
-		}
-		if strings.HasSuffix(p, "/tools") {
-			h.serveRESTTools(w, r, x)
-		} else {
-			h.serveRESTCall(w, r, x)
-		}
-	case cfg.AdminPath != "" && (p == cfg.AdminPath+"/approvals" || strings.HasPrefix(p, cfg.AdminPath+"/approvals/")):
-		x.surface = SurfaceREST
-		x.method = r.Method + " /approvals"
-		h.serveApprovals(w, r, x, strings.TrimPrefix(p, cfg.AdminPath+"/approvals"))
-	case cfg.AdminPath != "" && strings.HasPrefix(p, cfg.AdminPath+adminToolsets):
-		// {admin_path}/toolsets/{name}/tools and .../call: the REST mirror
-		// of one toolset.
-		name, route, _ := strings.Cut(p[len(cfg.AdminPath+adminToolsets):], "/")
-		if route != "tools" && route != "call" {
-			writeFailure(w, fail(failNotFound, "no such endpoint"))
-			return
-		}
-		if name == "" || !x.st.core.HasToolset(name) {
-			writeFailure(w, unknownToolset(name))
-			return
-		}
-		x.surface, x.toolset = SurfaceREST, name
-		x.method = r.Method + " /" + route // the metric label stays bounded
-		if !cfg.Enabled {
-			writeFailure(w, &failure{kind: failNotInitialised})
-			return
-		}
-		if route == "tools" {
-			h.serveRESTTools(w, r, x)
-		} else {
-			h.serveRESTCall(w, r, x)
-		}
-	case cfg.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+cfg.MCPPath):
-		x.surface = SurfaceMetadata
-		x.method = r.Method + " " + wellKnownPRM
-		serveMetadata(w, r, x)
-	case strings.HasPrefix(p, strings.TrimSuffix(cfg.MCPPath, "/")+"/") && !strings.Contains(p[len(strings.TrimSuffix(cfg.MCPPath, "/"))+1:], "/"):
-		// {mcp_path}/{toolset}: the MCP endpoint of one toolset.
-		name := p[len(strings.TrimSuffix(cfg.MCPPath, "/"))+1:]
-		if name == "" || !x.st.core.HasToolset(name) {
-			writeFailure(w, unknownToolset(name))
-			return
-		}
-		x.surface, x.toolset = SurfaceMCP, name
-		if !cfg.Enabled {
-			writeFailure(w, &failure{kind: failNotInitialised})
-			return
-		}
-		h.serveMCP(w, r, x)
-	default:
-		writeFailure(w, fail(failNotFound, "no such endpoint"))
+		rt.serve(h, w, r, x, rest)
+		return
+	}
+	writeFailure(w, fail(failNotFound, "no such endpoint"))
+}
+
+// route is one endpoint of the HTTP surface. routes is every endpoint the
+// handler serves, tried in order; paths come from the installed catalog,
+// so they change with a reload.
+type route struct {
+	surface string
+	// match reports whether path p is this route's under cfg, and the
+	// part of the path the route reads (a toolset's name, an approval id).
+	match func(cfg *proxy.Config, p string) (rest string, ok bool)
+	// label is the request's method label: bounded, for metrics and logs.
+	label func(method, rest string) string
+	// toolset routes start with a toolset's name, refused unless the
+	// catalog declares it.
+	toolset bool
+	// always routes answer while server.enabled is false; every other
+	// route answers 503 then, as before a catalog is installed.
+	always bool
+	serve  func(h *handler, w http.ResponseWriter, r *http.Request, x *exchange, rest string)
+}
+
+var routes = []route{
+	{ // POST {mcp_path}: the MCP endpoint.
+		surface: SurfaceMCP,
+		match:   func(cfg *proxy.Config, p string) (string, bool) { return "", p == cfg.MCPPath },
+		label:   func(m, _ string) string { return m },
+		serve:   func(h *handler, w http.ResponseWriter, r *http.Request, x *exchange, _ string) { h.serveMCP(w, r, x) },
+	},
+	{ // GET {admin_path}/tools, POST {admin_path}/call: the REST mirror.
+		surface: SurfaceREST,
+		match: func(cfg *proxy.Config, p string) (string, bool) {
+			rest, ok := strings.CutPrefix(p, cfg.AdminPath)
+			return rest, cfg.AdminPath != "" && ok && (rest == "/tools" || rest == "/call")
+		},
+		label: func(m, rest string) string { return m + " " + rest },
+		serve: serveREST,
+	},
+	{ // {admin_path}/approvals[/ID[/approve|/reject]]: the approvers' API and page.
+		surface: SurfaceREST,
+		match: func(cfg *proxy.Config, p string) (string, bool) {
+			rest, ok := strings.CutPrefix(p, cfg.AdminPath+"/approvals")
+			return rest, cfg.AdminPath != "" && ok && (rest == "" || rest[0] == '/')
+		},
+		label: func(m, _ string) string { return m + " /approvals" },
+		serve: func(h *handler, w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
+			h.serveApprovals(w, r, x, rest)
+		},
+	},
+	{ // {admin_path}/toolsets/{name}/tools and .../call: the REST mirror of one toolset.
+		surface: SurfaceREST,
+		toolset: true,
+		match: func(cfg *proxy.Config, p string) (string, bool) {
+			rest, ok := strings.CutPrefix(p, cfg.AdminPath+adminToolsets)
+			if cfg.AdminPath == "" || !ok {
+				return "", false
+			}
+			_, sub, _ := strings.Cut(rest, "/")
+			return rest, sub == "tools" || sub == "call"
+		},
+		label: func(m, rest string) string { _, sub, _ := strings.Cut(rest, "/"); return m + " /" + sub },
+		serve: func(h *handler, w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
+			_, sub, _ := strings.Cut(rest, "/")
+			serveREST(h, w, r, x, "/"+sub)
+		},
+	},
+	{ // RFC 9728 protected resource metadata, at the root and under {mcp_path}.
+		surface: SurfaceMetadata,
+		always:  true,
+		match: func(cfg *proxy.Config, p string) (string, bool) {
+			return "", cfg.ResourceMetadata != nil && (p == wellKnownPRM || p == wellKnownPRM+cfg.MCPPath)
+		},
+		label: func(m, _ string) string { return m + " " + wellKnownPRM },
+		serve: func(_ *handler, w http.ResponseWriter, r *http.Request, x *exchange, _ string) {
+			serveMetadata(w, r, x)
+		},
+	},
+	{ // POST {mcp_path}/{toolset}: the MCP endpoint of one toolset.
+		surface: SurfaceMCP,
+		toolset: true,
+		match: func(cfg *proxy.Config, p string) (string, bool) {
+			name, ok := strings.CutPrefix(p, strings.TrimSuffix(cfg.MCPPath, "/")+"/")
+			return name, ok && !strings.Contains(name, "/")
+		},
+		label: func(m, _ string) string { return m },
+		serve: func(h *handler, w http.ResponseWriter, r *http.Request, x *exchange, _ string) { h.serveMCP(w, r, x) },
+	},
+}
+
+// serveREST answers the REST mirror's /tools or /call.
+func serveREST(h *handler, w http.ResponseWriter, r *http.Request, x *exchange, rest string) {
+	if rest == "/tools" {
+		h.serveRESTTools(w, r, x)
+	} else {
+		h.serveRESTCall(w, r, x)
 	}
 }
 
