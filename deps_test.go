@@ -56,6 +56,11 @@ var layout = map[string]allowed{
 		testMods: []string{"github.com/golang-jwt/jwt/v5"}},
 	"approvalpage": {pkgs: []string{"catalog", "authz", "approval", "proxy"},
 		mods: []string{"github.com/coreos/go-oidc/v3", "golang.org/x/oauth2"}},
+	// The gateway as an authorization server for MCP clients, federated
+	// to an OpenID provider: zitadel/oidc's op runs the protocol.
+	"oauthserver": {pkgs: []string{"catalog", "authz"},
+		mods: []string{"github.com/zitadel/oidc/v3", "github.com/go-jose/go-jose/v4", "github.com/coreos/go-oidc/v3",
+			"golang.org/x/oauth2", "golang.org/x/time", "github.com/redis/go-redis/v9"}},
 	"cmd/gateway": {pkgs: []string{"*"}, mods: append([]string{
 		"github.com/fsnotify/fsnotify", "github.com/go-chi/chi/v5", "github.com/golang-jwt/jwt/v5",
 		"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/sdk",
@@ -82,6 +87,7 @@ var importedOnlyBy = map[string][]string{
 	// The page imports proxy: only the wiring builds it, so nothing the
 	// core serves points back at it.
 	"approvalpage": {"cmd/gateway"},
+	"oauthserver":  {"cmd/gateway", "test"},
 }
 
 type listed struct {
