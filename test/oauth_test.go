@@ -353,3 +353,47 @@ func TestAnMCPClientWithoutATokenSignsInAtTheCompanysProvider(t *testing.T) {
 		t.Errorf("an HMAC operator token sees %v beside the authorization server", names)
 	}
 }
+
+// TestClaudeCodeSeesTheGatewayNeedsSignIn adds the gateway to Claude Code
+// (pinned in test/ts) with no header, as a person would: its health
+// check meets the 401, follows the metadata to the gateway's
+// authorization server, and `claude mcp list` reports the server as
+// needing authentication, not as failed.
+func TestClaudeCodeSeesTheGatewayNeedsSignIn(t *testing.T) {
+	claude, _ := filepath.Abs("ts/node_modules/.bin/claude")
+	if _, err := os.Stat(claude); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("Claude Code is not installed in test/ts (run npm ci there): %v", err)
+		}
+		t.Skip("test/ts/node_modules missing; run `npm ci --prefix test/ts`")
+	}
+	g, _ := oauthGateway(t)
+	home := t.TempDir()
+	run := func(args ...string) string {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, claude, args...)
+		cmd.Dir = home
+		cmd.Env = append(os.Environ(), "HOME="+home, "DISABLE_AUTOUPDATER=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("claude %s: %v\n%s", strings.Join(args[:2], " "), err, out)
+		}
+		return string(out)
+	}
+	run("mcp", "add", "--transport", "http", "gateway", g.MCP)
+	out := run("mcp", "list")
+	if !strings.Contains(out, "gateway: "+g.MCP) || !strings.Contains(strings.ToLower(out), "needs authentication") || strings.Contains(out, "Failed") {
+		t.Fatalf("claude mcp list:\n%s", out)
+	}
+	// Claude Code found the authorization server through the gateway's
+	// metadata (its check reads the resource metadata after the 401).
+	fetched := `"surface":"metadata"`
+	for deadline := time.Now().Add(10 * time.Second); !strings.Contains(g.stderr.String(), fetched) && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(g.stderr.String(), fetched) {
+		t.Errorf("Claude Code never read the protected resource metadata; gateway log:\n%.3000s", g.stderr.String())
+	}
+}
