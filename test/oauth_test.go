@@ -384,6 +384,7 @@ func TestClaudeCodeSeesTheGatewayNeedsSignIn(t *testing.T) {
 	}
 	run("mcp", "add", "--transport", "http", "gateway", g.MCP)
 	out := run("mcp", "list")
+	t.Logf("claude mcp list:\n%s", out)
 	if !strings.Contains(out, "gateway: "+g.MCP) || !strings.Contains(strings.ToLower(out), "needs authentication") || strings.Contains(out, "Failed") {
 		t.Fatalf("claude mcp list:\n%s", out)
 	}
