@@ -313,3 +313,71 @@ func TestClientIDMetadataDocument(t *testing.T) {
 		}
 	})
 }
+
+// Revoking an access token ends its grant too; revoking another client's
+// refresh token is refused and changes nothing.
+func TestRevocationOfAccessTokensAndOfOtherClientsTokens(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	other := e.register(t, "http://127.0.0.1:7778/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+
+	resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.RefreshToken}, "client_id": {other.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("another client revoked this client's refresh token")
+	}
+	if _, err := e.verify(t, tok.AccessToken); err != nil {
+		t.Fatalf("a refused revocation ended the grant: %v", err)
+	}
+
+	resp, err = http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {other.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := e.verify(t, tok.AccessToken); resp.StatusCode == http.StatusOK || err != nil {
+		t.Errorf("another client revoking this client's access token: %d, token now %v", resp.StatusCode, err)
+	}
+	resp, err = http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {c.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke the access token: %d", resp.StatusCode)
+	}
+	if _, err := e.verify(t, tok.AccessToken); err == nil {
+		t.Errorf("a revoked access token still verifies")
+	}
+	if r := e.refresh(t, c, tok.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("refresh after the access token's revocation: %+v, want invalid_grant", r)
+	}
+}
+
+// The provider's answer must come back to the browser that consented: a
+// callback carried to another browser is refused and spends the state.
+func TestProviderCallbackInAnotherBrowserIsRefused(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	b := newBrowser()
+	resp, _ := b.do(t, "GET", e.authorizeURL(c, nil), nil)
+	_, page := b.do(t, "GET", location(t, resp, e.url), nil)
+	form := hidden(page)
+	form.Set("decision", "allow")
+	resp, _ = b.do(t, "POST", e.url+"/oauth/login", form)
+	toProvider, _ := url.Parse(location(t, resp, e.url))
+	state := toProvider.Query().Get("state")
+	resp, body := newBrowser().do(t, "GET", e.url+"/oauth/callback?code=x&state="+url.QueryEscape(state), nil)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "not started in this browser") {
+		t.Errorf("callback in another browser: %d %q, want 403", resp.StatusCode, body)
+	}
+	resp, _ = b.do(t, "GET", e.url+"/oauth/callback?code=x&state="+url.QueryEscape(state), nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("the state was not spent: %d", resp.StatusCode)
+	}
+}

@@ -344,6 +344,27 @@ func (st *storage) RevokeToken(ctx context.Context, tokenOrID, _, clientID strin
 		st.revoke(ctx, rec.Grant)
 		return nil
 	}
+	if strings.Count(tokenOrID, ".") == 2 {
+		// An access token as sent: it must verify as one of ours, and
+		// have been issued to this client. One that does not verify
+		// (expired, already revoked, not ours) is answered as revoked.
+		p, err := st.s.verify.Verify(ctx, tokenOrID)
+		if err != nil {
+			return nil
+		}
+		var c struct {
+			ClientID string `json:"client_id"`
+			Grant    string `json:"mcpgw_grant"`
+		}
+		json.Unmarshal(p.Claims, &c)
+		if c.ClientID != clientID {
+			return oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
+		}
+		st.revoke(ctx, c.Grant)
+		return nil
+	}
+	// The library passes an access token's id when it verified the token
+	// itself; the id names the grant.
 	g := grantOf(tokenOrID)
 	if !strings.HasPrefix(g, "g_") {
 		return nil
