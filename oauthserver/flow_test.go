@@ -1,13 +1,18 @@
 package oauthserver_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/oauthserver"
 )
 
 const loopback = `"127.0.0.0/8", "::1/128"`
@@ -379,5 +384,62 @@ func TestProviderCallbackInAnotherBrowserIsRefused(t *testing.T) {
 	resp, _ = b.do(t, "GET", e.url+"/oauth/callback?code=x&state="+url.QueryEscape(state), nil)
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("the state was not spent: %d", resp.StatusCode)
+	}
+}
+
+// Two replicas sharing a Redis store and GATEWAY_APPROVAL_KEYS, with
+// every request going to the other one: registration on one, consent on
+// the other, the provider's callback, the code exchange and the refresh
+// each on whichever node; each node accepts the token the other issued,
+// and a revocation at one is refused at the other at once.
+func TestAnyReplicaServesAnyStep(t *testing.T) {
+	redisURL := startRedis(t)
+	hs := httptest.NewUnstartedServer(nil)
+	base := "http://" + hs.Listener.Addr().String()
+	issuer := startProvider(t, base+"/oauth/callback")
+	cat, err := catalog.Parse("catalog.yaml", []byte(fmt.Sprintf(catalogTmpl, base, issuer, 10, loopback)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes [2]*oauthserver.Server
+	for i := range nodes {
+		store, err := oauthserver.OpenRedisStore(context.Background(), redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		if nodes[i], err = oauthserver.New(cat, &oauthserver.Options{Store: store, Keys: [][]byte{[]byte("replicas-share-these-32-bytes!!!")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n atomic.Int64
+	hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nodes[n.Add(1)%2].ServeHTTP(w, r)
+	})
+	hs.Start()
+	t.Cleanup(hs.Close)
+	e := &env{t: t, srv: nodes[0], url: base, resource: base + "/mcp"}
+
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	tok = e.refresh(t, c, tok.RefreshToken)
+	if tok.AccessToken == "" {
+		t.Fatalf("refresh across replicas: %+v", tok)
+	}
+	for i, node := range nodes {
+		if p, err := node.Verifier().Verify(context.Background(), tok.AccessToken); err != nil || p.Workspace != "acme" {
+			t.Fatalf("node %d refuses the token: %v", i, err)
+		}
+	}
+	resp, err := http.PostForm(base+"/oauth/revoke", url.Values{"token": {tok.RefreshToken}, "client_id": {c.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for i, node := range nodes {
+		if _, err := node.Verifier().Verify(context.Background(), tok.AccessToken); err == nil {
+			t.Errorf("node %d still accepts a revoked token", i)
+		}
 	}
 }
