@@ -232,6 +232,19 @@ func (v *checker) oauthServer() {
 			v.add(at(cm.Meta, "allow_private_addresses", outer), subj, "client_metadata.allow_private_addresses entry %q is not an address prefix such as 127.0.0.0/8", clip(p))
 		}
 	}
+	if j := v.c.Auth.JWT; j != nil && o.Issuer != "" && strings.TrimSuffix(j.Issuer, "/") == o.Issuer {
+		// Tokens are handed to a verifier by their iss: the gateway's own
+		// issuer must not be one whose tokens another verifier checks.
+		v.add(at(o.Meta, "issuer", outer), subj, "issuer %q is also auth.jwt.issuer: the gateway's own tokens need an issuer of their own", o.Issuer)
+	}
+	if u, err := url.Parse(o.Issuer); err == nil {
+		prefix := strings.TrimSuffix(u.Path, "/") + OAuthPathPrefix + "/"
+		for key, p := range map[string]string{"mcp_path": v.c.Server.MCPPath, "admin_path": v.c.Server.AdminPath} {
+			if p != "" && strings.HasPrefix(p+"/", prefix) {
+				v.add(at(v.c.Server.Meta, key, outer), subj, "server.%s %q lies under %s, where the authorization server's endpoints are served", key, p, prefix)
+			}
+		}
+	}
 	if !o.Registration.Enabled && !cm.Enabled {
 		v.add(outer, subj, "registration and client_metadata are both off: no MCP client could get a client id")
 	}

@@ -78,6 +78,8 @@ func TestOAuthServerRefusals(t *testing.T) {
 		"zero registrations":   {"client_secret: ${IDP_SECRET}", "client_secret: x\n    registration: { per_minute: 0 }", "registration.per_minute must be greater than 0"},
 		"bad private prefix":   {"client_secret: ${IDP_SECRET}", "client_secret: x\n    client_metadata: { allow_private_addresses: [\"10.0.0.1\"] }", `allow_private_addresses entry "10.0.0.1" is not an address prefix`},
 		"host with scheme":     {"client_secret: ${IDP_SECRET}", "client_secret: x\n    client_metadata: { allowed_hosts: [\"https://a.example\"] }", `allowed_hosts entry "https://a.example" must be a host name`},
+		"mcp path under oauth": {`public_url: "https://mcp.example.com"`, `public_url: "https://mcp.example.com", mcp_path: /oauth/mcp`, `server.mcp_path "/oauth/mcp" lies under /oauth/`},
+		"issuer of the jwts":   {"  principal:", "  jwt: { jwks_url: \"https://mcp.example.com/jwks\", algorithms: [RS256], issuer: \"https://mcp.example.com/\", audience: a }\n  principal:", `issuer "https://mcp.example.com" is also auth.jwt.issuer`},
 		"no way to get client": {"client_secret: ${IDP_SECRET}", "client_secret: x\n    registration: { enabled: false }\n    client_metadata: { enabled: false }", "registration and client_metadata are both off"},
 	}
 	for name, c := range cases {
