@@ -22,7 +22,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 )
 
 // The gateway as its MCP clients' authorization server, with sign-in at a
@@ -396,5 +398,49 @@ func TestClaudeCodeSeesTheGatewayNeedsSignIn(t *testing.T) {
 	}
 	if !strings.Contains(g.stderr.String(), fetched) {
 		t.Errorf("Claude Code never read the protected resource metadata; gateway log:\n%.3000s", g.stderr.String())
+	}
+}
+
+// TestGoSDKClientSignsInAtTheProvider: the Go SDK's own OAuth client
+// (auth.AuthorizationCodeHandler on the Streamable transport), with no
+// token, discovers the gateway's authorization server from the 401,
+// registers dynamically, has the person sign in at the provider, and
+// lists the person's workspace's tools.
+func TestGoSDKClientSignsInAtTheProvider(t *testing.T) {
+	g, _ := oauthGateway(t)
+	redirect := "http://127.0.0.1:1/callback"
+	asked := 0
+	h, err := auth.NewAuthorizationCodeHandler(&auth.AuthorizationCodeHandlerConfig{
+		DynamicClientRegistrationConfig: &auth.DynamicClientRegistrationConfig{Metadata: &oauthex.ClientRegistrationMetadata{
+			RedirectURIs: []string{redirect}, TokenEndpointAuthMethod: "none", GrantTypes: []string{"authorization_code", "refresh_token"},
+			ClientName: "Go SDK test",
+		}},
+		RedirectURL: redirect,
+		AuthorizationCodeFetcher: func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			asked++
+			end := newSignInBrowser().signIn(t, args.URL, "alice", "alice-pw")
+			q := end.Query()
+			return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "go-oauth", Version: "1.0.0"}, nil)
+	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: g.MCP, OAuthHandler: h, DisableStandaloneSSE: true, MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("Connect with the Go SDK's OAuth handler: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if asked != 1 || !slices.Contains(names, "knowledge_search") {
+		t.Errorf("signed in %d times; alice (acme) sees %v", asked, names)
 	}
 }
