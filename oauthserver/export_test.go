@@ -4,6 +4,13 @@ package oauthserver
 // that a refused request left nothing behind.
 func (s *FileStore) Len() int {
 	n := 0
-	s.update(func(d map[string]fileEntry) bool { n = len(d); return false })
+	s.update(func(d map[string]fileEntry, now int64) bool {
+		for _, e := range d {
+			if e.E > now {
+				n++
+			}
+		}
+		return false
+	})
 	return n
 }

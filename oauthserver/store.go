@@ -44,8 +44,9 @@ type FileStore struct {
 	path string
 	now  func() time.Time
 
-	mu  sync.Mutex
-	mem map[string]fileEntry
+	mu    sync.Mutex
+	mem   map[string]fileEntry
+	swept int64 // when mem was last pruned, unix milliseconds
 }
 
 type fileEntry struct {
@@ -58,7 +59,7 @@ type fileEntry struct {
 func OpenFileStore(path string) (*FileStore, error) {
 	s := &FileStore{path: path, now: time.Now, mem: map[string]fileEntry{}}
 	if path != "" {
-		if err := s.update(func(map[string]fileEntry) bool { return false }); err != nil {
+		if err := s.update(func(map[string]fileEntry, int64) bool { return false }); err != nil {
 			return nil, err
 		}
 	}
@@ -67,19 +68,20 @@ func OpenFileStore(path string) (*FileStore, error) {
 
 func (s *FileStore) Close() error { return nil }
 
-// update runs f on the live entries under the locks and writes them back
-// when f reports a change.
-func (s *FileStore) update(f func(map[string]fileEntry) bool) error {
+// update runs f on the entries under the locks and writes them back when
+// f reports a change. Expired entries are dropped when the data is
+// written (a read never writes) and, in memory, at most once a minute;
+// lookups skip them meanwhile, so a read costs one map lookup in memory.
+func (s *FileStore) update(f func(map[string]fileEntry, int64) bool) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.now().UnixMilli()
 	if s.path == "" {
-		for k, e := range s.mem {
-			if e.E <= now {
-				delete(s.mem, k)
-			}
+		if now-s.swept > 60_000 {
+			prune(s.mem, now)
+			s.swept = now
 		}
-		f(s.mem)
+		f(s.mem, now)
 		return nil
 	}
 	lock, err := os.OpenFile(s.path+".lock", os.O_CREATE|os.O_RDWR, 0o600)
@@ -102,15 +104,10 @@ func (s *FileStore) update(f func(map[string]fileEntry) bool) error {
 			return fmt.Errorf("oauth store %s is not valid JSON: %v", s.path, err)
 		}
 	}
-	n := len(d)
-	for k, e := range d {
-		if e.E <= now {
-			delete(d, k)
-		}
-	}
-	if !f(d) && n == len(d) && b != nil {
+	if !f(d, now) && b != nil {
 		return nil
 	}
+	prune(d, now)
 	out, err := json.Marshal(d)
 	if err != nil {
 		return err
@@ -140,8 +137,22 @@ func (s *FileStore) update(f func(map[string]fileEntry) bool) error {
 	return nil
 }
 
+func prune(d map[string]fileEntry, now int64) {
+	for k, e := range d {
+		if e.E <= now {
+			delete(d, k)
+		}
+	}
+}
+
+// live returns the entry under key unless it is absent or expired.
+func live(d map[string]fileEntry, key string, now int64) (fileEntry, bool) {
+	e, ok := d[key]
+	return e, ok && e.E > now
+}
+
 func (s *FileStore) Put(_ context.Context, key string, val []byte, exp time.Time) error {
-	return s.update(func(d map[string]fileEntry) bool {
+	return s.update(func(d map[string]fileEntry, _ int64) bool {
 		d[key] = fileEntry{V: val, E: exp.UnixMilli()}
 		return true
 	})
@@ -149,8 +160,8 @@ func (s *FileStore) Put(_ context.Context, key string, val []byte, exp time.Time
 
 func (s *FileStore) Create(_ context.Context, key string, val []byte, exp time.Time) (bool, error) {
 	made := false
-	err := s.update(func(d map[string]fileEntry) bool {
-		if _, ok := d[key]; ok {
+	err := s.update(func(d map[string]fileEntry, now int64) bool {
+		if _, ok := live(d, key, now); ok {
 			return false
 		}
 		d[key] = fileEntry{V: val, E: exp.UnixMilli()}
@@ -162,8 +173,8 @@ func (s *FileStore) Create(_ context.Context, key string, val []byte, exp time.T
 
 func (s *FileStore) Get(_ context.Context, key string) ([]byte, error) {
 	var out []byte
-	err := s.update(func(d map[string]fileEntry) bool {
-		if e, ok := d[key]; ok {
+	err := s.update(func(d map[string]fileEntry, now int64) bool {
+		if e, ok := live(d, key, now); ok {
 			out = e.V
 		}
 		return false
@@ -176,8 +187,8 @@ func (s *FileStore) Get(_ context.Context, key string) ([]byte, error) {
 
 func (s *FileStore) Take(_ context.Context, key string) ([]byte, error) {
 	var out []byte
-	err := s.update(func(d map[string]fileEntry) bool {
-		e, ok := d[key]
+	err := s.update(func(d map[string]fileEntry, now int64) bool {
+		e, ok := live(d, key, now)
 		if !ok {
 			return false
 		}
@@ -192,7 +203,7 @@ func (s *FileStore) Take(_ context.Context, key string) ([]byte, error) {
 }
 
 func (s *FileStore) Delete(_ context.Context, key string) error {
-	return s.update(func(d map[string]fileEntry) bool {
+	return s.update(func(d map[string]fileEntry, _ int64) bool {
 		_, ok := d[key]
 		delete(d, key)
 		return ok
