@@ -1,5 +1,7 @@
 package oauthserver
 
+import "time"
+
 // Len counts the live entries of an in-memory store, so a test can see
 // that a refused request left nothing behind.
 func (s *FileStore) Len() int {
@@ -14,3 +16,6 @@ func (s *FileStore) Len() int {
 	})
 	return n
 }
+
+// SetNow replaces the store's clock.
+func (s *FileStore) SetNow(now func() time.Time) { s.now = now }

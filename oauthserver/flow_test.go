@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/oauthserver"
@@ -441,5 +442,47 @@ func TestAnyReplicaServesAnyStep(t *testing.T) {
 		if _, err := node.Verifier().Verify(context.Background(), tok.AccessToken); err == nil {
 			t.Errorf("node %d still accepts a revoked token", i)
 		}
+	}
+}
+
+// Access tokens live access_token_ttl and refresh tokens
+// refresh_token_ttl; past them the access token is refused and the
+// refresh token is invalid_grant.
+func TestTokensExpire(t *testing.T) {
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	e := newEnvWith(t, 10, loopback, now, func(s string) string {
+		return strings.Replace(s, "access_token_ttl: 5m", "access_token_ttl: 5m\n    refresh_token_ttl: 1h", 1)
+	})
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	skew.Store(int64(5*time.Minute + time.Second))
+	if _, err := e.verify(t, tok.AccessToken); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("an access token past access_token_ttl: %v, want expired", err)
+	}
+	skew.Store(int64(time.Hour + time.Second))
+	if r := e.refresh(t, c, tok.RefreshToken); r.status != http.StatusBadRequest || r.Error != "invalid_grant" {
+		t.Errorf("a refresh token past refresh_token_ttl: %d %+v, want 400 invalid_grant", r.status, r)
+	}
+}
+
+func TestRegistrationTurnedOffIsRefusedButDocumentsWork(t *testing.T) {
+	e := newEnvWith(t, 10, loopback, nil, func(s string) string {
+		return strings.Replace(s, "registration: { per_minute: 10 }", "registration: { enabled: false }", 1)
+	})
+	resp, body := postJSON(t, e.url+"/oauth/register", `{"redirect_uris":["http://127.0.0.1:1/cb"]}`)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "turned off") {
+		t.Errorf("registration when off: %d %s, want 403", resp.StatusCode, body)
+	}
+	var md map[string]any
+	r, err := http.Get(e.url + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(r.Body).Decode(&md)
+	r.Body.Close()
+	if _, ok := md["registration_endpoint"]; ok || md["client_id_metadata_document_supported"] != true {
+		t.Errorf("metadata with registration off: %v", md)
 	}
 }

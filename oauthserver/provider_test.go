@@ -154,15 +154,29 @@ type env struct {
 
 func newEnv(t *testing.T, registrationsPerMinute int, allowPrivate string) *env {
 	t.Helper()
+	return newEnvWith(t, registrationsPerMinute, allowPrivate, nil, nil)
+}
+
+// newEnvWith is newEnv with a clock for the server and its store, and a
+// change to the catalog's text.
+func newEnvWith(t *testing.T, registrationsPerMinute int, allowPrivate string, now func() time.Time, edit func(string) string) *env {
+	t.Helper()
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
 	issuer := startProvider(t, base+"/oauth/callback")
-	cat, err := catalog.Parse("catalog.yaml", []byte(fmt.Sprintf(catalogTmpl, base, issuer, registrationsPerMinute, allowPrivate)), nil)
+	src := fmt.Sprintf(catalogTmpl, base, issuer, registrationsPerMinute, allowPrivate)
+	if edit != nil {
+		src = edit(src)
+	}
+	cat, err := catalog.Parse("catalog.yaml", []byte(src), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	store, _ := oauthserver.OpenFileStore("")
-	s, err := oauthserver.New(cat, &oauthserver.Options{Store: store, Keys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}})
+	if now != nil {
+		store.SetNow(now)
+	}
+	s, err := oauthserver.New(cat, &oauthserver.Options{Store: store, Now: now, Keys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}})
 	if err != nil {
 		t.Fatal(err)
 	}
