@@ -59,7 +59,7 @@ var layout = map[string]allowed{
 	// The gateway as an authorization server for MCP clients, federated
 	// to an OpenID provider: zitadel/oidc's op runs the protocol.
 	"oauthserver": {pkgs: []string{"catalog", "authz"},
-		mods: []string{"github.com/zitadel/oidc/v3", "github.com/go-jose/go-jose/v4", "github.com/coreos/go-oidc/v3",
+		mods: []string{"github.com/zitadel/oidc/v3", "github.com/rs/cors", "github.com/go-jose/go-jose/v4", "github.com/coreos/go-oidc/v3",
 			"golang.org/x/oauth2", "golang.org/x/time", "github.com/redis/go-redis/v9"}},
 	"cmd/gateway": {pkgs: []string{"*"}, mods: append([]string{
 		"github.com/fsnotify/fsnotify", "github.com/go-chi/chi/v5", "github.com/golang-jwt/jwt/v5",

@@ -486,3 +486,21 @@ func TestRegistrationTurnedOffIsRefusedButDocumentsWork(t *testing.T) {
 		t.Errorf("metadata with registration off: %v", md)
 	}
 }
+
+// A web page of any origin may call the token endpoint (browser-based
+// MCP clients do), but never with the person's cookies.
+func TestTokenEndpointAllowsAnyOriginWithoutCredentials(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	req, _ := http.NewRequest(http.MethodOptions, e.url+"/oauth/token", nil)
+	req.Header.Set("Origin", "https://inspector.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") == "" || resp.Header.Get("Access-Control-Allow-Credentials") == "true" {
+		t.Errorf("preflight: allow-origin %q, allow-credentials %q; want any origin, no credentials",
+			resp.Header.Get("Access-Control-Allow-Origin"), resp.Header.Get("Access-Control-Allow-Credentials"))
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rs/cors"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
 	"golang.org/x/time/rate"
@@ -158,6 +159,14 @@ func New(cat *catalog.Catalog, opts *Options) (*Server, error) {
 		op.WithCustomEndSessionEndpoint(op.NewEndpoint(strings.TrimPrefix(p+"/end_session", "/"))),
 		op.WithCustomDeviceAuthorizationEndpoint(op.NewEndpoint(strings.TrimPrefix(p+"/device", "/"))),
 	}
+	// Browser-based clients call the token and revocation endpoints from
+	// any origin; none of them reads a cookie, so none is allowed along.
+	oopts = append(oopts, op.WithCORSOptions(&cors.Options{
+		AllowOriginFunc:  func(string) bool { return true },
+		AllowedMethods:   []string{http.MethodGet, http.MethodPost},
+		AllowedHeaders:   []string{"Content-Type", "Authorization", "MCP-Protocol-Version"},
+		AllowCredentials: false,
+	}))
 	// The issuer is the gateway's origin (and path), not the request's:
 	// the library reads it from here, so only the path (without the
 	// issuer's own path) is routed on.
