@@ -158,6 +158,9 @@ type Auth struct {
 	// MaxTokenLifetime refuses tokens whose exp - iat (or exp - nbf, or
 	// exp - now without either) exceeds it; 0: no ceiling.
 	MaxTokenLifetime Duration `yaml:"max_token_lifetime"`
+	// OAuthServer makes the gateway an authorization server for MCP
+	// clients, federated to an OpenID provider; nil: off.
+	OAuthServer *OAuthServer `yaml:"oauth_server"`
 }
 
 // JWT configures JSON Web Token verification. Exactly one key source is set.

@@ -36,6 +36,7 @@ func applyDefaults(c *Catalog) {
 	if !s.Has("enabled") {
 		s.Enabled = true
 	}
+	oauthServerDefaults(c)
 
 	pr := &c.Auth.Principal
 	pr.Subject = or(pr.Subject, "sub")

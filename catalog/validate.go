@@ -239,7 +239,7 @@ func (v *checker) auth() {
 	}
 	outer := v.c.At("auth")
 	switch {
-	case a.JWT == nil && a.APIKeysFile == "":
+	case a.JWT == nil && a.APIKeysFile == "" && a.OAuthServer == nil:
 		v.add(outer, "auth", "set exactly one verifier: jwt or api_keys_file")
 	case a.JWT != nil && a.APIKeysFile != "":
 		v.add(a.At("api_keys_file"), "auth", "set exactly one verifier: jwt or api_keys_file, not both")
@@ -247,6 +247,7 @@ func (v *checker) auth() {
 	if j := a.JWT; j != nil {
 		v.jwt(j)
 	}
+	v.oauthServer()
 
 	if a.MaxTokenLifetime < 0 {
 		v.add(a.At("max_token_lifetime"), "auth", "max_token_lifetime must not be negative (0 or absent: no ceiling)")

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/oauthserver"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -54,6 +55,10 @@ type runtime struct {
 	logTrail *proxy.AuditTrail
 	// approvals is shared by every core, made on the first install.
 	approvals *proxy.Approvals
+	// oauthStore and oauthKeys are the authorization server's state and
+	// signing secrets, made on the first install that needs them.
+	oauthStore oauthserver.Store
+	oauthKeys  [][]byte
 }
 
 // fileTrail is an audit file and the trail that watches it.
@@ -85,6 +90,7 @@ func (rt *runtime) recordReload(err error) {
 type state struct {
 	core     *proxy.Core
 	verifier authz.ClosableVerifier
+	as       *oauthserver.Server // nil without auth.oauth_server
 }
 
 func newRuntime(env lookupEnv, logger *slog.Logger, m *metrics) *runtime {
@@ -122,9 +128,22 @@ func (rt *runtime) snapshot() (*proxy.Core, authz.Verifier) {
 
 // install builds a state for cat and makes it current.
 func (rt *runtime) install(cat *catalog.Catalog) error {
-	v, err := authz.NewVerifier(cat.Auth, rt.verifierOptions())
+	var v authz.ClosableVerifier
+	var err error
+	if cat.Auth.JWT != nil || cat.Auth.APIKeysFile != "" {
+		if v, err = authz.NewVerifier(cat.Auth, rt.verifierOptions()); err != nil {
+			return err
+		}
+	}
+	as, err := rt.oauthServerFor(cat)
 	if err != nil {
-		return err
+		if v != nil {
+			closeVerifier(v)
+		}
+		return fmt.Errorf("auth.oauth_server: %w", err)
+	}
+	if as != nil {
+		v = federated(as, v)
 	}
 	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy(), Tracer: rt.tracer}
 	if p := cat.Audit.Path; p != "" {
@@ -159,7 +178,7 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 		closeVerifier(v)
 		return err
 	}
-	old := rt.cur.Swap(&state{core: core, verifier: v})
+	old := rt.cur.Swap(&state{core: core, verifier: v, as: as})
 	rt.metrics.catalogLoaded(cat.Hash)
 	if old != nil {
 		closeVerifier(old.verifier)

@@ -209,6 +209,6 @@ func (rt *runtime) routes() http.Handler {
 		}
 		io.WriteString(w, `{"status":"ready"}`)
 	})
-	mux.Handle("/*", traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: rt.logger, Metrics: rt.metrics.surfaces(), ApprovalPage: &approvalPage{}})))
+	mux.Handle("/*", rt.withOAuthServer(traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: rt.logger, Metrics: rt.metrics.surfaces(), ApprovalPage: &approvalPage{}}))))
 	return mux
 }

@@ -1,0 +1,506 @@
+package oauthserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/oauthserver"
+)
+
+const loopback = `"127.0.0.0/8", "::1/128"`
+
+func TestMetadataAdvertisesPKCEWithS256OnlyAndBothRegistrations(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	resp, err := http.Get(e.url + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var md map[string]any
+	json.NewDecoder(resp.Body).Decode(&md)
+	for k, want := range map[string]any{
+		"issuer": e.url, "token_endpoint": e.url + "/oauth/token", "registration_endpoint": e.url + "/oauth/register",
+		"revocation_endpoint": e.url + "/oauth/revoke", "client_id_metadata_document_supported": true,
+	} {
+		if md[k] != want {
+			t.Errorf("%s = %v, want %v", k, md[k], want)
+		}
+	}
+	if got := fmt.Sprint(md["code_challenge_methods_supported"]); got != "[S256]" {
+		t.Errorf("code_challenge_methods_supported = %s, want [S256] only", got)
+	}
+}
+
+// The whole flow through a real provider process: register, consent,
+// sign in at the provider, exchange the code with PKCE, and the token
+// the gateway issues maps to the person's own workspace.
+func TestSignInAtTheProviderGivesEachPersonATokenForTheirWorkspace(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	for _, who := range []struct{ user, pw, ws string }{{"alice", "alice-pw", "acme"}, {"bob", "bob-pw", "globex"}} {
+		q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), who.user, who.pw)
+		if q.Get("state") != "st-1" || q.Get("code") == "" {
+			t.Fatalf("%s: redirect query %v", who.user, q)
+		}
+		tok := e.exchange(t, c, q.Get("code"))
+		if tok.AccessToken == "" || tok.RefreshToken == "" {
+			t.Fatalf("%s: token response %+v", who.user, tok)
+		}
+		p, err := e.verify(t, tok.AccessToken)
+		if err != nil {
+			t.Fatalf("%s: the gateway refuses its own token: %v", who.user, err)
+		}
+		if p.Workspace != who.ws || p.Subject != who.ws {
+			t.Errorf("%s: principal %s/%s, want workspace %s", who.user, p.Subject, p.Workspace, who.ws)
+		}
+	}
+}
+
+// Refresh tokens rotate; presenting a spent one is reuse, which revokes
+// the grant: the rotated refresh token and every access token die too.
+func TestRefreshRotatesAndReuseRevokesTheWholeGrant(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	first := e.exchange(t, c, q.Get("code"))
+	second := e.refresh(t, c, first.RefreshToken)
+	if second.AccessToken == "" || second.RefreshToken == "" || second.RefreshToken == first.RefreshToken {
+		t.Fatalf("refresh: %+v", second)
+	}
+	if _, err := e.verify(t, second.AccessToken); err != nil {
+		t.Fatalf("refreshed token refused: %v", err)
+	}
+	if other := e.register(t, "http://127.0.0.1:7778/cb"); e.refresh(t, other, second.RefreshToken).Error != "invalid_grant" {
+		t.Errorf("another client refreshed this client's token")
+	}
+	reuse := e.refresh(t, c, first.RefreshToken)
+	if reuse.status != http.StatusBadRequest || reuse.Error != "invalid_grant" {
+		t.Fatalf("reused refresh token: %d %+v, want 400 invalid_grant", reuse.status, reuse)
+	}
+	if _, err := e.verify(t, second.AccessToken); err == nil || !strings.Contains(err.Error(), "revoked") {
+		t.Errorf("access token after reuse: %v, want revoked", err)
+	}
+	if r := e.refresh(t, c, second.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("rotated refresh token after reuse: %+v, want invalid_grant", r)
+	}
+}
+
+func TestRevokingARefreshTokenEndsItsAccessTokens(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.RefreshToken}, "token_type_hint": {"refresh_token"}, "client_id": {c.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke: %d", resp.StatusCode)
+	}
+	if _, err := e.verify(t, tok.AccessToken); err == nil {
+		t.Errorf("the access token still verifies after its refresh token was revoked")
+	}
+	if r := e.refresh(t, c, tok.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("refresh after revocation: %+v, want invalid_grant", r)
+	}
+}
+
+// A code is exchanged once; a replay (an intercepted code) is
+// invalid_grant and revokes what the first exchange issued.
+func TestCodeReplayIsRefusedAndRevokesItsTokens(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	if tok.AccessToken == "" {
+		t.Fatalf("first exchange: %+v", tok)
+	}
+	again := e.exchange(t, c, q.Get("code"))
+	if again.status != http.StatusBadRequest || again.Error != "invalid_grant" {
+		t.Fatalf("replayed code: %d %+v, want 400 invalid_grant", again.status, again)
+	}
+	if _, err := e.verify(t, tok.AccessToken); err == nil {
+		t.Errorf("the first exchange's token survives the replay")
+	}
+}
+
+func TestTokenRequestRefusals(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	other := e.register(t, "http://127.0.0.1:7777/callback")
+	cases := map[string]struct {
+		change func(url.Values)
+		want   string
+	}{
+		"wrong-resource":     {func(v url.Values) { v.Set("resource", "https://other.example/mcp") }, "invalid_target"},
+		"missing-verifier":   {func(v url.Values) { v.Del("code_verifier") }, "invalid_request"},
+		"wrong-verifier":     {func(v url.Values) { v.Set("code_verifier", strings.Repeat("w", 43)) }, "invalid_grant"},
+		"other-redirect-uri": {func(v url.Values) { v.Set("redirect_uri", "http://127.0.0.1:7777/other") }, "invalid_grant"},
+		"other-client":       {func(v url.Values) { v.Set("client_id", other.id) }, "invalid_grant"},
+		"unknown-client":     {func(v url.Values) { v.Set("client_id", "nobody") }, "invalid_client"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+			form := url.Values{"grant_type": {"authorization_code"}, "code": {q.Get("code")}, "redirect_uri": {c.redirect},
+				"client_id": {c.id}, "code_verifier": {c.verifier}, "resource": {e.resource}}
+			tc.change(form)
+			got := e.token(t, form)
+			if got.status/100 != 4 || got.Error != tc.want || got.AccessToken != "" {
+				t.Errorf("token: %d %+v, want %s", got.status, got, tc.want)
+			}
+		})
+	}
+}
+
+// An authorization request that is refused stores nothing; one whose
+// client or redirect URI is in doubt is answered here, never redirected.
+func TestRefusedAuthorizationRequestsLeaveNothingBehind(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	cases := map[string]struct {
+		extra    url.Values
+		redirect bool
+		want     string
+	}{
+		"unknown-client":       {url.Values{"client_id": {"mcpgw_c_nobody"}}, false, "unknown client"},
+		"mismatched-redirect":  {url.Values{"redirect_uri": {"http://127.0.0.1:7777/callback/x"}}, false, "redirect_uri is not one the client registered"},
+		"redirect-prefix-only": {url.Values{"redirect_uri": {"http://127.0.0.1:7777/"}}, false, "redirect_uri is not one the client registered"},
+		"missing-pkce":         {url.Values{"code_challenge": nil, "code_challenge_method": nil}, true, "invalid_request"},
+		"plain-pkce":           {url.Values{"code_challenge_method": {"plain"}}, true, "invalid_request"},
+		"wrong-resource":       {url.Values{"resource": {"https://evil.example/mcp"}}, true, "invalid_target"},
+		"implicit-flow":        {url.Values{"response_type": {"token"}}, true, "unsupported_response_type"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			before := e.store.Len()
+			resp, body := newBrowser().do(t, "GET", e.authorizeURL(c, tc.extra), nil)
+			if tc.redirect {
+				loc := resp.Header.Get("Location")
+				if resp.StatusCode != http.StatusFound || !strings.HasPrefix(loc, c.redirect+"?") || !strings.Contains(loc, "error="+tc.want) {
+					t.Errorf("got %d to %q, want a redirect to the client with error=%s", resp.StatusCode, loc, tc.want)
+				}
+			} else if resp.StatusCode != http.StatusBadRequest || resp.Header.Get("Location") != "" || !strings.Contains(body, tc.want) {
+				t.Errorf("got %d %q (Location %q), want 400 naming %q and no redirect", resp.StatusCode, body, resp.Header.Get("Location"), tc.want)
+			}
+			if after := e.store.Len(); after != before {
+				t.Errorf("the store holds %d entries after the refusal, %d before", after, before)
+			}
+		})
+	}
+}
+
+// A person whose ID token maps to no principal (here a subject the
+// workspace pattern refuses) is sent back with access_denied, and no code
+// exists for them.
+func TestPersonWhoMapsToNoPrincipalIsDenied(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "mallory", "m-pw")
+	if q.Get("error") != "access_denied" || q.Get("code") != "" || !strings.Contains(q.Get("error_description"), "workspace") {
+		t.Fatalf("redirect query %v, want access_denied naming the workspace", q)
+	}
+}
+
+// The consent must be given in the browser that started the sign-in:
+// a consent form posted from elsewhere (another browser, a forged page)
+// is refused.
+func TestConsentFromAnotherBrowserIsRefused(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	victim, attacker := newBrowser(), newBrowser()
+	resp, _ := attacker.do(t, "GET", e.authorizeURL(c, nil), nil)
+	_, page := attacker.do(t, "GET", location(t, resp, e.url), nil)
+	form := hidden(page)
+	form.Set("decision", "allow")
+	resp, _ = victim.do(t, "POST", e.url+"/oauth/login", form)
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("consent from another browser: %d, want 403", resp.StatusCode)
+	}
+}
+
+func TestRegistrationRefusalsNameTheField(t *testing.T) {
+	e := newEnv(t, 100, loopback)
+	cases := map[string]struct{ body, code, want string }{
+		"no-redirects":      {`{"client_name":"x"}`, "invalid_redirect_uri", "redirect_uris is required"},
+		"http-off-loopback": {`{"redirect_uris":["http://evil.example/cb"]}`, "invalid_redirect_uri", "http is allowed for a loopback host only"},
+		"fragment":          {`{"redirect_uris":["https://a.example/cb#x"]}`, "invalid_redirect_uri", "fragment"},
+		"javascript":        {`{"redirect_uris":["javascript:alert(1)"]}`, "invalid_redirect_uri", "javascript is not allowed"},
+		"secret-client":     {`{"redirect_uris":["https://a.example/cb"],"token_endpoint_auth_method":"client_secret_basic"}`, "invalid_client_metadata", "public and use PKCE"},
+		"implicit-grant":    {`{"redirect_uris":["https://a.example/cb"],"grant_types":["implicit"]}`, "invalid_client_metadata", `implicit\" is not supported`},
+		"client-chosen-id":  {`{"client_id":"mine","redirect_uris":["https://a.example/cb"]}`, "invalid_client_metadata", "chosen by the server"},
+		"not-json":          {`redirect_uris=x`, "invalid_client_metadata", "not a JSON object"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			before := e.store.Len()
+			resp, body := postJSON(t, e.url+"/oauth/register", tc.body)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `"error":"`+tc.code+`"`) || !strings.Contains(body, tc.want) {
+				t.Errorf("got %d %s, want 400 %s naming %q", resp.StatusCode, body, tc.code, tc.want)
+			}
+			if e.store.Len() != before {
+				t.Errorf("a refused registration was stored")
+			}
+		})
+	}
+}
+
+func TestRegistrationIsRateLimitedPerNode(t *testing.T) {
+	e := newEnv(t, 2, loopback)
+	var codes []int
+	for range 3 {
+		resp, _ := postJSON(t, e.url+"/oauth/register", `{"redirect_uris":["http://127.0.0.1:1/cb"]}`)
+		codes = append(codes, resp.StatusCode)
+	}
+	if fmt.Sprint(codes) != "[201 201 429]" {
+		t.Errorf("three registrations with per_minute 2: %v, want [201 201 429]", codes)
+	}
+}
+
+// A client whose id is the URL of its metadata document: the document is
+// fetched (loopback is allowed here) and its redirect URIs are held
+// exactly; a document that lies about its URL, redirects, or lives on an
+// address not allowed is refused.
+func TestClientIDMetadataDocument(t *testing.T) {
+	docs := http.NewServeMux()
+	var docURL string
+	docs.HandleFunc("/client.json", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"client_id":%q,"client_name":"Doc client","redirect_uris":["http://127.0.0.1:7777/callback"]}`, docURL)
+	})
+	docs.HandleFunc("/liar.json", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"client_id":"https://claude.ai/client.json","redirect_uris":["http://127.0.0.1:7777/callback"]}`)
+	})
+	docs.HandleFunc("/moved.json", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/client.json", http.StatusFound)
+	})
+	docs.HandleFunc("/huge.json", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"client_id":%q,"client_name":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, r.URL.String(), strings.Repeat("x", 6000))
+	})
+	ds := httptest.NewServer(docs)
+	defer ds.Close()
+	docURL = ds.URL + "/client.json"
+
+	e := newEnv(t, 10, loopback)
+	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	if p, err := e.verify(t, tok.AccessToken); err != nil || p.Workspace != "acme" {
+		t.Fatalf("document client: %v %v", p, err)
+	}
+	for name, tc := range map[string]struct{ id, redirect, want string }{
+		"redirect-not-in-document": {docURL, "http://127.0.0.1:7777/other", "redirect_uri is not one the client registered"},
+		"client-id-mismatch":       {ds.URL + "/liar.json", c.redirect, "client_id must be its own URL"},
+		"redirect-not-followed":    {ds.URL + "/moved.json", c.redirect, "answered HTTP 302"},
+		"too-large":                {ds.URL + "/huge.json", c.redirect, "larger than 5KiB"},
+		"no-path":                  {ds.URL, c.redirect, "must have a path"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			resp, body := newBrowser().do(t, "GET", e.authorizeURL(&client{id: tc.id, redirect: tc.redirect, verifier: c.verifier}, nil), nil)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, tc.want) {
+				t.Errorf("got %d %q, want 400 naming %q", resp.StatusCode, body, tc.want)
+			}
+		})
+	}
+	t.Run("private-address-not-allowed", func(t *testing.T) {
+		strict := newEnv(t, 10, "")
+		resp, body := newBrowser().do(t, "GET", strict.authorizeURL(c, nil), nil)
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "not a public address") {
+			t.Errorf("got %d %q, want the fetch refused for a private address", resp.StatusCode, body)
+		}
+	})
+}
+
+// Revoking an access token ends its grant too; revoking another client's
+// refresh token is refused and changes nothing.
+func TestRevocationOfAccessTokensAndOfOtherClientsTokens(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	other := e.register(t, "http://127.0.0.1:7778/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+
+	resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.RefreshToken}, "client_id": {other.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		t.Errorf("another client revoked this client's refresh token")
+	}
+	if _, err := e.verify(t, tok.AccessToken); err != nil {
+		t.Fatalf("a refused revocation ended the grant: %v", err)
+	}
+
+	resp, err = http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {other.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if _, err := e.verify(t, tok.AccessToken); resp.StatusCode == http.StatusOK || err != nil {
+		t.Errorf("another client revoking this client's access token: %d, token now %v", resp.StatusCode, err)
+	}
+	resp, err = http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {c.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoke the access token: %d", resp.StatusCode)
+	}
+	if _, err := e.verify(t, tok.AccessToken); err == nil {
+		t.Errorf("a revoked access token still verifies")
+	}
+	if r := e.refresh(t, c, tok.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("refresh after the access token's revocation: %+v, want invalid_grant", r)
+	}
+}
+
+// The provider's answer must come back to the browser that consented: a
+// callback carried to another browser is refused and spends the state.
+func TestProviderCallbackInAnotherBrowserIsRefused(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	b := newBrowser()
+	resp, _ := b.do(t, "GET", e.authorizeURL(c, nil), nil)
+	_, page := b.do(t, "GET", location(t, resp, e.url), nil)
+	form := hidden(page)
+	form.Set("decision", "allow")
+	resp, _ = b.do(t, "POST", e.url+"/oauth/login", form)
+	toProvider, _ := url.Parse(location(t, resp, e.url))
+	state := toProvider.Query().Get("state")
+	resp, body := newBrowser().do(t, "GET", e.url+"/oauth/callback?code=x&state="+url.QueryEscape(state), nil)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "not started in this browser") {
+		t.Errorf("callback in another browser: %d %q, want 403", resp.StatusCode, body)
+	}
+	resp, _ = b.do(t, "GET", e.url+"/oauth/callback?code=x&state="+url.QueryEscape(state), nil)
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("the state was not spent: %d", resp.StatusCode)
+	}
+}
+
+// Two replicas sharing a Redis store and GATEWAY_APPROVAL_KEYS, with
+// every request going to the other one: registration on one, consent on
+// the other, the provider's callback, the code exchange and the refresh
+// each on whichever node; each node accepts the token the other issued,
+// and a revocation at one is refused at the other at once.
+func TestAnyReplicaServesAnyStep(t *testing.T) {
+	redisURL := startRedis(t)
+	hs := httptest.NewUnstartedServer(nil)
+	base := "http://" + hs.Listener.Addr().String()
+	issuer := startProvider(t, base+"/oauth/callback")
+	cat, err := catalog.Parse("catalog.yaml", []byte(fmt.Sprintf(catalogTmpl, base, issuer, 10, loopback)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nodes [2]*oauthserver.Server
+	for i := range nodes {
+		store, err := oauthserver.OpenRedisStore(context.Background(), redisURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { store.Close() })
+		if nodes[i], err = oauthserver.New(cat, &oauthserver.Options{Store: store, Keys: [][]byte{[]byte("replicas-share-these-32-bytes!!!")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var n atomic.Int64
+	hs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		nodes[n.Add(1)%2].ServeHTTP(w, r)
+	})
+	hs.Start()
+	t.Cleanup(hs.Close)
+	e := &env{t: t, srv: nodes[0], url: base, resource: base + "/mcp"}
+
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	tok = e.refresh(t, c, tok.RefreshToken)
+	if tok.AccessToken == "" {
+		t.Fatalf("refresh across replicas: %+v", tok)
+	}
+	for i, node := range nodes {
+		if p, err := node.Verifier().Verify(context.Background(), tok.AccessToken); err != nil || p.Workspace != "acme" {
+			t.Fatalf("node %d refuses the token: %v", i, err)
+		}
+	}
+	resp, err := http.PostForm(base+"/oauth/revoke", url.Values{"token": {tok.RefreshToken}, "client_id": {c.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	for i, node := range nodes {
+		if _, err := node.Verifier().Verify(context.Background(), tok.AccessToken); err == nil {
+			t.Errorf("node %d still accepts a revoked token", i)
+		}
+	}
+}
+
+// Access tokens live access_token_ttl and refresh tokens
+// refresh_token_ttl; past them the access token is refused and the
+// refresh token is invalid_grant.
+func TestTokensExpire(t *testing.T) {
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	e := newEnvWith(t, 10, loopback, now, func(s string) string {
+		return strings.Replace(s, "access_token_ttl: 5m", "access_token_ttl: 5m\n    refresh_token_ttl: 1h", 1)
+	})
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	skew.Store(int64(5*time.Minute + time.Second))
+	if _, err := e.verify(t, tok.AccessToken); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("an access token past access_token_ttl: %v, want expired", err)
+	}
+	skew.Store(int64(time.Hour + time.Second))
+	if r := e.refresh(t, c, tok.RefreshToken); r.status != http.StatusBadRequest || r.Error != "invalid_grant" {
+		t.Errorf("a refresh token past refresh_token_ttl: %d %+v, want 400 invalid_grant", r.status, r)
+	}
+}
+
+func TestRegistrationTurnedOffIsRefusedButDocumentsWork(t *testing.T) {
+	e := newEnvWith(t, 10, loopback, nil, func(s string) string {
+		return strings.Replace(s, "registration: { per_minute: 10 }", "registration: { enabled: false }", 1)
+	})
+	resp, body := postJSON(t, e.url+"/oauth/register", `{"redirect_uris":["http://127.0.0.1:1/cb"]}`)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "turned off") {
+		t.Errorf("registration when off: %d %s, want 403", resp.StatusCode, body)
+	}
+	var md map[string]any
+	r, err := http.Get(e.url + "/.well-known/oauth-authorization-server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	json.NewDecoder(r.Body).Decode(&md)
+	r.Body.Close()
+	if _, ok := md["registration_endpoint"]; ok || md["client_id_metadata_document_supported"] != true {
+		t.Errorf("metadata with registration off: %v", md)
+	}
+}
+
+// A web page of any origin may call the token endpoint (browser-based
+// MCP clients do), but never with the person's cookies.
+func TestTokenEndpointAllowsAnyOriginWithoutCredentials(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	req, _ := http.NewRequest(http.MethodOptions, e.url+"/oauth/token", nil)
+	req.Header.Set("Origin", "https://inspector.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.Header.Get("Access-Control-Allow-Origin") == "" || resp.Header.Get("Access-Control-Allow-Credentials") == "true" {
+		t.Errorf("preflight: allow-origin %q, allow-credentials %q; want any origin, no credentials",
+			resp.Header.Get("Access-Control-Allow-Origin"), resp.Header.Get("Access-Control-Allow-Credentials"))
+	}
+}
