@@ -1,8 +1,3 @@
-// Package authz turns a bearer token into a [Principal] and decides what
-// that principal may do: gates, the sensitive-data lock and per-workspace
-// prerequisites. It owns token verification (JWT, and the caches that make
-// it cheap); it knows nothing of HTTP routing or upstream calls, and where a
-// decision needs an upstream probe it takes a function the wiring supplies.
 package authz
 
 import (

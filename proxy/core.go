@@ -1,8 +1,3 @@
-// Package proxy is the core every surface shares: it lists the tools a
-// principal may see and calls one, re-checking the same decision, validating
-// arguments, building the upstream request from the catalog's templates,
-// binding the workspace from the principal, reading a bounded answer and
-// rendering it. The wire (JSON-RPC, HTTP status codes) belongs to mcp.
 package proxy
 
 import (
