@@ -32,7 +32,10 @@ func TestAssertionSignerSignsWhatItIsTold(t *testing.T) {
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	p384, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
 	_, edKey, _ := ed25519.GenerateKey(rand.Reader)
-	pkcs8 := func(k any) []byte { der, err := x509.MarshalPKCS8PrivateKey(k); return pemOf(t, "PRIVATE KEY", der, err) }
+	pkcs8 := func(k any) []byte {
+		der, err := x509.MarshalPKCS8PrivateKey(k)
+		return pemOf(t, "PRIVATE KEY", der, err)
+	}
 	sec1, err := x509.MarshalECPrivateKey(p256)
 	for _, tt := range []struct {
 		name, alg string
