@@ -206,7 +206,7 @@ type SearchQuery struct {
 	Kind  string   `json:"kind"`
 	Limit int      `json:"limit"`
 
-	terms map[string]float64 // Query's weighted terms, set by check
+	terms map[string]qterm // Query's weighted terms, set by check
 }
 
 // ErrBadSearch marks a search whose query or bounds are unusable; the

@@ -36,6 +36,10 @@ import (
 // 35 modules into the gateway's build.
 
 // Field weights: how much one occurrence of a term in a field counts.
+// These and the weights below were chosen by a small grid over the
+// relevance benchmark's tasks (cmd/gateway/testdata/relevance), tuned on
+// half of them and checked on the other half; the optimum is flat around
+// them.
 const (
 	weightName  = 3.0
 	weightTitle = 2.0
@@ -45,14 +49,17 @@ const (
 	weightArgD  = 0.5 // argument descriptions
 	weightRoute = 1.0 // an imported tool's method and path
 	// weightSynonym scales a term reached through a synonym of a query word.
-	weightSynonym = 0.4
+	weightSynonym = 0.6
+	// weightDerived scales a word of the same root as a query word
+	// (review: reviewer).
+	weightDerived = 0.7
 	// weightNameCover is what a name the query covers wholly adds, as a
 	// share of the score, among the best rerankDepth tools.
 	weightNameCover = 3.0
 	rerankDepth     = 50
 	// weightQuestionRead is what a read tool adds, as a share of the
 	// score, when the query is a question.
-	weightQuestionRead = 0.5
+	weightQuestionRead = 1.0
 	bm25K1             = 1.2
 	bm25B              = 0.75
 )
@@ -158,15 +165,38 @@ type hit struct {
 // rank scores the visible tools for query, whose terms (queryTerms) are
 // given, and returns the best limit that keep passes, best first; ties
 // keep catalog order.
-func (ix *searchIndex) rank(v *searchView, query string, terms map[string]float64, limit int, keep func(doc int32) bool) []int32 {
+func (ix *searchIndex) rank(v *searchView, query string, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
 	weights := ix.related(v, terms)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
 	scores, touched := sc.score, sc.touched[:0]
+	best, inGroup := sc.best, sc.inGroup[:0]
 	n := float64(v.count)
 	avgLen := max(v.avgLen, 1)
-	// Terms in a fixed order, so that equal queries sum alike.
-	for _, term := range slices.Sorted(maps.Keys(weights)) {
+	// Terms in a fixed order, so that equal queries sum alike, and by
+	// group: a tool gets the best of the terms one query word reached
+	// (its own form, its synonyms), not their sum, so a word with many
+	// synonyms does not outweigh the others.
+	order := slices.SortedFunc(maps.Keys(weights), func(a, b string) int {
+		if ga, gb := weights[a].group, weights[b].group; ga != gb {
+			return int(ga - gb)
+		}
+		return strings.Compare(a, b)
+	})
+	flush := func() {
+		for _, d := range inGroup {
+			if scores[d] == 0 {
+				touched = append(touched, d)
+			}
+			scores[d] += best[d]
+			best[d] = 0
+		}
+		inGroup = inGroup[:0]
+	}
+	for i, term := range order {
+		if i > 0 && weights[order[i-1]].group != weights[term].group {
+			flush()
+		}
 		list := ix.postings[term]
 		df := 0
 		for _, p := range list {
@@ -177,20 +207,23 @@ func (ix *searchIndex) rank(v *searchView, query string, terms map[string]float6
 		if df == 0 {
 			continue
 		}
-		qw := weights[term]
+		qw := weights[term].w
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 		for _, p := range list {
 			if !v.visible[p.doc] {
 				continue
 			}
-			if scores[p.doc] == 0 {
-				touched = append(touched, p.doc)
-			}
 			tf := float64(p.wtf)
 			norm := 1 - bm25B + bm25B*float64(ix.length[p.doc])/avgLen
-			scores[p.doc] += qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
+			c := qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
+			if best[p.doc] == 0 {
+				inGroup = append(inGroup, p.doc)
+			}
+			best[p.doc] = max(best[p.doc], c)
 		}
 	}
+	flush()
+	sc.inGroup = inGroup
 	// The best depth that keep passes, kept in order as they come.
 	depth := max(4*limit, rerankDepth)
 	top := make([]hit, 0, depth+1)
@@ -239,28 +272,34 @@ func (ix *searchIndex) rank(v *searchView, query string, terms map[string]float6
 	return out
 }
 
-// related adds, for each of the query's own words that no visible tool
-// uses, the words of the same root that one does ("contributes":
-// contributors, "automate": automation), at weightSynonym. Only visible
-// tools count, so what a caller cannot see changes nothing.
-func (ix *searchIndex) related(v *searchView, weights map[string]float64) map[string]float64 {
+// related adds, for each of the query's own words, the words of the same
+// root that a visible tool uses ("contributes": contributors, "review":
+// reviewers, "automate": automation), at weightDerived, scored with the
+// word itself. Only visible tools count, so what a caller cannot see
+// changes nothing.
+func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[string]qterm {
 	used := func(term string) bool {
 		return slices.ContainsFunc(ix.postings[term], func(p posting) bool { return v.visible[p.doc] })
 	}
-	var found []string
-	for term, w := range weights {
-		if w < 1 || used(term) {
+	type rel struct {
+		term  string
+		group int32
+	}
+	var found []rel
+	for _, term := range slices.Sorted(maps.Keys(weights)) {
+		w := weights[term]
+		if w.w < 1 {
 			continue
 		}
 		for _, d := range derived(term) {
 			if used(d) {
-				found = append(found, d)
+				found = append(found, rel{d, w.group})
 			}
 		}
 	}
-	for _, v := range found {
-		if _, ok := weights[v]; !ok {
-			weights[v] = weightSynonym
+	for _, r := range found {
+		if _, ok := weights[r.term]; !ok {
+			weights[r.term] = qterm{weightDerived, r.group}
 		}
 	}
 	return weights
@@ -289,17 +328,20 @@ func better(a, b hit) bool {
 }
 
 // scratch is a search's working memory, pooled: at 10,000 tools it
-// would otherwise be 120 KB a search.
+// would otherwise be 240 KB a search.
 type scratch struct {
 	score   []float64 // per document, all zero between searches
 	touched []int32   // the documents scored
+	best    []float64 // per document, the best of one query word's terms
+	inGroup []int32   // the documents one query word reached
 }
 
 func (ix *searchIndex) scratch() *scratch {
 	if s, ok := ix.scores.Get().(*scratch); ok {
 		return s
 	}
-	return &scratch{score: make([]float64, len(ix.length))}
+	n := len(ix.length)
+	return &scratch{score: make([]float64, n), best: make([]float64, n)}
 }
 
 // isQuestion reports whether query asks something rather than orders it.
@@ -315,14 +357,14 @@ var questionStarts = map[string]bool{}
 
 // cover is the share of doc's name terms the query asks for, each
 // counted at its query weight.
-func (ix *searchIndex) cover(doc int32, weights map[string]float64) float64 {
+func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 	name := ix.names[doc]
 	if len(name) == 0 {
 		return 0
 	}
 	var c float64
 	for _, t := range name {
-		c += weights[t]
+		c += weights[t].w
 	}
 	return c / float64(len(name))
 }
@@ -330,13 +372,15 @@ func (ix *searchIndex) cover(doc int32, weights map[string]float64) float64 {
 // queryTerms turns a query into weighted terms: its own words at 1, the
 // words its phrasal verbs stand for ("sign out": logout) at 1 too, and
 // the synonyms of all of them, and what a question word asks for ("who":
-// users), at weightSynonym (a word's own weight wins).
-func queryTerms(query string) map[string]float64 {
-	out := map[string]float64{}
+// users), at weightSynonym (a word's own weight wins). Each term belongs
+// to the query word it stands for (its group), and a tool scores the best
+// term of each group.
+func queryTerms(query string) map[string]qterm {
+	out := map[string]qterm{}
 	var own []string
 	addOwn := func(t string) {
 		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
-			out[t] = 1
+			out[t] = qterm{1, int32(len(own))}
 			own = append(own, t)
 		}
 	}
@@ -360,24 +404,38 @@ func queryTerms(query string) map[string]float64 {
 			addOwn(stem(w))
 		}
 	}
-	var asked []string
+	group := int32(len(own))
+	ask := func(ts []string, g int32, w float64) {
+		for _, t := range ts {
+			if old, ok := out[t]; !ok {
+				out[t] = qterm{w, g}
+			} else if old.w < w {
+				out[t] = qterm{w, old.group} // a term scores in one group
+			}
+		}
+	}
 	for i, w := range ws {
-		asked = append(asked, questionWords[w]...)
+		if qw := questionWords[w]; len(qw) > 0 {
+			ask(qw, group, weightSynonym)
+			group++
+		}
 		// "who changed", "who closed": asked of a record of changes.
 		if w == "who" && i+1 < len(ws) && strings.HasSuffix(ws[i+1], "ed") {
-			asked = append(asked, synonyms[stem("history")]...)
-			asked = append(asked, stem("history"))
+			ask(append([]string{stem("history")}, synonyms[stem("history")]...), group, weightSynonym)
+			group++
 		}
 	}
-	for _, t := range own {
-		asked = append(asked, synonyms[t]...)
-	}
-	for _, s := range asked {
-		if _, own := out[s]; !own {
-			out[s] = weightSynonym
-		}
+	for g, t := range own {
+		ask(synonyms[t], int32(g), weightSynonym)
 	}
 	return out
+}
+
+// qterm is one term of a query: its weight and the query word it stands
+// for (its group).
+type qterm struct {
+	w     float64
+	group int32
 }
 
 // terms splits text into lower-case stemmed words: camelCase, snake_case
@@ -386,7 +444,7 @@ func queryTerms(query string) map[string]float64 {
 func terms(text string) []string {
 	var out []string
 	for _, w := range words(text) {
-		if !stopWords[w] {
+		if !stopWords[w] || indexedStopWords[w] {
 			out = append(out, stem(w))
 		}
 	}
@@ -404,7 +462,7 @@ func words(text string) []string {
 		}
 		w := strings.ToLower(string(word))
 		word = word[:0]
-		if len(w) > 64 || utf8.RuneCountInString(w) == 1 && !unicode.IsDigit(rune(w[0])) {
+		if len(w) > 64 || utf8.RuneCountInString(w) == 1 && !unicode.IsDigit(rune(w[0])) && w != "i" {
 			return
 		}
 		out = append(out, w)
@@ -480,6 +538,11 @@ func undouble(w string) string {
 
 var stopWords = map[string]bool{}
 
+// indexedStopWords are stop words in a query that still mean something
+// in a tool's name or path: /users/me is the caller's own user. A query
+// reaches them through questionWords ("my", "I").
+var indexedStopWords = map[string]bool{"me": true}
+
 // keepWhole are words whose suffix is not an inflection.
 var keepWhole = map[string]bool{"setting": true, "during": true, "nothing": true, "something": true, "anything": true, "everything": true, "morning": true, "evening": true}
 
@@ -497,7 +560,7 @@ var questionWords = map[string][]string{}
 
 func init() {
 	for _, w := range strings.Fields(`a an and are as at be by for from how i in into is it its me my of on or our please that the their them then this to us was we what when where which who whose why will with you your any
-		do does did have has had can could should would there here so some just also about been being were than too very up out off over own`) {
+		do does did have has had can could should would there here so some just also about been being were than too very up out off over own one`) {
 		stopWords[w] = true
 	}
 	for _, w := range strings.Fields("who whom whose what which how when where why is are was were has have had does do did can could") {
@@ -509,12 +572,12 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "how many": "count", "pull request": "pull",
+		"bring back": "restore", "how many": "count", "pull request": "pull", "text message": "sms",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 	}
 	for w, asks := range map[string]string{
-		"who": "user member", "whom": "user member", "which": "list", "my": "me", "mine": "me", "myself": "me",
+		"who": "user member", "whom": "user member", "which": "list", "what": "list", "my": "me", "mine": "me", "myself": "me", "me": "me", "i": "me",
 	} {
 		questionWords[w] = stemAll(strings.Fields(asks))
 	}
@@ -557,7 +620,9 @@ func init() {
 		{"config", "configuration", "setting", "option", "preference"},
 		{"version", "release", "revision"},
 		{"publish", "promote", "release"},
-		{"permission", "role", "access", "grant"},
+		{"permission", "role", "access", "grant", "allow", "permit"},
+		{"multiple", "several", "batch", "bulk"},
+		{"request", "ask"},
 		{"comment", "note", "remark", "reply"},
 		{"approve", "accept", "confirm"},
 		{"reject", "deny", "decline"},
@@ -572,7 +637,8 @@ func init() {
 		{"folder", "directory"},
 		{"download", "export"},
 		{"sort", "reorder", "rearrange"},
-		{"assign", "give", "allocate"},
+		{"assign", "give", "allocate", "grant"},
+		{"app", "application"},
 		{"rotate", "regenerate", "renew", "roll"},
 	} {
 		stemmed := stemAll(group)

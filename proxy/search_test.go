@@ -28,6 +28,10 @@ tools:
   - { name: list_workflow_jobs_for_run, description: Lists the jobs of a workflow run., request: { upstream: up, method: GET, path: /runs/jobs } }
   - { name: disable_workflow, description: Stops a workflow from running., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /workflow/disable } }
   - { name: add_workflow_job, description: Adds a job to a workflow run., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /runs/jobs } }
+  - { name: list_keys, description: Lists the keys of a user., request: { upstream: up, method: GET, path: "/users/{user_id}/keys" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
+  - { name: list_my_keys, description: "Lists the keys of the caller, newest first, a page at a time.", request: { upstream: up, method: GET, path: /users/me/keys }, input: { type: object, properties: { page: { type: integer } } } }
+  - { name: request_reviewers, description: Asks people to look at a change., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /changes/reviewers } }
+  - { name: list_reviews, description: Lists the reviews of a change and of a change request, request: { upstream: up, method: GET, path: /changes/reviews } }
 `
 	cat, err := catalog.Parse("search.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
 	if err != nil {
@@ -43,6 +47,8 @@ tools:
 		{"a phrasal verb means its verb", "turn off the workflow", "disable_workflow"},
 		{"a question asks to read", "which jobs were added to the workflow run", "list_workflow_jobs_for_run"},
 		{"who changed asks for the record of changes", "who changed the organisation", "list_audit_events"},
+		{"my and I ask for the caller's own", "which keys do I have", "list_my_keys"},
+		{"a word meets its agent noun", "ask for a review of my change", "request_reviewers"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})
