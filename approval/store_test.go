@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgw/gateway/test/redistest"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func storeKinds(t *testing.T) []storeKind {
 			return a, b
 		}},
 		{"redis", func(t *testing.T) (approval.Store, approval.Store) {
-			url := startRedis(t)
+			url := redistest.Start(t)
 			prefix := "test:" + approval.NewNonce() + ":"
 			return openRedis(t, url, prefix), openRedis(t, url, prefix)
 		}},
@@ -320,7 +321,7 @@ func TestSpendRefusesNoncesOfALostStore(t *testing.T) {
 			}
 		}},
 		{"redis", func(t *testing.T) (approval.Store, func()) {
-			url := startRedis(t)
+			url := redistest.Start(t)
 			prefix := "test:" + approval.NewNonce() + ":"
 			s := openRedis(t, url, prefix)
 			o, _ := redis.ParseURL(url)
@@ -618,7 +619,7 @@ func TestFileStoreNonceStaysSpentThroughItsExpirySecond(t *testing.T) {
 // a day, so it can still be read.
 func TestRedisKeepsNoncesAndRequestsForTheirLifetime(t *testing.T) {
 	ctx := context.Background()
-	url := startRedis(t)
+	url := redistest.Start(t)
 	prefix := "test:" + approval.NewNonce() + ":"
 	s := openRedis(t, url, prefix)
 	o, _ := redis.ParseURL(url)
@@ -649,7 +650,7 @@ func TestRedisKeepsNoncesAndRequestsForTheirLifetime(t *testing.T) {
 // finds the newest one still there.
 func TestRedisLatestSkipsRequestsThatHaveGone(t *testing.T) {
 	ctx := context.Background()
-	url := startRedis(t)
+	url := redistest.Start(t)
 	prefix := "test:" + approval.NewNonce() + ":"
 	s := openRedis(t, url, prefix)
 	o, _ := redis.ParseURL(url)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgw/gateway/test/redistest"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -394,7 +395,7 @@ func TestProviderCallbackInAnotherBrowserIsRefused(t *testing.T) {
 // each on whichever node; each node accepts the token the other issued,
 // and a revocation at one is refused at the other at once.
 func TestAnyReplicaServesAnyStep(t *testing.T) {
-	redisURL := startRedis(t)
+	redisURL := redistest.Start(t)
 	hs := httptest.NewUnstartedServer(nil)
 	base := "http://" + hs.Listener.Addr().String()
 	issuer := startProvider(t, base+"/oauth/callback")

@@ -3,8 +3,7 @@ package oauthserver_test
 import (
 	"context"
 	"errors"
-	"os"
-	"os/exec"
+	"github.com/mcpgw/gateway/test/redistest"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -13,39 +12,6 @@ import (
 
 	"github.com/mcpgw/gateway/oauthserver"
 )
-
-// startRedis returns the URL of a real Redis server: the one
-// GATEWAY_TEST_REDIS_URL names (scripts/test.sh starts one), or a
-// redis-server started on a unix socket in the test's temp dir.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	if u := os.Getenv("GATEWAY_TEST_REDIS_URL"); u != "" {
-		return u
-	}
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server is not installed (scripts/test.sh installs Debian's redis-server): %v", err)
-		}
-		t.Skip("redis-server is not installed: apt-get install redis-server")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		if _, err := os.Stat(sock); err == nil {
-			return "unix://" + sock
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not open its socket within 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 // Every store keeps the single-use promises the server builds on: Create
 // succeeds once, Take hands a value to one of many racing callers.
@@ -60,7 +26,7 @@ func TestStoresMakeEachChangeOnce(t *testing.T) {
 			return s
 		},
 		"redis": func(t *testing.T) oauthserver.Store {
-			s, err := oauthserver.OpenRedisStore(context.Background(), startRedis(t))
+			s, err := oauthserver.OpenRedisStore(context.Background(), redistest.Start(t))
 			if err != nil {
 				t.Fatal(err)
 			}

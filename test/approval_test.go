@@ -4,10 +4,9 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/mcpgw/gateway/test/redistest"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -306,36 +305,9 @@ func TestFourEyesApprovalInBothEras(t *testing.T) {
 	}
 }
 
-// startRedis starts a real redis-server on a unix socket in a temp dir.
-func startRedis(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("redis-server is not installed (scripts/test.sh installs it): %v", err)
-		}
-		t.Skip("redis-server is not installed")
-	}
-	dir := t.TempDir()
-	sock := filepath.Join(dir, "r.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			return "unix://" + sock
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not start within 10s")
-		}
-	}
-}
-
 func TestTwoGatewaysShareApprovalsThroughRedis(t *testing.T) {
 	up := startUpstream(t)
-	env := []string{approvalKeys(), "GATEWAY_APPROVAL_STORE=" + startRedis(t)}
+	env := []string{approvalKeys(), "GATEWAY_APPROVAL_STORE=" + redistest.Start(t)}
 	g1, g2 := startGateway(t, up, "", env...), startGateway(t, up, "", env...)
 	op := token(t, "operator", "acme", operatorScopes...)
 	approver := token(t, "approver", "acme", approverScopes...)
