@@ -39,9 +39,11 @@ var layout = map[string]allowed{
 	"catalog":   {mods: []string{"gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}, testMods: []string{"github.com/tidwall/gjson"}},
 	"rendering": {mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
 	"authz":     {pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
-	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
+	// Counters replicas share (issue 21): rates, quotas, leases in Redis.
+	"fleet": {mods: []string{"github.com/redis/go-redis/v9"}},
+	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval", "fleet"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
 		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
-	"mcp": {pkgs: []string{"proxy", "authz", "rendering", "approval"}, mods: append([]string{"golang.org/x/time"}, otel...),
+	"mcp": {pkgs: []string{"proxy", "authz", "rendering", "approval", "fleet"}, mods: append([]string{"golang.org/x/time"}, otel...),
 		// google/jsonschema-go: the validator the Go SDK uses for
 		// outputSchema, so tests read our schemas as the SDK does.
 		testPkgs: []string{"catalog", "test/memnet"},
