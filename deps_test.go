@@ -39,7 +39,7 @@ var layout = map[string]allowed{
 	"catalog":   {mods: []string{"gopkg.in/yaml.v3", "github.com/santhosh-tekuri/jsonschema/v6", "golang.org/x/text"}, testMods: []string{"github.com/tidwall/gjson"}},
 	"rendering": {mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
 	"authz":     {pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
-	// Counters replicas share (issue 21): rates, quotas, leases in Redis.
+	// Counters replicas share: rates, quotas and leases, in Redis.
 	"fleet": {mods: []string{"github.com/redis/go-redis/v9"}},
 	"proxy": {pkgs: []string{"catalog", "authz", "rendering", "approval", "fleet"}, mods: append([]string{"github.com/tidwall/gjson"}, otel...),
 		testPkgs: []string{"test/memnet"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},

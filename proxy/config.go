@@ -171,6 +171,8 @@ func resolveConfig(cat *catalog.Catalog, instructions string) *Config {
 	}
 	if len(c.Rules) > 0 {
 		c.ToolUpstream = make(map[string]string, len(cat.Tools))
+		// search_tools has no upstream: only rules that need none apply.
+		c.ToolUpstream[catalog.SearchToolsName] = ""
 		for _, t := range cat.Tools {
 			c.ToolUpstream[t.Name] = t.Request.Upstream
 		}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -54,6 +55,11 @@ type runtime struct {
 	logTrail *proxy.AuditTrail
 	// approvals is shared by every core, made on the first install.
 	approvals *proxy.Approvals
+	// fleet counts limits, in Redis when one is configured; made once
+	// (openFleet) and shared by every core and surface.
+	fleetOnce sync.Once
+	fleet     *fleet.Limiter
+	fleetErr  error
 }
 
 // fileTrail is an audit file and the trail that watches it.
@@ -127,6 +133,10 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 		return err
 	}
 	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy(), Tracer: rt.tracer}
+	if opts.Fleet, err = rt.openFleet(); err != nil {
+		closeVerifier(v)
+		return err
+	}
 	if p := cat.Audit.Path; p != "" {
 		a := rt.audits[p]
 		if a == nil {
