@@ -67,14 +67,14 @@ const maxRedirects = 3
 
 // upstream is a catalog upstream ready to send requests.
 type upstream struct {
-	tracer   trace.Tracer // nil: no spans
-	metrics  Metrics
-	breaker  *breakers
-	slots    chan struct{} // nil: no cap on concurrent calls
-	shares   *shares       // nil: no per-workspace cap
+	tracer  trace.Tracer // nil: no spans
+	metrics Metrics
+	breaker *breakers
+	slots   chan struct{} // nil: no cap on concurrent calls
+	shares  *shares       // nil: no per-workspace cap
 	// fleet, when set, holds the caps in a store the replicas share
 	// (leases in Redis) instead of slots and shares.
-	fleet *fleet.Limiter
+	fleet    *fleet.Limiter
 	name     string
 	def      *catalog.Upstream
 	origin   string // scheme://host[:port]
