@@ -694,7 +694,7 @@ func (v *checker) limitRules() {
 			if r.Rate.RPS <= 0 {
 				v.add(at(r.Rate.Meta, "rps", r.At("rate")), subj, "rate.rps must be greater than 0")
 			}
-			if r.Rate.Burst < 1 {
+			if r.Rate.Burst < 1 && r.Rate.Has("burst") {
 				v.add(at(r.Rate.Meta, "burst", r.At("rate")), subj, "rate.burst must be at least 1")
 			}
 		}

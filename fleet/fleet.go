@@ -97,12 +97,13 @@ type Counter struct {
 
 // Refusal says why a Take admitted nothing.
 type Refusal struct {
-	// Rule is the first counter that refused.
+	// Rule is the refusing counter with the longest wait (the first of
+	// them when several wait as long): the one that binds.
 	Rule string
 	// Quota is true when that counter refused for its daily quota.
 	Quota bool
-	// Retry is how long until every refusing counter admits a call again
-	// (the longest of their waits).
+	// Retry is how long until every refusing counter admits a call again:
+	// that counter's wait.
 	Retry time.Duration
 	// Counter is the refusing counter, as given.
 	Counter Counter

@@ -57,10 +57,8 @@ func (lc *local) take(cs []Counter, now time.Time, share int64) *Refusal {
 	es := make([]*entry, len(cs))
 	var out *Refusal
 	refuse := func(c *Counter, quota bool, wait time.Duration) {
-		if out == nil {
+		if out == nil || wait > out.Retry {
 			out = &Refusal{Rule: c.Rule, Quota: quota, Retry: wait, Counter: *c}
-		} else {
-			out.Retry = max(out.Retry, wait)
 		}
 	}
 	for i := range cs {

@@ -27,8 +27,8 @@ func (l *Limiter) counterKeys(c *Counter) (rate, quota string) {
 // takeScript checks every counter and takes from all of them only when
 // all admit. KEYS: rate and quota key of each counter, in turn. ARGV:
 // interval (µs, 0: no rate), tolerance (µs) and quota (0: none) of each.
-// Answers {admitted (1|0), refusing counter (1-based; negative for its
-// quota), retry µs, then each counter's count of the day (after the take
+// Answers {admitted (1|0), the refusing counter with the longest wait
+// (1-based; negative for its quota), that wait in µs, then each counter's count of the day (after the take
 // when admitted)}.
 var takeScript = redis.NewScript(`
 local t = redis.call('TIME')
@@ -43,21 +43,15 @@ for i = 1, n do
     local tat = tonumber(redis.call('GET', KEYS[2*i-1]) or '0') or 0
     if tat < now then tat = now end
     local over = tat - now - tol
-    if over > 0 then
-      if first == 0 then first = i end
-      if over > retry then retry = over end
-    end
+    if over > 0 and over > retry then first, retry = i, over end
     tats[i] = tat + interval
   end
   counts[i] = 0
   if quota > 0 then
     local h = redis.call('HMGET', KEYS[2*i], 'day', 'n')
     if tonumber(h[1]) == day then counts[i] = tonumber(h[2]) or 0 end
-    if counts[i] + 1 > quota then
-      if first == 0 then first = -i end
-      local wait = (day + 1) * 86400000000 - now
-      if wait > retry then retry = wait end
-    end
+    local wait = (day + 1) * 86400000000 - now
+    if counts[i] + 1 > quota and wait > retry then first, retry = -i, wait end
   end
 end
 local out = {0, first, retry}
