@@ -70,7 +70,7 @@ upstreams:
     max_concurrent_per_workspace: 4
 limits:
   rules:
-    - { name: per-workspace, per: [workspace], rate: { rps: 30, burst: 5 } }
+    - { name: per-workspace, per: [workspace], rate: { rps: 20, burst: 5 } }
 audit:
   path: ${AUDIT_PATH}
 tools:
@@ -387,7 +387,7 @@ func TestFleetSharesLimitsThroughRedis(t *testing.T) {
 			}
 		}()
 	}
-	// acme offers about three times its 30/s; flood hammers the slow
+	// acme offers about four times its 20/s; flood hammers the slow
 	// upstream; calm makes a slow call at a time; writer writes.
 	for range 6 {
 		worker(60*time.Millisecond, func(i int) { lg.call(acme, "acme", "get_item", `{"id":"a"}`, "") })
@@ -397,7 +397,7 @@ func TestFleetSharesLimitsThroughRedis(t *testing.T) {
 	}
 	worker(100*time.Millisecond, func(i int) { lg.call(calm, "calm", "slow_item", `{"id":"c"}`, "") })
 	var refs atomic.Int64
-	worker(50*time.Millisecond, func(i int) {
+	worker(80*time.Millisecond, func(i int) {
 		ref := "w" + strconv.FormatInt(refs.Add(1), 10)
 		lg.call(writer, "writes", "set_item", `{"ref":"`+ref+`"}`, ref)
 	})
@@ -446,18 +446,18 @@ func TestFleetSharesLimitsThroughRedis(t *testing.T) {
 	wg.Wait()
 	end := time.Now()
 
-	t.Logf("acme's rate at the upstream (limit 30/s): 3 replicas %.1f/s, 2 replicas %.1f/s, Redis stopped %.1f/s, Redis back %.1f/s", p1, p2, p3, p4)
+	t.Logf("acme's rate at the upstream (limit 20/s): 3 replicas %.1f/s, 2 replicas %.1f/s, Redis stopped %.1f/s, Redis back %.1f/s", p1, p2, p3, p4)
 	for _, m := range []struct {
 		name string
 		got  float64
 	}{{"3 replicas", p1}, {"2 replicas", p2}, {"Redis back", p4}} {
-		if m.got < 27 || m.got > 33 {
-			t.Errorf("%s: the upstream saw acme at %.1f/s, want 30/s within 10%%", m.name, m.got)
+		if m.got < 18 || m.got > 22 {
+			t.Errorf("%s: the upstream saw acme at %.1f/s, want 20/s within 10%%", m.name, m.got)
 		}
 	}
 	// Stopped Redis: each of the 2 replicas admits 1/2 of the limit.
-	if p3 < 15 || p3 > 45 {
-		t.Errorf("Redis stopped: the upstream saw acme at %.1f/s, want about 30/s (each replica its share)", p3)
+	if p3 < 10 || p3 > 30 {
+		t.Errorf("Redis stopped: the upstream saw acme at %.1f/s, want about 20/s (each replica its share)", p3)
 	}
 
 	// The shared concurrency caps, while Redis counted.
