@@ -406,3 +406,27 @@ func TestRedisSlowIsBounded(t *testing.T) {
 		t.Errorf("an acquire and release with Redis paused took %v", d)
 	}
 }
+
+// A quota counted locally while Redis is away starts from the count Redis
+// last gave: the day's calls are not granted again.
+func TestRedisLostQuotaStartsFromTheLastCount(t *testing.T) {
+	r := startRedis(t)
+	l := redisLimiter(t, r.url(), time.Hour)
+	ctx := context.Background()
+	q := fleet.Counter{Rule: "daily", Key: "acme", PerDay: 10}
+	for i := range 7 {
+		if ref := l.Take(ctx, []fleet.Counter{q}); ref != nil {
+			t.Fatalf("take %d with Redis up: %+v", i, ref)
+		}
+	}
+	r.stop()
+	admitted := 0
+	for range 10 {
+		if l.Take(ctx, []fleet.Counter{q}) == nil {
+			admitted++
+		}
+	}
+	if admitted != 3 {
+		t.Errorf("without Redis the quota admitted %d more calls, want the 3 left of 10", admitted)
+	}
+}
