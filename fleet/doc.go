@@ -23,9 +23,10 @@
 // they expire, without anyone cleaning up after it.
 //
 // Redis down or slow. Every Redis operation has a small deadline
-// (Options.OpTimeout, 50 ms by default). One that fails or times out is
-// done locally instead, logged once per outage and counted, and the store
-// counts locally for a second before it tries Redis again; when Redis
+// (Options.OpTimeout, 100 ms by default). One that fails or times out is
+// done locally instead and counted. After an error that is not a timeout,
+// or three timeouts in a row, the store counts locally for a second
+// (logged once per outage) before it tries Redis again; when Redis
 // answers, shared counting resumes by itself. Local counting while Redis
 // is away is scaled to this replica's share of the fleet: each replica
 // announces itself in Redis every two seconds, and the last fleet size

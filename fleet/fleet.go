@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"net"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -20,7 +21,13 @@ import (
 const (
 	// DefaultOpTimeout bounds one Redis operation; past it the operation
 	// is counted locally.
-	DefaultOpTimeout = 50 * time.Millisecond
+	DefaultOpTimeout = 100 * time.Millisecond
+	// slowOps is how many operations in a row must time out before the
+	// store counts locally for RetryAfter: one slow answer (a busy
+	// machine, a pause) costs one operation, not a second of counting
+	// beside the fleet. An error that is not a timeout (refused, reset)
+	// counts at once.
+	slowOps = 3
 	// DefaultRetryAfter is how long the store counts locally after a
 	// failed Redis operation before it tries Redis again.
 	DefaultRetryAfter = time.Second
@@ -127,6 +134,7 @@ type Limiter struct {
 	mu      sync.Mutex
 	downTil time.Time // zero: Redis is believed up
 	down    bool      // an outage is being reported
+	slow    int       // operations in a row that timed out
 
 	stop chan struct{}
 	done chan struct{}
@@ -176,9 +184,12 @@ func New(opts *Options) (*Limiter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("limit store: %v", err)
 	}
-	// Our own deadline bounds each operation; the client must not retry
-	// past it, nor queue behind a pool that a dead server has emptied.
-	o.MaxRetries = -1
+	// Our own deadline bounds each operation, retries included. A
+	// connection pooled before Redis restarted fails on first use: the
+	// operation is retried at once on a fresh one, rather than taken for
+	// an outage (which would count locally, beside the replicas that
+	// count in Redis, for a second).
+	o.MaxRetries, o.MinRetryBackoff, o.MaxRetryBackoff = 2, -1, -1
 	o.DialTimeout = max(l.opTime, 100*time.Millisecond)
 	o.ReadTimeout, o.WriteTimeout = l.opTime, l.opTime
 	o.PoolTimeout = l.opTime
@@ -241,10 +252,17 @@ func (l *Limiter) useRedis() bool {
 	return l.downTil.IsZero() || !l.now().Before(l.downTil)
 }
 
-// failed notes a Redis operation that failed: the store counts locally
-// for l.retry. The first failure of an outage is logged.
+// failed notes a Redis operation that failed: after an error other than
+// a timeout, or slowOps timeouts in a row, the store counts locally for
+// l.retry. The first failure of an outage is logged.
 func (l *Limiter) failed(op string, err error) {
 	l.mu.Lock()
+	if isTimeout(err) {
+		if l.slow++; l.slow < slowOps && !l.down {
+			l.mu.Unlock()
+			return
+		}
+	}
 	l.downTil = l.now().Add(l.retry)
 	first := !l.down
 	l.down = true
@@ -261,7 +279,7 @@ func (l *Limiter) failed(op string, err error) {
 func (l *Limiter) succeeded() {
 	l.mu.Lock()
 	was := l.down
-	l.down, l.downTil = false, time.Time{}
+	l.down, l.downTil, l.slow = false, time.Time{}, 0
 	l.mu.Unlock()
 	if was {
 		l.metrics.Shared(true)
@@ -445,3 +463,10 @@ func scaled(n, share int64) int64 {
 }
 
 var errShortReply = errors.New("limit store: short reply from Redis")
+
+// isTimeout reports an operation that ran out of time rather than one
+// Redis (or the network) refused.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}

@@ -377,7 +377,7 @@ func TestRedisLostFallsBackAndRecovers(t *testing.T) {
 }
 
 // A Redis that stops answering (paused) costs each operation no more than
-// the op timeout.
+// the op timeout, and three timeouts in a row switch to local counting.
 func TestRedisSlowIsBounded(t *testing.T) {
 	r := startRedis(t)
 	l := redisLimiter(t, r.url(), time.Hour)
@@ -393,7 +393,16 @@ func TestRedisSlowIsBounded(t *testing.T) {
 		t.Fatalf("refused while Redis is paused: %+v", ref)
 	}
 	if d := time.Since(start); d > time.Second {
-		t.Errorf("a take with Redis paused took %v, want about the 50ms op timeout", d)
+		t.Errorf("a take with Redis paused took %v, want about the 100ms op timeout", d)
+	}
+	// One slow answer is not an outage; three in a row are.
+	if !l.Shared() {
+		t.Error("one timed-out operation switched the store to local counting")
+	}
+	l.Take(ctx, []fleet.Counter{c})
+	l.Take(ctx, []fleet.Counter{c})
+	if l.Shared() {
+		t.Error("three timed-out operations in a row left the store counting in Redis")
 	}
 	ls := fleet.Lease{Upstream: "up", Workspace: "acme", Max: 1, TTL: time.Minute}
 	start = time.Now()

@@ -446,6 +446,41 @@ func TestFleetSharesLimitsThroughRedis(t *testing.T) {
 	wg.Wait()
 	end := time.Now()
 
+	// On MCP, a refusal is JSON-RPC -31429 naming the rule, with the
+	// RateLimit fields: a quick run of calls spends flood's burst of 5.
+	refused := false
+	for i := 0; i < 20 && !refused; i++ {
+		req, _ := http.NewRequest("POST", gws[0].MCP, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_item","arguments":{"id":"m"}}}`))
+		req.Header.Set("Authorization", "Bearer "+flood)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		resp, err := lg.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 429 {
+			continue
+		}
+		refused = true
+		var body struct {
+			Error struct {
+				Code int
+				Data struct{ Limit string }
+			}
+		}
+		json.Unmarshal(b, &body)
+		if body.Error.Code != -31429 || body.Error.Data.Limit != "per-workspace" ||
+			resp.Header.Get("RateLimit-Policy") != `"per-workspace";q=5;w=1` || !strings.HasPrefix(resp.Header.Get("RateLimit"), `"per-workspace";r=0;t=`) || resp.Header.Get("Retry-After") == "" {
+			t.Errorf("MCP refusal = %s with headers %v", b, resp.Header)
+		}
+	}
+	if !refused {
+		t.Error("20 quick MCP calls of flood were all admitted; want its rate to refuse some")
+	}
+
 	t.Logf("acme's rate at the upstream (limit 20/s): 3 replicas %.1f/s, 2 replicas %.1f/s, Redis stopped %.1f/s, Redis back %.1f/s", p1, p2, p3, p4)
 	for _, m := range []struct {
 		name string
@@ -506,7 +541,12 @@ func TestFleetSharesLimitsThroughRedis(t *testing.T) {
 			t.Errorf("acme's call with Redis stopped = %d after %v, want an answer within 2s", r.status, r.took)
 		}
 	}
-	for _, g := range gws[:2] {
+	for i, g := range gws[:2] {
+		for _, line := range strings.Split(g.stderr.String(), "\n") {
+			if strings.Contains(line, "shared limit store") {
+				t.Logf("gateway %d: %s", i+1, line)
+			}
+		}
 		if !strings.Contains(g.stderr.String(), "shared limit store unavailable") || !strings.Contains(g.stderr.String(), "shared limit store answers again") {
 			t.Errorf("a gateway's log does not tell the outage and the recovery")
 		}
