@@ -184,6 +184,7 @@ func New(opts *Options) (*Limiter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("limit store: %v", err)
 	}
+	clientLogOnce.Do(func() { redis.SetLogger(clientLog{l.log}) })
 	// Our own deadline bounds each operation, retries included. A
 	// connection pooled before Redis restarted fails on first use: the
 	// operation is retried at once on a fresh one, rather than taken for
@@ -431,6 +432,20 @@ func (l *Limiter) beat() {
 		case <-t.C:
 		}
 	}
+}
+
+// clientLog takes go-redis's own log lines (one per failed dial while
+// Redis is away) into the process's log at Debug: left to the client they
+// are plain text on stderr in the middle of the JSON log stream, repeated
+// for as long as Redis is down, where the limiter logs an outage once.
+// The client's logger is process-wide: the first Limiter with Redis sets
+// it.
+type clientLog struct{ log *slog.Logger }
+
+var clientLogOnce sync.Once
+
+func (c clientLog) Printf(ctx context.Context, format string, v ...any) {
+	c.log.DebugContext(ctx, "redis client", "detail", fmt.Sprintf(format, v...))
 }
 
 func sleep(ctx context.Context, d time.Duration) bool {
