@@ -44,13 +44,15 @@ var layout = map[string]allowed{
 		mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
 	"authz": {why: "turns a bearer token into a principal; knows the catalog's auth section, nothing of the wire",
 		pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
+	"fleet": {why: "counters replicas share: rates, quotas and leases, in Redis, or in this process without it",
+		mods: []string{"github.com/redis/go-redis/v9"}, testPkgs: []string{"test/redistest"}},
 	"proxy": {why: "the call pipeline: gates, arguments, upstream request, rendering, approval, audit; no wire format",
 		// x/oauth2: the client-credentials grant and the token exchange for
 		// upstreams behind an authorization server (upstreams.NAME.auth).
-		pkgs: []string{"catalog", "authz", "rendering", "approval", "internal/strictjson", "internal/text"}, mods: append([]string{"github.com/tidwall/gjson", "golang.org/x/oauth2"}, otel...),
-		testPkgs: []string{"test/memnet", "test/oauthas"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
+		pkgs: []string{"catalog", "authz", "rendering", "approval", "internal/strictjson", "internal/text", "fleet"}, mods: append([]string{"github.com/tidwall/gjson", "golang.org/x/oauth2"}, otel...),
+		testPkgs: []string{"test/memnet", "test/oauthas", "test/redistest"}, testMods: []string{"go.opentelemetry.io/otel/sdk"}},
 	"mcp": {why: "the wire: JSON-RPC over Streamable HTTP and stdio, and the REST mirror, on top of proxy",
-		pkgs: []string{"proxy", "authz", "rendering", "approval", "internal/strictjson", "internal/text"}, mods: append([]string{"golang.org/x/time"}, otel...),
+		pkgs: []string{"proxy", "authz", "rendering", "approval", "internal/strictjson", "internal/text", "fleet"}, mods: append([]string{"golang.org/x/time"}, otel...),
 		// google/jsonschema-go: the validator the Go SDK uses for
 		// outputSchema, so tests read our schemas as the SDK does.
 		testPkgs: []string{"catalog", "test/memnet"},

@@ -184,6 +184,25 @@ func TestNumericBounds(t *testing.T) {
 		{"burst-0", lim("rate: { per_principal: { rps: 1, burst: 0 } }"), one("limits.rate.per_principal: burst must be at least 1")},
 		{"per_tool-burst-0", lim("rate: { per_tool: { r: { rps: 1, burst: 0 } } }"), one(`limits.rate.per_tool.r: burst must be at least 1`)},
 
+		// limits.rules: named once, known dimensions and names, a rate or
+		// a quota with numbers in range.
+		{"rule-rate", lim("rules: [{ name: ws, per: [workspace, subject, tool, upstream], rate: { rps: 10, burst: 20 } }]"), nil},
+		{"rule-burst-defaults-to-a-second", lim("rules: [{ name: ws, per: [workspace], rate: { rps: 2.5 } }]"), nil},
+		{"rule-quota-and-match", lim("rules: [{ name: q, match: { workspace: [acme], subject: [bot], tool: [r], upstream: [svc] }, quota: { per_day: 1 } }]"), nil},
+		{"rule-no-name", lim("rules: [{ rate: { rps: 1 } }]"), one(`limits.rules[0]: name is required`)},
+		{"rule-bad-name", lim("rules: [{ name: 'a b', rate: { rps: 1 } }]"), one(`limits.rules[0]: name "a b" must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit`)},
+		{"rule-reserved-name", lim("rules: [{ name: principal, rate: { rps: 1 } }]"), one(`limits.rules[0]: name "principal" is taken by limits.rate's per_principal and per_tool; choose another`)},
+		{"rule-twice", lim("rules: [{ name: a, rate: { rps: 1 } }, { name: a, rate: { rps: 1 } }]"), one(`limits.rules[1]: name "a" is used by another rule`)},
+		{"rule-bad-dimension", lim("rules: [{ name: a, per: [tenant], rate: { rps: 1 } }]"), one(`limits rule "a": per names "tenant"; the dimensions are workspace, subject, tool and upstream`)},
+		{"rule-dimension-twice", lim("rules: [{ name: a, per: [tool, tool], rate: { rps: 1 } }]"), one(`limits rule "a": per names "tool" twice`)},
+		{"rule-unknown-tool", lim("rules: [{ name: a, match: { tool: [nope] }, rate: { rps: 1 } }]"), one(`limits rule "a": match.tool names tool "nope", which is not declared`)},
+		{"rule-unknown-upstream", lim("rules: [{ name: a, match: { upstream: [nope] }, rate: { rps: 1 } }]"), one(`limits rule "a": match.upstream names upstream "nope", which is not declared`)},
+		{"rule-empty-match", lim("rules: [{ name: a, match: { workspace: [] }, rate: { rps: 1 } }]"), one(`limits rule "a": match.workspace is empty, so the rule would match no call; leave it out to match every workspace`)},
+		{"rule-limits-nothing", lim("rules: [{ name: a, per: [workspace] }]"), one(`limits rule "a": a rule needs rate or quota (or both)`)},
+		{"rule-rps-0", lim("rules: [{ name: a, rate: { rps: 0 } }]"), one(`limits rule "a": rate.rps must be greater than 0`)},
+		{"rule-burst-0", lim("rules: [{ name: a, rate: { rps: 1, burst: 0 } }]"), one(`limits rule "a": rate.burst must be at least 1`)},
+		{"rule-quota-0", lim("rules: [{ name: a, quota: { per_day: 0 } }]"), one(`limits rule "a": quota.per_day must be at least 1`)},
+
 		// audit.max_argument_bytes: greater than 0.
 		{"max_argument_bytes-0", doc{"audit": "{ max_argument_bytes: 0 }"}, one("audit: max_argument_bytes must be greater than 0")},
 		{"max_argument_bytes-1", doc{"audit": "{ max_argument_bytes: 1 }"}, nil},

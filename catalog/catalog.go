@@ -297,6 +297,9 @@ type Limits struct {
 	RequestBytes    Size     `yaml:"request_bytes"`
 	Rate            *Rate    `yaml:"rate"`
 	MaxInFlight     int      `yaml:"max_in_flight"`
+	// Rules are rate limits and daily quotas keyed by any combination of
+	// workspace, subject, tool and upstream; see [LimitRule].
+	Rules []*LimitRule `yaml:"rules"`
 }
 
 // PageSize is the default and the ceiling of a paged tool's page size.
@@ -319,6 +322,50 @@ type Bucket struct {
 	RPS   float64 `yaml:"rps"`
 	Burst int     `yaml:"burst"`
 }
+
+// LimitRule is one rate limit or daily quota (or both) that tools/call
+// takes from: one counter per distinct value of the Per dimensions, for
+// the calls Match selects. With a shared store (Redis) the counters are
+// the fleet's; otherwise each process's.
+type LimitRule struct {
+	Meta `yaml:"-"`
+	// Name names the rule in refusals, logs and metrics.
+	Name string `yaml:"name"`
+	// Per lists the dimensions that key the counter: workspace, subject,
+	// tool, upstream. Empty: one counter for every call the rule matches.
+	Per []string `yaml:"per"`
+	// Match selects the calls the rule applies to; empty: every call.
+	Match LimitMatch `yaml:"match"`
+	// Rate is a GCRA limit: RPS calls a second, Burst at once. Burst
+	// defaults to RPS rounded up (at least 1).
+	Rate *Bucket `yaml:"rate"`
+	// Quota caps calls per UTC day.
+	Quota *Quota `yaml:"quota"`
+}
+
+// LimitMatch selects calls: each list that is set must hold the call's
+// value. Tool and upstream name catalog tools and upstreams.
+type LimitMatch struct {
+	Meta      `yaml:"-"`
+	Workspace []string `yaml:"workspace"`
+	Subject   []string `yaml:"subject"`
+	Tool      []string `yaml:"tool"`
+	Upstream  []string `yaml:"upstream"`
+}
+
+// Quota caps calls per UTC day.
+type Quota struct {
+	Meta   `yaml:"-"`
+	PerDay int64 `yaml:"per_day"`
+}
+
+// Limit rule dimensions, as LimitRule.Per names them.
+const (
+	DimWorkspace = "workspace"
+	DimSubject   = "subject"
+	DimTool      = "tool"
+	DimUpstream  = "upstream"
+)
 
 // Audit says where write records go.
 type Audit struct {

@@ -1,6 +1,9 @@
 package catalog
 
-import "net/http"
+import (
+	"math"
+	"net/http"
+)
 
 // DefaultProbeCache is how long a prerequisite probe's answer is kept per
 // workspace when the probe does not say.
@@ -92,6 +95,12 @@ func applyDefaults(c *Catalog) {
 	}
 	if !l.Has("max_in_flight") {
 		l.MaxInFlight = DefaultMaxInFlight
+	}
+	for _, r := range l.Rules {
+		// One second's worth: a caller may spend its second at once.
+		if r != nil && r.Rate != nil && !r.Rate.Has("burst") && r.Rate.RPS > 0 {
+			r.Rate.Burst = max(1, int(math.Ceil(r.Rate.RPS)))
+		}
 	}
 
 	for _, t := range c.Tools {

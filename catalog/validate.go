@@ -604,6 +604,7 @@ func (v *checker) limits() {
 	if l.MaxInFlight < 1 {
 		v.add(at(l.Meta, "max_in_flight", outer), subj, "max_in_flight must be at least 1")
 	}
+	v.limitRules()
 	r := l.Rate
 	if r == nil {
 		return
@@ -621,6 +622,92 @@ func (v *checker) limits() {
 			v.add(v.pos[path], subj, "rate.per_tool names tool %q, which is not declared", name)
 		}
 		v.bucket(r.PerTool[name], path)
+	}
+}
+
+// limitNamePattern bounds a rule's name: it is a metric label value and
+// a key in Redis.
+var limitNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// limitRules checks limits.rules: each rule named once, keyed by known
+// dimensions, matching declared tools and upstreams, and limiting
+// something.
+func (v *checker) limitRules() {
+	tools := map[string]bool{}
+	for _, t := range v.c.Tools {
+		tools[t.Name] = true
+	}
+	seen := map[string]bool{}
+	for i, r := range v.c.Limits.Rules {
+		path := childIndex("limits.rules", i)
+		subj := path
+		if r == nil {
+			v.add(v.pos[path], subj, "a rule must be a mapping with name and rate or quota")
+			continue
+		}
+		outer := first(r.Pos, v.pos[path])
+		switch {
+		case r.Name == "":
+			v.add(outer, subj, "name is required")
+		case !limitNamePattern.MatchString(r.Name):
+			v.add(r.At("name"), subj, "name %q must be 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", r.Name)
+		case r.Name == "principal" || r.Name == "tool":
+			v.add(r.At("name"), subj, "name %q is taken by limits.rate's per_principal and per_tool; choose another", r.Name)
+		case seen[r.Name]:
+			v.add(r.At("name"), subj, "name %q is used by another rule", r.Name)
+		default:
+			subj = fmt.Sprintf("limits rule %q", r.Name)
+		}
+		seen[r.Name] = true
+		dims := map[string]bool{}
+		for j, d := range r.Per {
+			p := first(v.pos[childIndex(path+".per", j)], r.At("per"))
+			switch {
+			case d != DimWorkspace && d != DimSubject && d != DimTool && d != DimUpstream:
+				v.add(p, subj, "per names %q; the dimensions are workspace, subject, tool and upstream", d)
+			case dims[d]:
+				v.add(p, subj, "per names %q twice", d)
+			}
+			dims[d] = true
+		}
+		m := &r.Match
+		for j, name := range m.Tool {
+			if !tools[name] && name != SearchToolsName {
+				v.add(first(v.pos[childIndex(path+".match.tool", j)], m.At("tool")), subj, "match.tool names tool %q, which is not declared", name)
+			}
+		}
+		for j, name := range m.Upstream {
+			if v.c.Upstreams[name] == nil {
+				v.add(first(v.pos[childIndex(path+".match.upstream", j)], m.At("upstream")), subj, "match.upstream names upstream %q, which is not declared", name)
+			}
+		}
+		for _, f := range []struct {
+			key  string
+			vals []string
+		}{{"workspace", m.Workspace}, {"subject", m.Subject}, {"tool", m.Tool}, {"upstream", m.Upstream}} {
+			if m.Has(f.key) && len(f.vals) == 0 {
+				v.add(m.At(f.key), subj, "match.%s is empty, so the rule would match no call; leave it out to match every %s", f.key, f.key)
+			}
+			for _, s := range f.vals {
+				if s == "" {
+					v.add(m.At(f.key), subj, "match.%s holds an empty string", f.key)
+				}
+			}
+		}
+		if r.Rate == nil && r.Quota == nil {
+			v.add(outer, subj, "a rule needs rate or quota (or both)")
+		}
+		if r.Rate != nil {
+			if r.Rate.RPS <= 0 {
+				v.add(at(r.Rate.Meta, "rps", r.At("rate")), subj, "rate.rps must be greater than 0")
+			}
+			if r.Rate.Burst < 1 && r.Rate.Has("burst") {
+				v.add(at(r.Rate.Meta, "burst", r.At("rate")), subj, "rate.burst must be at least 1")
+			}
+		}
+		if r.Quota != nil && r.Quota.PerDay < 1 {
+			v.add(at(r.Quota.Meta, "per_day", r.At("quota")), subj, "quota.per_day must be at least 1")
+		}
 	}
 }
 

@@ -41,7 +41,10 @@
 //   - limits.max_in_flight makes requests wait for a slot (up to
 //     [DefaultInFlightWait], then they are served anyway), never fail;
 //     limits.rate applies to tools/call only, per principal and per
-//     (principal, tool), and answers 429 with Retry-After (limits.go).
+//     (principal, tool), and so do limits.rules (rates and daily quotas
+//     keyed by workspace, subject, tool, upstream), counted through a
+//     fleet.Limiter (in Redis when the replicas share one); a refusal is
+//     429 with Retry-After, RateLimit and RateLimit-Policy (limits.go).
 //   - stdio answers requests one at a time, in order, verifies the token on
 //     every request, and reports what HTTP would answer before JSON-RPC as
 //     application codes: -31401 unauthorized, -31503 unavailable

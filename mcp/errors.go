@@ -42,7 +42,8 @@ import (
 //	                                                          transport
 //	unknown tool, bad cursor, bad call params   200   -32602
 //	  (duplicate member names in arguments too)
-//	tools/call over a rate limit                429   -31429  + Retry-After; data {error: rate_limited, limit, retryAfterMs}
+//	tools/call over a rate limit or quota       429   -31429  + Retry-After, RateLimit, RateLimit-Policy;
+//	                                                          data {error: rate_limited, limit, retryAfterMs[, quota: per_day]}
 //	tool failure (gate, arguments, upstream)    200   result  isError: true (proxy decides)
 //	proxy.OutputTooLargeError                   413   -31413  data {error: AGENT_OUTPUT_TOO_LARGE, tool, bytes, limit}
 //	proxy.ChallengeError                        403   -31403  + WWW-Authenticate insufficient_scope
@@ -144,8 +145,12 @@ var rpcErrors = map[kind]rpcRow{
 		func(f *failure) value { return object{{"error", str("unavailable")}, {"request_id", str(f.rid)}} }},
 	failCancelled:      {http.StatusServiceUnavailable, codeInternal, "request cancelled", nil},
 	failNotInitialised: {http.StatusServiceUnavailable, codeInternal, "mcp server not initialised", nil},
-	failRateLimited: {http.StatusTooManyRequests, codeRateLimited, "rate limited", func(f *failure) value {
-		return object{{"error", str("rate_limited")}, {"limit", str(f.rate.kind)}, {"retryAfterMs", num(retryAfterMillis(f.rate.retry))}}
+	failRateLimited: {http.StatusTooManyRequests, codeRateLimited, "", func(f *failure) value {
+		o := object{{"error", str("rate_limited")}, {"limit", str(f.rate.kind)}, {"retryAfterMs", num(retryAfterMillis(f.rate.retry))}}
+		if f.rate.quota {
+			o = append(o, member{"quota", str("per_day")})
+		}
+		return o
 	}},
 	failUnknownTool: {http.StatusOK, codeInvalidParams, "", nil},
 	failBadParams:   {http.StatusOK, codeInvalidParams, "", nil},
@@ -207,8 +212,17 @@ var httpErrors = map[kind]httpRow{
 		func(f *failure) string { return "token verification is unavailable; request " + f.rid }, nil},
 	failCancelled:      {http.StatusServiceUnavailable, "unavailable", "request cancelled", nil, nil},
 	failNotInitialised: {http.StatusServiceUnavailable, "mcp server not initialised", "", nil, nil},
-	failRateLimited: {http.StatusTooManyRequests, "rate_limited", "rate limit reached; retry after the Retry-After delay", nil, func(f *failure) []member {
-		return []member{{"limit", str(f.rate.kind)}, {"retry_after_ms", num(retryAfterMillis(f.rate.retry))}}
+	failRateLimited: {http.StatusTooManyRequests, "rate_limited", "", func(f *failure) string {
+		if !f.rate.rule {
+			return "rate limit reached; retry after the Retry-After delay"
+		}
+		return f.rate.message()
+	}, func(f *failure) []member {
+		m := []member{{"limit", str(f.rate.kind)}, {"retry_after_ms", num(retryAfterMillis(f.rate.retry))}}
+		if f.rate.quota {
+			m = append(m, member{"quota", str("per_day")})
+		}
+		return m
 	}},
 	failNotFound:      {http.StatusNotFound, "not_found", "", nil, nil},
 	failMethod:        {http.StatusMethodNotAllowed, "method_not_allowed", "", nil, nil},

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/proxy"
 	"github.com/mcpgw/gateway/rendering"
 
@@ -39,6 +40,10 @@ type Options struct {
 	// ApprovalPage serves the approval page when the catalog configures
 	// approval_page. Nil: no page; browsers get the approver REST API.
 	ApprovalPage ApprovalPage
+	// Limiter counts limits.rules, and, when it is shared (Redis), every
+	// rate limit, so that replicas enforce one limit. Nil: a local one of
+	// this handler's own, made when a catalog has rules.
+	Limiter *fleet.Limiter
 }
 
 // NewHandler returns the gateway's HTTP surface. Paths come from the
@@ -67,7 +72,7 @@ func NewHandler(opts *Options) http.Handler {
 	if opts == nil {
 		opts = &Options{}
 	}
-	pl := newPipeline(opts.State, opts.Logger, opts.Metrics, opts.InFlightWait)
+	pl := newPipeline(opts.State, opts.Logger, opts.Metrics, opts.InFlightWait, opts.Limiter)
 	pl.live = newLiveHub()
 	return &handler{pl: pl, page: opts.ApprovalPage}
 }
@@ -264,6 +269,9 @@ func failureHeaders(w http.ResponseWriter, r *http.Request, x *exchange, f *fail
 		w.Header().Set("WWW-Authenticate", x.challenge(r, `error="insufficient_scope", scope=`+quoteParam(strings.Join(f.scopes, " "))))
 	case f.kind == failRateLimited:
 		w.Header().Set("Retry-After", strconv.FormatInt(f.rate.retryAfterSeconds(), 10))
+		policy, state := f.rate.headerFields()
+		w.Header().Set("RateLimit-Policy", policy)
+		w.Header().Set("RateLimit", state)
 	}
 }
 

@@ -3,14 +3,17 @@ package mcp
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
+	"strconv"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 
 	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -46,6 +49,15 @@ import (
 // with Retry-After (whole seconds, rounded up) and JSON-RPC -31429, or
 // REST 429 rate_limited; stdio gets the JSON-RPC error.
 //
+// Rules (limits.rules) and the fleet. A catalog with rules, or a gateway
+// with a shared store (Redis), counts through a [fleet.Limiter]: the
+// rules' counters, and limits.rate's buckets as counters of the same
+// kind (GCRA with the same rps and burst, so a caller sees the same
+// limit), all taken in one step so a refusal still costs nothing. Only a
+// process with neither keeps the x/time/rate buckets below. A rule keyed
+// or matched by tool or upstream applies only to calls of a tool the
+// catalog has: a name no tool has must not mint counters.
+//
 // Buckets survive reloads: a bucket whose rps or burst changed is adjusted
 // in place on its next use. Memory is bounded without a goroutine: buckets
 // sit in an LRU list; each check drops least recently used buckets that
@@ -73,13 +85,35 @@ type limits struct {
 	metrics Metrics
 	flight  inFlight
 	rate    *rateLimiter
+	// fleet counts rules, and everything when it is shared; nil until a
+	// catalog with rules needs one, when none was given.
+	fleetMu sync.Mutex
+	fleet   *fleet.Limiter
 }
 
-func newLimits(wait time.Duration, m Metrics) *limits {
+func newLimits(wait time.Duration, m Metrics, fl *fleet.Limiter) *limits {
 	if wait <= 0 {
 		wait = DefaultInFlightWait
 	}
-	return &limits{wait: wait, metrics: metricsOrNop(m), rate: newRateLimiter(time.Now, MaxRateBuckets)}
+	return &limits{wait: wait, metrics: metricsOrNop(m), rate: newRateLimiter(time.Now, MaxRateBuckets), fleet: fl}
+}
+
+// limiter is the fleet limiter: the one given, or a local one of this
+// surface set's own, made on first use.
+func (l *limits) limiter() *fleet.Limiter {
+	l.fleetMu.Lock()
+	defer l.fleetMu.Unlock()
+	if l.fleet == nil {
+		l.fleet, _ = fleet.New(nil) // local: cannot fail
+	}
+	return l.fleet
+}
+
+// shared reports a limiter counting in Redis.
+func (l *limits) shared() bool {
+	l.fleetMu.Lock()
+	defer l.fleetMu.Unlock()
+	return l.fleet != nil && l.fleet.Mode() == fleet.ModeRedis
 }
 
 // inFlight is a counting semaphore whose capacity can change between
@@ -139,6 +173,24 @@ func (l *limits) acquire(ctx context.Context, size int, log *slog.Logger) (relea
 type rateLimited struct {
 	kind  string
 	retry time.Duration
+	// rule is set when a limits.rules rule refused; quota when it was
+	// its daily quota.
+	rule  bool
+	quota bool
+	// policy is the refusing limit's numbers, for the RateLimit-Policy
+	// field: a rate's burst and rps, or a quota per day.
+	rps    float64
+	burst  int
+	perDay int64
+}
+
+// message says which limit refused and when to retry, in words.
+func (r *rateLimited) message() string {
+	wait := time.Duration(r.retryAfterSeconds()) * time.Second
+	if r.quota {
+		return fmt.Sprintf("quota exhausted: limit %q allows %d calls a day; retry after %s", r.kind, r.perDay, wait)
+	}
+	return fmt.Sprintf("rate limited: limit %q allows %s calls a second (bursts of %d); retry after %s", r.kind, strconv.FormatFloat(r.rps, 'f', -1, 64), r.burst, wait)
 }
 
 // retryAfterSeconds is the Retry-After value: whole seconds, rounded up,
@@ -148,12 +200,93 @@ func (r *rateLimited) retryAfterSeconds() int64 {
 	return max(s, 1)
 }
 
-// checkRate takes a token from each bucket of cfg that applies to p
-// calling tool, or returns why not. No bucket: no limit.
-func (l *limits) checkRate(cfg *proxy.RateLimits, p *authz.Principal, tool string) *rateLimited {
+// checkRate takes from every limit of cfg that applies to p calling
+// tool, or returns why not: through the fleet limiter when cfg has rules
+// or the limiter is shared, else from the local buckets. No limit: nil.
+func (l *limits) checkRate(ctx context.Context, cfg *proxy.Config, p *authz.Principal, tool string) *rateLimited {
 	if p == nil {
 		return nil
 	}
+	if len(cfg.Rules) == 0 && !l.shared() {
+		return l.checkBuckets(&cfg.Rate, p, tool)
+	}
+	cs := counters(cfg, p, tool)
+	if len(cs) == 0 {
+		return nil
+	}
+	ref := l.limiter().Take(ctx, cs)
+	lm, _ := l.metrics.(LimitMetrics)
+	if ref == nil {
+		if lm != nil {
+			for i := range cs {
+				lm.LimitCall(cs[i].Rule, LimitAllowed)
+			}
+		}
+		return nil
+	}
+	if lm != nil {
+		result := LimitRefusedRate
+		if ref.Quota {
+			result = LimitRefusedQuota
+		}
+		lm.LimitCall(ref.Rule, result)
+	}
+	l.metrics.RateLimited(ref.Rule)
+	c := ref.Counter
+	return &rateLimited{kind: ref.Rule, retry: ref.Retry, rule: ref.Rule != RateLimitPrincipal && ref.Rule != RateLimitTool,
+		quota: ref.Quota, rps: c.RPS, burst: c.Burst, perDay: c.PerDay}
+}
+
+// counters are the fleet counters p's call of tool takes from:
+// limits.rate's buckets, then each rule that matches.
+func counters(cfg *proxy.Config, p *authz.Principal, tool string) []fleet.Counter {
+	var cs []fleet.Counter
+	if b := cfg.Rate.PerPrincipal; b != nil {
+		cs = append(cs, fleet.Counter{Rule: RateLimitPrincipal, Key: part(p.Subject) + part(p.Workspace), RPS: b.RPS, Burst: b.Burst})
+	}
+	if b := cfg.Rate.PerTool[tool]; b != nil && tool != "" {
+		cs = append(cs, fleet.Counter{Rule: RateLimitTool, Key: part(p.Subject) + part(p.Workspace) + part(tool), RPS: b.RPS, Burst: b.Burst})
+	}
+	upstream, known := cfg.ToolUpstream[tool]
+	for _, r := range cfg.Rules {
+		switch {
+		case r.NeedsTool() && !known,
+			(r.ByUpstream || r.Upstreams != nil) && upstream == "",
+			r.Workspaces != nil && !r.Workspaces[p.Workspace],
+			r.Subjects != nil && !r.Subjects[p.Subject],
+			r.Tools != nil && !r.Tools[tool],
+			r.Upstreams != nil && !r.Upstreams[upstream]:
+			continue
+		}
+		var key string
+		if r.ByWorkspace {
+			key += "w" + part(p.Workspace)
+		}
+		if r.BySubject {
+			key += "s" + part(p.Subject)
+		}
+		if r.ByTool {
+			key += "t" + part(tool)
+		}
+		if r.ByUpstream {
+			key += "u" + part(upstream)
+		}
+		c := fleet.Counter{Rule: r.Name, Key: key, PerDay: r.PerDay}
+		if r.Rate != nil {
+			c.RPS, c.Burst = r.Rate.RPS, r.Rate.Burst
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// part writes one value of a counter's key with its length first, so no
+// value can pass for two.
+func part(s string) string { return strconv.Itoa(len(s)) + ":" + s }
+
+// checkBuckets takes a token from each bucket of cfg that applies to p
+// calling tool, or returns why not. No bucket: no limit.
+func (l *limits) checkBuckets(cfg *proxy.RateLimits, p *authz.Principal, tool string) *rateLimited {
 	var want [2]wantToken
 	n := 0
 	if b := cfg.PerPrincipal; b != nil {
@@ -170,6 +303,13 @@ func (l *limits) checkRate(cfg *proxy.RateLimits, p *authz.Principal, tool strin
 	rl := l.rate.take(want[:n])
 	if rl != nil {
 		l.metrics.RateLimited(rl.kind)
+		b := want[0].cfg
+		for _, w := range want[:n] {
+			if w.kind == rl.kind {
+				b = w.cfg
+			}
+		}
+		rl.rps, rl.burst = b.RPS, b.Burst
 	}
 	return rl
 }
@@ -280,6 +420,26 @@ func (rl *rateLimiter) len() int {
 	rl.mu.Lock()
 	defer rl.mu.Unlock()
 	return len(rl.byKey)
+}
+
+// headerFields are the refusing limit as the RateLimit-Policy and
+// RateLimit fields of draft-ietf-httpapi-ratelimit-headers (structured
+// field lists): the policy's quota q over a window of w seconds (a rate:
+// its burst over the time it takes to refill; a quota: the day), and the
+// remaining r (none) with t seconds until calls are admitted again. The
+// policy name is the limit's, quoted as an sf-string.
+func (r *rateLimited) headerFields() (policy, state string) {
+	name := strconv.Quote(r.kind) // rule names are [A-Za-z0-9._-]: no escapes needed
+	if r.quota {
+		policy = fmt.Sprintf("%s;q=%d;w=86400", name, r.perDay)
+	} else {
+		w := int64(1)
+		if r.rps > 0 {
+			w = max(1, int64(math.Ceil(float64(r.burst)/r.rps)))
+		}
+		policy = fmt.Sprintf("%s;q=%d;w=%d", name, max(r.burst, 1), w)
+	}
+	return policy, fmt.Sprintf("%s;r=0;t=%d", name, r.retryAfterSeconds())
 }
 
 // retryAfterMillis rounds up, so a client that waits that long finds a

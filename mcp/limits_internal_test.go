@@ -104,24 +104,24 @@ func TestCheckRateTakesAllOrNothing(t *testing.T) {
 		PerTool:      map[string]*proxy.Bucket{"t": {RPS: 0.001, Burst: 1}},
 	}
 	p := authz.NewPrincipal("s", "w", "", nil, nil)
-	if r := l.checkRate(cat, p, "t"); r != nil {
+	if r := l.checkBuckets(cat, p, "t"); r != nil {
 		t.Fatal(r)
 	}
-	if r := l.checkRate(cat, p, "t"); r == nil || r.kind != RateLimitTool {
+	if r := l.checkBuckets(cat, p, "t"); r == nil || r.kind != RateLimitTool {
 		t.Fatalf("= %+v, want the tool bucket", r)
 	}
 	// The refused call took no principal token: one is left for another tool.
-	if r := l.checkRate(cat, p, "u"); r != nil {
+	if r := l.checkBuckets(cat, p, "u"); r != nil {
 		t.Fatalf("= %+v, want the principal's second token", r)
 	}
 	// Another workspace, same subject: its own buckets.
-	if r := l.checkRate(cat, authz.NewPrincipal("s", "w2", "", nil, nil), "t"); r != nil {
+	if r := l.checkBuckets(cat, authz.NewPrincipal("s", "w2", "", nil, nil), "t"); r != nil {
 		t.Fatalf("other workspace = %+v", r)
 	}
 }
 
 func TestInFlightCancelledWaiterTakesNoSlot(t *testing.T) {
-	l := newLimits(time.Hour, nil)
+	l := newLimits(time.Hour, nil, nil)
 	const cat = 1 // max_in_flight
 	release, ok := l.acquire(context.Background(), cat, logger(nil))
 	if !ok {

@@ -24,9 +24,26 @@ type Metrics interface {
 	// gives it back.
 	InFlight(delta int)
 	// RateLimited is one request refused by a rate limit, by kind
-	// (RateLimitPrincipal or RateLimitTool).
+	// (RateLimitPrincipal, RateLimitTool, or a limits.rules rule's name).
 	RateLimited(kind string)
 }
+
+// LimitMetrics, when a [Metrics] also implements it, observes each limit
+// a tools/call was counted against: by rule name (limits.rules, or
+// RateLimitPrincipal and RateLimitTool for limits.rate), never by
+// subject or workspace, and the result (LimitAllowed, LimitRefusedRate,
+// LimitRefusedQuota). Only calls counted through the fleet limiter are
+// observed (a catalog with rules, or a shared store).
+type LimitMetrics interface {
+	LimitCall(rule, result string)
+}
+
+// Results, as [LimitMetrics.LimitCall] reports them.
+const (
+	LimitAllowed      = "allowed"
+	LimitRefusedRate  = "refused_rate"
+	LimitRefusedQuota = "refused_quota"
+)
 
 // Surfaces, as the access log and [Metrics.Request] name them.
 const (

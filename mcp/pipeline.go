@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/proxy"
 
 	"github.com/mcpgw/gateway/internal/text"
@@ -66,9 +67,9 @@ type pipeline struct {
 	live    *liveHub // HTTP only: calls waiting for an elicitation answer (elicit.go)
 }
 
-func newPipeline(source func() (*proxy.Core, authz.Verifier), log *slog.Logger, m Metrics, wait time.Duration) *pipeline {
+func newPipeline(source func() (*proxy.Core, authz.Verifier), log *slog.Logger, m Metrics, wait time.Duration, fl *fleet.Limiter) *pipeline {
 	m = metricsOrNop(m)
-	return &pipeline{source: source, log: logger(log), metrics: m, limits: newLimits(wait, m)}
+	return &pipeline{source: source, log: logger(log), metrics: m, limits: newLimits(wait, m, fl)}
 }
 
 // state returns the state of the current core, or nil when there is no
@@ -166,9 +167,13 @@ func (pl *pipeline) verify(x *exchange, token string, present bool) *failure {
 func (pl *pipeline) admit(x *exchange, call bool, tool string) (release func(), f *failure) {
 	if call {
 		x.tool = tool
-		if rl := pl.limits.checkRate(&x.st.cfg.Rate, x.principal, tool); rl != nil {
+		if rl := pl.limits.checkRate(x.ctx, x.st.cfg, x.principal, tool); rl != nil {
 			x.log.Debug("rate limited", "tool", text.Clip(tool, 128), "limit", rl.kind, "retry_after", rl.retry)
-			return func() {}, &failure{kind: failRateLimited, rate: rl}
+			msg := "rate limited"
+			if rl.rule {
+				msg = rl.message()
+			}
+			return func() {}, &failure{kind: failRateLimited, rate: rl, text: msg}
 		}
 	}
 	release, ok := pl.limits.acquire(x.ctx, x.st.cfg.MaxInFlight, x.log)

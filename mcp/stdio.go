@@ -12,6 +12,7 @@ import (
 	"strconv"
 
 	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -58,6 +59,8 @@ type StdioOptions struct {
 	// tools/list and tools/call with -32600 "unknown toolset"; callers
 	// check it exists before serving (see [proxy.Core.HasToolset]).
 	Toolset string
+	// Limiter is as [Options.Limiter].
+	Limiter *fleet.Limiter
 }
 
 // ServeStdio serves newline-delimited JSON-RPC messages read from in,
@@ -79,7 +82,7 @@ func ServeStdio(ctx context.Context, in io.Reader, out io.Writer, opts *StdioOpt
 	if opts == nil {
 		opts = &StdioOptions{}
 	}
-	sv := &stdioServer{pl: newPipeline(opts.State, opts.Logger, opts.Metrics, 0), token: opts.Token, toolset: opts.Toolset}
+	sv := &stdioServer{pl: newPipeline(opts.State, opts.Logger, opts.Metrics, 0, opts.Limiter), token: opts.Token, toolset: opts.Toolset}
 
 	lines := make(chan stdioLine)
 	done := make(chan struct{})

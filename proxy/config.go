@@ -41,6 +41,11 @@ type Config struct {
 	MaxInFlight int
 	// Rate is limits.rate; nil buckets are no limit.
 	Rate RateLimits
+	// Rules are limits.rules, in catalog order.
+	Rules []*LimitRule
+	// ToolUpstream maps each tool, by name, to its upstream's name, for
+	// the rules keyed or matched by upstream.
+	ToolUpstream map[string]string
 	// ViewScopes are the view gate's scopes, which every use of the
 	// surface needs; nil without a view gate.
 	ViewScopes []string
@@ -100,6 +105,29 @@ type Bucket struct {
 	Burst int
 }
 
+// LimitRule is one of limits.rules, resolved: its dimensions as flags,
+// its matches as sets (nil: any value) and its numbers.
+type LimitRule struct {
+	Name string
+	// ByWorkspace, BySubject, ByTool and ByUpstream say which values key
+	// the rule's counters.
+	ByWorkspace, BySubject, ByTool, ByUpstream bool
+	// Workspaces, Subjects, Tools and Upstreams select the calls the rule
+	// applies to; nil matches any.
+	Workspaces, Subjects, Tools, Upstreams map[string]bool
+	// Rate is nil when the rule has no rate.
+	Rate *Bucket
+	// PerDay is the daily quota; 0: none.
+	PerDay int64
+}
+
+// NeedsTool reports whether the rule applies only to calls of a known
+// tool: it is keyed or matched by tool or upstream, which a name no tool
+// has does not give (and must not mint counters for).
+func (r *LimitRule) NeedsTool() bool {
+	return r.ByTool || r.ByUpstream || r.Tools != nil || r.Upstreams != nil
+}
+
 // ResourceMetadata is RFC 9728 metadata for the protected resource.
 type ResourceMetadata struct {
 	Resource             string
@@ -138,6 +166,17 @@ func resolveConfig(cat *catalog.Catalog, instructions string) *Config {
 			c.Rate.PerTool[name] = bucketOf(b)
 		}
 	}
+	for _, r := range cat.Limits.Rules {
+		c.Rules = append(c.Rules, limitRuleOf(r))
+	}
+	if len(c.Rules) > 0 {
+		c.ToolUpstream = make(map[string]string, len(cat.Tools))
+		// search_tools has no upstream: only rules that need none apply.
+		c.ToolUpstream[catalog.SearchToolsName] = ""
+		for _, t := range cat.Tools {
+			c.ToolUpstream[t.Name] = t.Request.Upstream
+		}
+	}
 	if g := cat.Gates[catalog.ViewGate]; g != nil && len(g.Scopes) > 0 {
 		c.ViewScopes = g.Scopes
 	}
@@ -154,6 +193,38 @@ func resolveConfig(cat *catalog.Catalog, instructions string) *Config {
 		c.ResourceMetadata = &ResourceMetadata{Resource: rm.Resource, AuthorizationServers: rm.AuthorizationServers, ScopesSupported: rm.ScopesSupported}
 	}
 	return c
+}
+
+func limitRuleOf(r *catalog.LimitRule) *LimitRule {
+	lr := &LimitRule{Name: r.Name, Rate: bucketOf(r.Rate)}
+	for _, d := range r.Per {
+		switch d {
+		case catalog.DimWorkspace:
+			lr.ByWorkspace = true
+		case catalog.DimSubject:
+			lr.BySubject = true
+		case catalog.DimTool:
+			lr.ByTool = true
+		case catalog.DimUpstream:
+			lr.ByUpstream = true
+		}
+	}
+	set := func(vals []string) map[string]bool {
+		if vals == nil {
+			return nil
+		}
+		m := make(map[string]bool, len(vals))
+		for _, v := range vals {
+			m[v] = true
+		}
+		return m
+	}
+	lr.Workspaces, lr.Subjects = set(r.Match.Workspace), set(r.Match.Subject)
+	lr.Tools, lr.Upstreams = set(r.Match.Tool), set(r.Match.Upstream)
+	if r.Quota != nil {
+		lr.PerDay = r.Quota.PerDay
+	}
+	return lr
 }
 
 func bucketOf(b *catalog.Bucket) *Bucket {

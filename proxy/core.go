@@ -23,6 +23,7 @@ import (
 	"github.com/mcpgw/gateway/approval"
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 )
 
 // Options configures a [Core]. The zero value is usable.
@@ -49,6 +50,10 @@ type Options struct {
 	// BreakerCooldown is how long an upstream's open circuit fails calls
 	// fast before letting a probe through. Zero: 5s.
 	BreakerCooldown time.Duration
+	// Fleet, when it counts in Redis, holds the upstreams' max_concurrent
+	// and max_concurrent_per_workspace caps for the whole fleet, as
+	// leases. Nil or local: each process holds its own.
+	Fleet *fleet.Limiter
 }
 
 // Core serves one loaded catalog. It is immutable after New and safe for
@@ -257,6 +262,9 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		u, err := newUpstream(name, def, rt, cooldown)
 		if u != nil {
 			u.metrics, u.tracer = c.metrics, c.tracer
+			if opts.Fleet != nil && opts.Fleet.Mode() == fleet.ModeRedis {
+				u.fleet = opts.Fleet
+			}
 		}
 		if err != nil {
 			return nil, err

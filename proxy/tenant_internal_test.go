@@ -23,12 +23,6 @@ func testUpstream(t *testing.T, base string, timeout time.Duration, perWorkspace
 	return u
 }
 
-func (b *breaker) state() (failures int, open bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.failures, !b.openUntil.IsZero()
-}
-
 // The transport refuses some requests because of the request itself. Our
 // own checks stop these first; should one slip through, it still says
 // nothing about the upstream's health.

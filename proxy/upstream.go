@@ -29,6 +29,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/rendering"
 )
 
@@ -56,16 +57,24 @@ func startSpan(ctx context.Context, tr trace.Tracer, name string, kind trace.Spa
 	return tr.Start(ctx, name, trace.WithSpanKind(kind))
 }
 
+// leaseMargin is how long a shared lease outlives its upstream's timeout,
+// which bounds every call: a replica that dies holding one gives it back
+// then.
+const leaseMargin = time.Second
+
 // maxRedirects is how many redirects a call follows, when it follows any.
 const maxRedirects = 3
 
 // upstream is a catalog upstream ready to send requests.
 type upstream struct {
-	tracer   trace.Tracer // nil: no spans
-	metrics  Metrics
-	breaker  breaker
-	slots    chan struct{} // nil: no cap on concurrent calls
-	shares   *shares       // nil: no per-workspace cap
+	tracer  trace.Tracer // nil: no spans
+	metrics Metrics
+	breaker *breakers
+	slots   chan struct{} // nil: no cap on concurrent calls
+	shares  *shares       // nil: no per-workspace cap
+	// fleet, when set, holds the caps in a store the replicas share
+	// (leases in Redis) instead of slots and shares.
+	fleet    *fleet.Limiter
 	name     string
 	def      *catalog.Upstream
 	origin   string // scheme://host[:port]
@@ -117,7 +126,7 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	if cr := def.Credentials; cr != nil {
 		u.credHeader, u.creds = http.CanonicalHeaderKey(cr.Header), cr.Values
 	}
-	u.breaker.now, u.breaker.cooldown = time.Now, cooldown
+	u.breaker = newBreakers(time.Now, cooldown)
 	if def.MaxConcurrent > 0 {
 		u.slots = make(chan struct{}, def.MaxConcurrent)
 	}
@@ -626,7 +635,7 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, u.timeout)
 	defer cancel()
-	ok, probe, wait := u.breaker.allow()
+	ok, probe, wait := u.breaker.allow(ws)
 	if !ok {
 		return nil, fmt.Errorf("upstream %s is unavailable: %d connection failures in a row; calls fail fast for the next %s while it recovers", u.name, breakerThreshold, wait.Round(time.Second))
 	}
@@ -647,9 +656,22 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
+	if u.fleet != nil {
+		release, heldBy := u.fleet.Acquire(ctx, fleet.Lease{Upstream: u.name, Workspace: ws,
+			Max: u.def.MaxConcurrent, MaxPerWorkspace: u.def.MaxConcurrentPerWorkspace, TTL: u.timeout + leaseMargin})
+		switch {
+		case heldBy == fleet.CapWorkspace:
+			u.breaker.release(probe)
+			return nil, fmt.Errorf("upstream %s is at its max_concurrent_per_workspace limit of %d calls for this workspace; no slot freed %s", u.name, u.def.MaxConcurrentPerWorkspace, u.waited(caller))
+		case release == nil:
+			u.breaker.release(probe)
+			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed %s", u.name, u.waited(caller))
+		}
+		defer release()
+	}
 	// The workspace's share first: a call over it must not hold one of
 	// the upstream's slots while it waits.
-	if u.shares != nil {
+	if u.fleet == nil && u.shares != nil {
 		sh := u.shares.acquire(ctx, ws)
 		if sh == nil {
 			u.breaker.release(probe)
@@ -657,7 +679,7 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 		}
 		defer u.shares.release(ws, sh)
 	}
-	if u.slots != nil {
+	if u.fleet == nil && u.slots != nil {
 		select {
 		case u.slots <- struct{}{}:
 			defer func() { <-u.slots }()
@@ -714,7 +736,7 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 		// The upstream answered: its status goes in the audit record.
 		return nil, &answeredError{status: resp.StatusCode, err: err}
 	}
-	u.breaker.record(probe, false)
+	u.breaker.record(probe, false, false)
 	return resp2, nil
 }
 
@@ -776,14 +798,16 @@ func (u *upstream) waited(caller context.Context) string {
 // own sake (an invalid header value, URL or method; a redirect policy)
 // judge nothing: otherwise one tenant could open the breaker for all.
 // An answer over max_response_bytes shows the upstream is up.
-func (u *upstream) judge(caller, ctx context.Context, probe bool, err error) {
+func (u *upstream) judge(caller, ctx context.Context, probe ticket, err error) {
 	switch {
 	case caller.Err() != nil:
 		u.breaker.release(probe)
 	case unhealthy(ctx, err):
-		u.breaker.record(probe, true)
+		var dnsErr *net.DNSError
+		dial := isConnectFailure(err) || errors.As(err, &dnsErr)
+		u.breaker.record(probe, true, dial && ctx.Err() == nil)
 	case isOverCap(err):
-		u.breaker.record(probe, false)
+		u.breaker.record(probe, false, false)
 	default:
 		u.breaker.release(probe)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/mcp"
 	"github.com/mcpgw/gateway/proxy"
 )
@@ -38,6 +39,10 @@ type metrics struct {
 	auditFailures prometheus.Counter
 	auditHealthy  prometheus.Gauge
 	outputInvalid *prometheus.CounterVec
+	limitCalls    *prometheus.CounterVec
+	fleetFallback *prometheus.CounterVec
+	fleetShared   prometheus.Gauge
+	fleetReplicas prometheus.Gauge
 }
 
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
@@ -67,6 +72,12 @@ func newMetrics() *metrics {
 	m.reg.MustRegister(m.auditRecords, m.auditFailures, m.auditHealthy)
 	m.outputInvalid = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_output_schema_violations_total", Help: "Upstream answers that broke their tool's output_schema (a read's became a tool error; a write's was returned with a note), by tool."}, []string{"tool"})
 	m.reg.MustRegister(m.outputInvalid)
+	m.limitCalls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_limit_calls_total", Help: "tools/call counted against a rate limit or quota, by rule (a limits.rules name, or principal and tool for limits.rate) and result (allowed, refused_rate, refused_quota). Never by subject or workspace."}, []string{"rule", "result"})
+	m.fleetFallback = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gateway_limit_store_fallbacks_total", Help: "Limit store operations counted locally because Redis failed, was too slow or was away, by operation (take, acquire, release, heartbeat)."}, []string{"op"})
+	m.fleetShared = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_limit_store_shared", Help: "1 while limits are counted in Redis, shared by the fleet; 0 while this process counts alone (no Redis configured, or Redis away)."})
+	m.fleetReplicas = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_fleet_replicas", Help: "Gateway replicas counting limits in the same Redis, as last seen; local limits are scaled to 1/N of each limit while Redis is away."})
+	m.fleetReplicas.Set(1)
+	m.reg.MustRegister(m.limitCalls, m.fleetFallback, m.fleetShared, m.fleetReplicas)
 	m.reg.MustRegister(m.requests, m.requestTime, m.inFlight, m.authFailures, m.rateLimited, m.toolCalls, m.toolTime,
 		m.upstreamResp, m.upstreamTime, m.reloads, m.catalogInfo, m.jwksFetches, m.reloadedAtSec,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -156,6 +167,24 @@ func (a auditMetrics) AuditHealthy(ok bool) {
 
 // surfaces returns the wire's view of the registry.
 func (m *metrics) surfaces() mcp.Metrics { return surfaceMetrics{m} }
+
+func (s surfaceMetrics) LimitCall(rule, result string) {
+	s.m.limitCalls.WithLabelValues(rule, result).Inc()
+}
+
+func (m *metrics) fleet() fleet.Metrics { return fleetMetrics{m} }
+
+type fleetMetrics struct{ m *metrics }
+
+func (f fleetMetrics) Fallback(op string) { f.m.fleetFallback.WithLabelValues(op).Inc() }
+func (f fleetMetrics) Replicas(n int)     { f.m.fleetReplicas.Set(float64(n)) }
+func (f fleetMetrics) Shared(on bool) {
+	if on {
+		f.m.fleetShared.Set(1)
+	} else {
+		f.m.fleetShared.Set(0)
+	}
+}
 
 type surfaceMetrics struct{ m *metrics }
 

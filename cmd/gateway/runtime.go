@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/oauthserver"
 	"github.com/mcpgw/gateway/proxy"
 )
@@ -59,6 +60,11 @@ type runtime struct {
 	// signing secrets, made on the first install that needs them.
 	oauthStore oauthserver.Store
 	oauthKeys  [][]byte
+	// fleet counts limits, in Redis when one is configured; made once
+	// (openFleet) and shared by every core and surface.
+	fleetOnce sync.Once
+	fleet     *fleet.Limiter
+	fleetErr  error
 }
 
 // fileTrail is an audit file and the trail that watches it.
@@ -146,6 +152,10 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 		v = federated(as, v)
 	}
 	opts := &proxy.Options{Logger: rt.logger, Getenv: rt.env.get, Metrics: rt.metrics.proxy(), Tracer: rt.tracer}
+	if opts.Fleet, err = rt.openFleet(); err != nil {
+		closeVerifier(v)
+		return err
+	}
 	if p := cat.Audit.Path; p != "" {
 		a := rt.audits[p]
 		if a == nil {

@@ -82,6 +82,10 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 // (see installFirst).
 func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
 	logger := rt.logger
+	if _, err := rt.openFleet(); err != nil {
+		return err
+	}
+	defer rt.closeFleet()
 	mux := rt.routes()
 	tracer, shutdownTracing, err := setupTracing(ctx, rt.env)
 	if err != nil {
@@ -209,6 +213,6 @@ func (rt *runtime) routes() http.Handler {
 		}
 		io.WriteString(w, `{"status":"ready"}`)
 	})
-	mux.Handle("/*", rt.withOAuthServer(traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: rt.logger, Metrics: rt.metrics.surfaces(), ApprovalPage: &approvalPage{}}))))
+	mux.Handle("/*", rt.withOAuthServer(traced(mcp.NewHandler(&mcp.Options{State: rt.snapshot, Logger: rt.logger, Metrics: rt.metrics.surfaces(), ApprovalPage: &approvalPage{}, Limiter: rt.fleet}))))
 	return mux
 }

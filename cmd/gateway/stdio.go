@@ -35,6 +35,7 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	defer shutdownTracing(context.WithoutCancel(ctx))
 	rt.tracer = tracer
+	defer rt.closeFleet()
 	if err := rt.installFirst(ctx, cat); err != nil {
 		return err
 	}
@@ -50,5 +51,5 @@ func runStdio(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if token == "" {
 		logger.Warn("GATEWAY_TOKEN is empty: every request will be refused as unauthorized")
 	}
-	return mcp.ServeStdio(ctx, stdin, stdout, &mcp.StdioOptions{State: rt.snapshot, Token: token, Logger: logger, Metrics: rt.metrics.surfaces(), Toolset: *toolset})
+	return mcp.ServeStdio(ctx, stdin, stdout, &mcp.StdioOptions{State: rt.snapshot, Token: token, Logger: logger, Metrics: rt.metrics.surfaces(), Toolset: *toolset, Limiter: rt.fleet})
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,6 +20,25 @@ func Start(t testing.TB) string {
 	if u := os.Getenv("GATEWAY_TEST_REDIS_URL"); u != "" {
 		return u
 	}
+	return New(t, false).URL()
+}
+
+// Server is a redis-server of one test's own, which the test may stop,
+// pause and start again on the same socket, as an outage would.
+type Server struct {
+	t       testing.TB
+	bin     string
+	dir     string
+	sock    string
+	persist bool
+	cmd     *exec.Cmd
+}
+
+// New starts a redis-server for t. With persist, it saves its data when
+// stopped and reads it back when started again, as a production Redis
+// with persistence would.
+func New(t testing.TB, persist bool) *Server {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -27,18 +47,59 @@ func Start(t testing.TB) string {
 		t.Skip("redis-server is not installed: apt-get install redis-server")
 	}
 	dir := t.TempDir()
-	sock := filepath.Join(dir, "redis.sock")
-	cmd := exec.Command(bin, "--port", "0", "--unixsocket", sock, "--save", "", "--appendonly", "no", "--dir", dir)
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
+	s := &Server{t: t, bin: bin, dir: dir, sock: filepath.Join(dir, "redis.sock"), persist: persist}
+	s.Start()
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// URL is the server's address for go-redis and the gateway.
+func (s *Server) URL() string { return "unix://" + s.sock }
+
+// Start starts the server (again), and waits for its socket.
+func (s *Server) Start() {
+	s.t.Helper()
+	os.Remove(s.sock)
+	save := ""
+	if s.persist {
+		save = "3600 1"
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	s.cmd = exec.Command(s.bin, "--port", "0", "--unixsocket", s.sock, "--save", save, "--appendonly", "no", "--dir", s.dir)
+	if err := s.cmd.Start(); err != nil {
+		s.t.Fatalf("starting redis-server: %v", err)
+	}
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(sock); err == nil {
-			return "unix://" + sock
+		if _, err := os.Stat(s.sock); err == nil {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("redis-server did not open its socket within 10s")
+			s.t.Fatal("redis-server did not open its socket within 10s")
 		}
 	}
 }
+
+// Stop stops the server as an operator would (SIGTERM, which saves a
+// persistent one), killing it after 10 s.
+func (s *Server) Stop() {
+	if s.cmd == nil {
+		return
+	}
+	s.cmd.Process.Signal(syscall.SIGCONT) // a paused server cannot stop
+	s.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+	s.cmd = nil
+}
+
+// Pause freezes the server (SIGSTOP): it holds its connections and
+// answers nothing, as a Redis that is slow or stuck does. Resume undoes it.
+func (s *Server) Pause() { s.cmd.Process.Signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again.
+func (s *Server) Resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
