@@ -62,7 +62,6 @@ var layout = map[string]allowed{
 		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
 		"github.com/getkin/kin-openapi",
 	}, otel...), testMods: sdkTest},
-	"deploy":                           {testPkgs: []string{"catalog"}, testMods: []string{"gopkg.in/yaml.v3"}},
 	"examples/prometheus-alertmanager": {testPkgs: []string{"*"}, testMods: append([]string{"gopkg.in/yaml.v3"}, sdkTest...)},
 	"test": {testPkgs: []string{"*"}, testMods: append([]string{"github.com/golang-jwt/jwt/v5",
 		"github.com/chromedp/chromedp", "github.com/chromedp/cdproto"}, sdkTest...)},
