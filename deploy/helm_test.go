@@ -521,7 +521,12 @@ func TestChartRefusesBrokenValues(t *testing.T) {
 	}{
 		{"catalog-twice", "catalog: {content: 'version: 1', existingConfigMap: other}", "catalog: set content or existingConfigMap, not both"},
 		{"empty-catalog-key", "catalog: {key: ''}", "catalog.key"},
-		{"secret-env-without-name", "secrets: {env: [{key: JWT}]}", "secrets.env[0]: name"},
+		{"secret-env-without-name", "secrets: {env: [{key: JWT}]}", "at '/secrets/env/0': missing property 'name'"},
+		{"misspelt-value", "autoscaling: {enabeld: true}", "at '/autoscaling': additional properties 'enabeld' not allowed"},
+		{"unknown-top-level-value", "replicas: 3", "additional properties 'replicas' not allowed"},
+		{"env-name-not-a-variable", "secrets: {env: [{name: 'JWT SECRET'}]}", "at '/secrets/env/0/name'"},
+		{"digest-not-sha256", "image: {digest: latest}", "at '/image/digest'"},
+		{"threshold-not-a-share", "prometheusRule: {limitSaturation: {threshold: 10}}", "at '/prometheusRule/limitSaturation/threshold'"},
 		{"redis-twice", "redis: {url: 'redis://r:6379/0', existingSecret: r}", "redis: set url or existingSecret, not both"},
 		{"redis-url-not-redis", "redis: {url: 'http://r:6379'}", "want redis://host:port/db"},
 		{"redis-password-inline", "redis: {url: 'redis://:hunter2@r:6379/0'}", "redis.url carries credentials"},
