@@ -76,8 +76,6 @@ var layout = map[string]allowed{
 			"github.com/prometheus/client_golang", "go.opentelemetry.io/otel/sdk",
 			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp",
 		}, otel...), testMods: sdkTest},
-	"deploy": {why: "checks the Kubernetes manifests against the catalog loader",
-		testPkgs: []string{"catalog"}, testMods: []string{"gopkg.in/yaml.v3"}},
 	"examples/prometheus-alertmanager": {why: "an example run end to end against real Prometheus and Alertmanager",
 		testPkgs: []string{"*"}, testMods: append([]string{"gopkg.in/yaml.v3"}, sdkTest...)},
 	"test": {why: "end-to-end tests against the built binary with real clients and a real browser",

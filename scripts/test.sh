@@ -88,6 +88,17 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 
+# deploy/ is a Go module of its own, so Helm and the Kubernetes API types
+# stay out of the gateway's go.mod (the root's ./... skips it); its nested
+# module deploy/kube136 decodes the chart's renders into the previous
+# Kubernetes version's types. The first build of Helm and k8s.io takes
+# minutes on two cores; the Go build cache keeps it for later runs.
+echo "== deploy: the Helm chart, the kustomize manifests and the Grafana dashboard"
+for mod in deploy deploy/kube136; do
+  echo "-- $mod"
+  (cd "$mod" && go mod tidy -diff && go vet ./... && go test -count=1 -timeout 20m ./...)
+done
+
 # An execution-count budget, never a duration: at a -fuzztime deadline Go
 # 1.26's fuzz coordinator can report "context deadline exceeded" on a busy
 # machine (golang/go#75804), failing a run for nothing.
