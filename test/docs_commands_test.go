@@ -112,7 +112,6 @@ var notRunnable = map[string]string{
 	"export GATEWAY_APPROVAL_KEYS=$(openssl rand -base64 32)  # signing keys are derived from it: same value on every replica": "part of the sign-in deployment, which needs a real OpenID provider; TestAnMCPClientWithoutATokenSignsInAtTheCompanysProvider runs one",
 	"export GATEWAY_OAUTH_STORE=redis://redis:6379/0          # or file:/var/lib/gateway/oauth.json; shared by replicas":       "names the deployment's Redis host",
 	"gateway serve --catalog catalog.yaml":                                                                                     "serves the sign-in catalog, which needs a real OpenID provider; TestAnMCPClientWithoutATokenSignsInAtTheCompanysProvider runs one",
-	"curl -s https://mcp.example.com/admin/mcp/tools -H \"Authorization: Bearer $KEY\"":                                        "mcp.example.com stands for the reader's deployment with the key's hash in keys.yaml",
 	"grep '\"request_id\":\"bf0186fb53d165d4\"' /var/log/gateway/audit.jsonl":                                                  "reads the deployment's audit file at /var/log/gateway",
 
 	// The Prometheus example's stack: the example's own test runs these
@@ -236,6 +235,7 @@ type docSession struct {
 	output   *lockedBuffer // the server's stdout and stderr
 	claude   bool          // Claude Code is installed in test/ts
 	onDemand string        // the server a page's calls to 127.0.0.1:8080 assume
+	keyHash  string        // the API key hash the page printed
 }
 
 func newDocSession(t *testing.T, page string) *docSession {
@@ -539,6 +539,16 @@ var docSetups = map[string]func(s *docSession){
 
 // docBefore runs before the command it is keyed by.
 var docBefore = map[string]func(s *docSession){
+	// Okta's description comes from the npm packages scripts/test.sh
+	// installs (the page's npm ci, not run here).
+	"go run ./cmd/gateway import openapi test/openapi-cache/node_modules/@okta/openapi/dist/spec.yaml --upstream okta --include-writes -o okta.yaml": func(s *docSession) {
+		if _, err := os.Stat("openapi-cache/node_modules/@okta/openapi/dist/spec.yaml"); err != nil {
+			if os.Getenv("CI") != "" {
+				s.t.Fatalf("test/openapi-cache is not installed (run npm ci there): %v", err)
+			}
+			s.t.Skip("test/openapi-cache/node_modules missing; run `npm ci --prefix test/openapi-cache`: the page's remaining commands need it")
+		}
+	},
 	// The comment names the catalog this command is for: RS256 with the
 	// public key the two openssl commands wrote.
 	`gateway token --catalog catalog.yaml --key dev.pem --sub dana --workspace acme --scopes "jobs:read" --ttl 15m`: func(s *docSession) {
@@ -553,6 +563,37 @@ var docBefore = map[string]func(s *docSession){
 			s.t.Fatal("catalog.yaml no longer names hmac_secret_env: GATEWAY_JWT_SECRET and HS256")
 		}
 		writeFile(s.t, catalog, rs)
+	},
+	// "Check it": the gateway the page's mcp.example.com stands for,
+	// serving the repository's catalog with auth.api_keys_file instead of
+	// auth.jwt, and the page's keys.yaml holding the hash it printed.
+	`curl -s https://mcp.example.com/admin/mcp/tools -H "Authorization: Bearer $KEY"`: func(s *docSession) {
+		t := s.t
+		if s.keyHash == "" {
+			t.Fatal("the page printed no key hash before checking the key")
+		}
+		keys := blockWith(t, s.page, "yaml", "keys:")
+		sha := regexp.MustCompile(`sha256: [0-9a-f]{64}`)
+		if !sha.MatchString(keys) {
+			t.Fatalf("%s: the keys.yaml block has no sha256 line", s.page)
+		}
+		keys = sha.ReplaceAllString(keys, "sha256: "+s.keyHash)
+		// The page's example expiry is a date; the key the reader issues
+		// today must not expire under the test.
+		keys = regexp.MustCompile(`(?m)^\s*expires:.*\n`).ReplaceAllString(keys, "")
+		writeFile(t, filepath.Join(s.dir, "keys.yaml"), keys)
+		data, err := os.ReadFile(filepath.Join(s.dir, "catalog.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jwtAuth := regexp.MustCompile(`(?s)\nauth:\n  jwt:.*?\n\n`)
+		if !jwtAuth.Match(data) {
+			t.Fatal("catalog.yaml no longer has an auth.jwt section to swap for api_keys_file")
+		}
+		writeFile(t, filepath.Join(s.dir, "keys.catalog.yaml"), string(jwtAuth.ReplaceAll(data, []byte("\nauth:\n  api_keys_file: keys.yaml\n\n"))))
+		s.setenv("DEMO_SERVICE_TOKEN", serviceToken)
+		s.start(docCommand{page: s.page, text: "gateway serve"}, "gateway serve --catalog keys.catalog.yaml --listen 127.0.0.1:0")
+		s.rewrites = append(s.rewrites, "https://mcp.example.com", "http://"+s.addr)
 	},
 }
 
@@ -601,6 +642,17 @@ var docChecks = map[string]func(s *docSession, out string) string{
 	`printf %s "$KEY" | sha256sum | cut -d' ' -f1             # the hash: put this in keys.yaml`: func(s *docSession, out string) string {
 		if !regexp.MustCompile(`^[0-9a-f]{64}\n$`).MatchString(out) {
 			return "want 64 lowercase hex digits"
+		}
+		s.keyHash = strings.TrimSpace(out)
+		return ""
+	},
+	`curl -s https://mcp.example.com/admin/mcp/tools -H "Authorization: Bearer $KEY"`: func(s *docSession, out string) string {
+		// ci-bot holds jobs:read: the read tools, no write.
+		if msg := wants(out, `"search_jobs"`); msg != "" {
+			return msg
+		}
+		if strings.Contains(out, `"cancel_job"`) {
+			return "the key's caller sees cancel_job without jobs:cancel"
 		}
 		return ""
 	},
@@ -667,6 +719,23 @@ func isJWT(out string) string {
 	if !regexp.MustCompile(`^eyJ[\w-]+\.[\w-]+\.[\w-]+\n$`).MatchString(out) {
 		return "want one signed JWT on a line"
 	}
+	return ""
+}
+
+// blockWith returns the first fenced block of the language on a page that
+// starts with prefix.
+func blockWith(t *testing.T, page, lang, prefix string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, part := range strings.Split(string(data), "```"+lang+"\n")[1:] {
+		if block, _, ok := strings.Cut(part, "```"); ok && strings.HasPrefix(block, prefix) {
+			return block
+		}
+	}
+	t.Fatalf("%s has no %s block starting %q", page, lang, prefix)
 	return ""
 }
 
