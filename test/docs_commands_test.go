@@ -401,26 +401,35 @@ func (s *docSession) start(c docCommand, cmd string) {
 	if err := srv.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s.server, s.exited, s.output = srv, make(chan struct{}), &lockedBuffer{}
+	exited, output := make(chan struct{}), &lockedBuffer{}
+	s.server, s.exited, s.output = srv, exited, output
 	go func() {
 		srv.Wait()
 		w.Close()
-		close(s.exited)
+		close(exited)
 	}()
-	urlc := make(chan string, 1)
-	demo := map[string]string{}
+	// The server is ready when it logs "serving"; the demo also when it
+	// has printed its tokens, which end with the Ctrl-C line.
+	type ready struct {
+		url    string
+		tokens map[string]string
+	}
+	readyc := make(chan ready, 1)
+	isDemo := longRunning.FindStringSubmatch(cmd)[1] == "demo"
 	go func() {
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		next, sent := "", false
+		tokens := map[string]string{}
+		next, url, printed, sent := "", "", !isDemo, false
 		for sc.Scan() {
 			line := strings.TrimSpace(sc.Text())
-			s.output.Write([]byte(line + "\n"))
+			output.Write([]byte(line + "\n"))
 			var rec struct{ Msg, URL string }
 			switch {
-			case json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" && !sent:
-				urlc <- rec.URL
-				sent = true
+			case json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving" && url == "":
+				url = rec.URL
+			case strings.HasPrefix(line, "Ctrl-C"):
+				printed = true
 			case strings.HasPrefix(line, "viewer token of the other workspace"):
 				next = "GLOBEX"
 			case strings.HasPrefix(line, "viewer token"):
@@ -430,24 +439,29 @@ func (s *docSession) start(c docCommand, cmd string) {
 			case strings.HasPrefix(line, "approver token"):
 				next = "APPROVER"
 			case next != "" && line != "":
-				demo[next], next = line, ""
+				tokens[next], next = line, ""
+			}
+			if url != "" && printed && !sent {
+				readyc <- ready{url, tokens}
+				sent = true
 			}
 		}
 		if !sent {
-			close(urlc)
+			close(readyc)
 		}
 	}()
+	var demo map[string]string
 	select {
-	case u, ok := <-urlc:
+	case rd, ok := <-readyc:
 		if !ok {
 			t.Fatalf("%s:%d: %s\nran as: %s\nexited before serving:\n%s", c.page, c.line, c.text, cmd, s.output.String())
 		}
-		s.addr = strings.TrimSuffix(strings.TrimPrefix(u, "http://"), "/mcp")
+		s.addr = strings.TrimSuffix(strings.TrimPrefix(rd.url, "http://"), "/mcp")
+		demo = rd.tokens
 	case <-time.After(time.Minute):
 		t.Fatalf("%s:%d: %s did not serve within a minute:\n%s", c.page, c.line, c.text, s.output.String())
 	}
-	// The demo prints its tokens before it serves; the README's TOKEN
-	// is "a token the demo printed": the viewer's.
+	// The README's TOKEN is "a token the demo printed": the viewer's.
 	for name, tok := range demo {
 		s.setenv(name, tok)
 	}
