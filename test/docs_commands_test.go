@@ -85,9 +85,9 @@ func TestDocsCommands(t *testing.T) {
 var notRunnable = map[string]string{
 	// The whole suite, benchmarks and tools that change the checkout.
 	"./scripts/test.sh": "runs every test, this one included",
-	"./scripts/bench.sh > bench.md     # or: go run ./test/bench -quick":                         "a benchmark: minutes of pinned CPU; scripts/test.sh runs its quick mode",
+	"./scripts/bench.sh > bench.md     # or: go run ./test/bench -quick":                         "the benchmark: about 15 minutes of pinned CPU; scripts/test.sh runs its quick mode",
 	"git stash && go build -o /tmp/gateway-old ./cmd/gateway && git stash pop":                   "stashes the reader's uncommitted changes",
-	"./scripts/bench.sh -scenarios small -c 16,64 -baseline-bin /tmp/gateway-old":                "a benchmark against a second build: minutes of pinned CPU",
+	"./scripts/bench.sh -scenarios small -c 16,64 -baseline-bin /tmp/gateway-old":                "the benchmark against a second build: minutes of pinned CPU",
 	"./scripts/mutation.sh             # or: ./scripts/mutation.sh rendering":                    "mutation testing: reruns package tests once per mutant, far over a minute",
 	"npm ci --prefix test/openapi-cache --ignore-scripts --no-audit --no-fund":                   "installs from the npm registry; scripts/test.sh has installed test/openapi-cache, which the next commands use",
 	"claude mcp add --transport http jobs https://mcp.example.com/mcp":                           "Claude Code and a gateway deployed with a real OpenID provider; TestClaudeCodeSeesTheGatewayNeedsSignIn runs it against one",
