@@ -87,6 +87,7 @@ func TestDocsCommands(t *testing.T) {
 var notRunnable = map[string]string{
 	// The whole suite, benchmarks and tools that change the checkout.
 	"./scripts/test.sh": "runs every test, this one included",
+	"helm install mcp-gateway deploy/helm/mcp-gateway -n mcp-gateway --set image.repository=registry.example.com/mcp-gateway --set image.digest=sha256:... --set-file catalog.content=catalog.yaml": "needs a Kubernetes cluster and a pushed image; the deploy module's tests render the chart with the Helm SDK for several value sets",
 	"./scripts/bench.sh > bench.md     # or: go run ./test/bench -quick":                         "the benchmark: about 15 minutes of pinned CPU; scripts/test.sh runs its quick mode",
 	"git stash && go build -o /tmp/gateway-old ./cmd/gateway && git stash pop":                   "stashes the reader's uncommitted changes",
 	"./scripts/bench.sh -scenarios small -c 16,64 -baseline-bin /tmp/gateway-old":                "the benchmark against a second build: minutes of pinned CPU",
@@ -252,6 +253,9 @@ func newDocSession(t *testing.T, page string) *docSession {
 		dst := filepath.Join(s.dir, e.Name())
 		switch {
 		case e.Name() == ".git":
+		case e.Type().IsRegular() && (strings.HasSuffix(e.Name(), ".test") || isExecutable(e)):
+			// Build outputs beside the sources (a gateway binary, test
+			// binaries): not what a reader's clone holds.
 		case e.IsDir():
 			if err := os.Symlink(src, dst); err != nil {
 				t.Fatal(err)
@@ -786,4 +790,11 @@ func closedAddr(t *testing.T) string {
 	addr := strings.TrimPrefix(srv.URL, "http://")
 	srv.Close()
 	return addr
+}
+
+// isExecutable reports whether a directory entry is a file with an
+// execute bit.
+func isExecutable(e os.DirEntry) bool {
+	info, err := e.Info()
+	return err == nil && info.Mode()&0o111 != 0
 }
