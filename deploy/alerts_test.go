@@ -42,19 +42,22 @@ tests:
         exp_alerts:
           - exp_labels: { severity: critical, namespace: mcp-gateway, pod: a }
 
-  - name: upstream-refusing-every-connection
+  - name: upstream-breaker-open
     interval: 1m
     input_series:
-      # monitor: connections refused, 3 a minute, never an answer.
-      - series: 'gateway_upstream_responses_total{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="monitor",class="error"}'
-        values: '0+3x15'
-      # operator: some transport errors, but it answers too.
-      - series: 'gateway_upstream_responses_total{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="operator",class="error"}'
-        values: '0+3x15'
-      - series: 'gateway_upstream_responses_total{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="operator",class="2xx"}'
-        values: '0+20x15'
+      # monitor: its breaker opens at minute 3 and stays open.
+      - series: 'gateway_upstream_breaker_open{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="monitor"}'
+        values: '0 0 0 1 1 1 1 1 1 1'
+      # operator: one workspace's breaker is open, the upstream's is not.
+      - series: 'gateway_upstream_breaker_open{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="operator"}'
+        values: '0x10'
+      - series: 'gateway_upstream_workspace_breakers_open{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="operator"}'
+        values: '1x10'
     alert_rule_test:
-      - eval_time: 12m
+      - eval_time: 4m
+        alertname: MCPGatewayUpstreamBreakerOpen
+        exp_alerts: []
+      - eval_time: 8m
         alertname: MCPGatewayUpstreamBreakerOpen
         exp_alerts:
           - exp_labels: { severity: warning, namespace: mcp-gateway, pod: a, upstream: monitor }
@@ -97,6 +100,8 @@ tests:
         values: '1x30'
       - series: 'gateway_upstream_responses_total{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="monitor",class="2xx"}'
         values: '0+50x30'
+      - series: 'gateway_upstream_breaker_open{namespace="mcp-gateway",job="mcp-gateway",pod="a",upstream="monitor"}'
+        values: '0x30'
       - series: 'gateway_catalog_last_reload_success{namespace="mcp-gateway",job="mcp-gateway",pod="a"}'
         values: '1x30'
       - series: 'gateway_rate_limited_total{namespace="mcp-gateway",job="mcp-gateway",pod="a",kind="principal"}'

@@ -1,6 +1,8 @@
 package proxy
 
 import (
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -276,4 +278,35 @@ func (b *breaker) idle() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return !b.probing && (b.openUntil.IsZero() || !b.now().Before(b.openUntil))
+}
+
+// BreakerState is the state of one upstream's circuit breakers, for
+// metrics and alerts.
+type BreakerState struct {
+	Upstream string
+	// Open: the upstream's own breaker is open, so every workspace's
+	// calls fail fast (the upstream itself looks down).
+	Open bool
+	// OpenWorkspaces counts workspaces whose own breaker is open: their
+	// calls fail fast while others' go through.
+	OpenWorkspaces int
+}
+
+// Breakers reports every upstream's breakers, sorted by upstream name.
+func (c *Core) Breakers() []BreakerState {
+	out := make([]BreakerState, 0, len(c.ups))
+	for _, name := range slices.Sorted(maps.Keys(c.ups)) {
+		b := c.ups[name].breaker
+		_, open := b.global.state()
+		st := BreakerState{Upstream: name, Open: open}
+		b.mu.Lock()
+		for _, wb := range b.ws {
+			if _, o := wb.state(); o {
+				st.OpenWorkspaces++
+			}
+		}
+		b.mu.Unlock()
+		out = append(out, st)
+	}
+	return out
 }

@@ -68,6 +68,7 @@ type Core struct {
 	prereqs *authz.Prerequisites
 	now     func() time.Time
 	tools   map[string]*tool
+	ups     map[string]*upstream // by name, for Breakers
 	order   []*tool
 
 	config    *Config
@@ -276,6 +277,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		}
 		ups[name] = u
 	}
+	c.ups = ups
 	c.prereqs = authz.NewPrerequisites(cat.Prerequisites, c.probeFunc(ups), opts.Now)
 	c.policy = authz.NewPolicy(cat, &authz.PolicyOptions{Getenv: opts.Getenv, Prerequisites: c.prereqs})
 	fenced := false

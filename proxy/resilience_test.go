@@ -63,6 +63,11 @@ func TestCircuitBreakerOpensOnTransportFailuresAndRecovers(t *testing.T) {
 		if !strings.Contains(res.Text, "is unavailable") || hits.Load() != 10 {
 			t.Fatalf("11th call = %q after %d upstream hits, want a fast failure with 10 hits", res.Text, hits.Load())
 		}
+		// One workspace failing opens its own breaker, which the metrics
+		// report; the upstream's own stays closed for other workspaces.
+		if got := c.Breakers(); len(got) != 1 || got[0].Open || got[0].OpenWorkspaces != 1 {
+			t.Fatalf("Breakers() while open = %+v, want the workspace's breaker open", got)
+		}
 		failing.Store(false)
 		time.Sleep(cooldown / 2)
 		if res := call(t, c, reader, "get_item", `{"id":"a"}`); !res.IsError || hits.Load() != 10 {
@@ -71,6 +76,9 @@ func TestCircuitBreakerOpensOnTransportFailuresAndRecovers(t *testing.T) {
 		time.Sleep(cooldown / 2)
 		if res = call(t, c, reader, "get_item", `{"id":"a"}`); res.IsError {
 			t.Fatalf("after the cooldown the half-open probe = %s, want it through and the breaker closed", res.Text)
+		}
+		if got := c.Breakers(); got[0].Open || got[0].OpenWorkspaces != 0 {
+			t.Fatalf("Breakers() after recovery = %+v, want none open", got)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -43,6 +44,34 @@ type metrics struct {
 	fleetFallback *prometheus.CounterVec
 	fleetShared   prometheus.Gauge
 	fleetReplicas prometheus.Gauge
+	breakers      *breakerCollector
+}
+
+// breakerCollector reports the serving catalog's circuit breakers when
+// scraped: whether each upstream's own breaker is open, and how many
+// workspaces' breakers are.
+type breakerCollector struct {
+	open, openWorkspaces *prometheus.Desc
+	// state returns the breakers of the catalog serving now; nil before
+	// one is installed.
+	state atomic.Pointer[func() []proxy.BreakerState]
+}
+
+func (b *breakerCollector) Describe(ch chan<- *prometheus.Desc) { ch <- b.open; ch <- b.openWorkspaces }
+
+func (b *breakerCollector) Collect(ch chan<- prometheus.Metric) {
+	f := b.state.Load()
+	if f == nil {
+		return
+	}
+	for _, s := range (*f)() {
+		open := 0.0
+		if s.Open {
+			open = 1
+		}
+		ch <- prometheus.MustNewConstMetric(b.open, prometheus.GaugeValue, open, s.Upstream)
+		ch <- prometheus.MustNewConstMetric(b.openWorkspaces, prometheus.GaugeValue, float64(s.OpenWorkspaces), s.Upstream)
+	}
 }
 
 var latencyBuckets = []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
@@ -78,6 +107,11 @@ func newMetrics() *metrics {
 	m.fleetReplicas = prometheus.NewGauge(prometheus.GaugeOpts{Name: "gateway_fleet_replicas", Help: "Gateway replicas counting limits in the same Redis, as last seen; local limits are scaled to 1/N of each limit while Redis is away."})
 	m.fleetReplicas.Set(1)
 	m.reg.MustRegister(m.limitCalls, m.fleetFallback, m.fleetShared, m.fleetReplicas)
+	m.breakers = &breakerCollector{
+		open:           prometheus.NewDesc("gateway_upstream_breaker_open", "1 while the upstream's own circuit breaker is open: every workspace's calls to it fail fast.", []string{"upstream"}, nil),
+		openWorkspaces: prometheus.NewDesc("gateway_upstream_workspace_breakers_open", "Workspaces whose own circuit breaker for the upstream is open: their calls fail fast while other workspaces' go through.", []string{"upstream"}, nil),
+	}
+	m.reg.MustRegister(m.breakers)
 	m.reg.MustRegister(m.requests, m.requestTime, m.inFlight, m.authFailures, m.rateLimited, m.toolCalls, m.toolTime,
 		m.upstreamResp, m.upstreamTime, m.reloads, m.catalogInfo, m.jwksFetches, m.reloadedAtSec,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

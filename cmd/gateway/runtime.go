@@ -100,7 +100,15 @@ type state struct {
 }
 
 func newRuntime(env lookupEnv, logger *slog.Logger, m *metrics) *runtime {
-	return &runtime{env: env, logger: logger, metrics: m, audits: map[string]*fileTrail{}}
+	rt := &runtime{env: env, logger: logger, metrics: m, audits: map[string]*fileTrail{}}
+	breakers := func() []proxy.BreakerState {
+		if core, _ := rt.snapshot(); core != nil {
+			return core.Breakers()
+		}
+		return nil
+	}
+	m.breakers.state.Store(&breakers)
+	return rt
 }
 
 // loadRuntime makes a runtime for the catalog file at path and loads it
