@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	runtimemetrics "runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -175,6 +176,46 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 
 func closeVerifier(v authz.ClosableVerifier) { v.Close() }
 
+// reloadMemoryFactor bounds what a reload may hold on top of what the
+// serving catalog holds, as a multiple of the memory in use before it.
+const reloadMemoryFactor = 1.5
+
+// holdMemoryNear sets a soft memory limit of factor times the memory the
+// process uses (its garbage left out) until the returned function is
+// called, which puts back the limit there was. A reload parses and checks
+// the new catalog while the old one serves: with the collector's default
+// pacing, the garbage of the load alone let the process grow to two or
+// three times its steady size. The limit is soft: when what is live
+// exceeds it, the collector works harder (at most half the CPU, Go's
+// own cap) and memory grows past it rather than failing. A lower limit
+// already set (GOMEMLIMIT) is kept.
+func holdMemoryNear(factor float64) (restore func()) {
+	s := []runtimemetrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	runtimemetrics.Read(s)
+	for _, x := range s {
+		if x.Value.Kind() != runtimemetrics.KindUint64 {
+			return func() {}
+		}
+	}
+	used := s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64()
+	if objects, live := s[3].Value.Uint64(), s[4].Value.Uint64(); objects > live {
+		used -= objects - live // garbage not yet collected
+	}
+	limit := int64(float64(used) * factor)
+	prev := debug.SetMemoryLimit(-1)
+	if limit >= prev {
+		return func() {}
+	}
+	debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(prev) }
+}
+
 // reload loads the catalog again and swaps it in when it is valid and
 // different, or valid and force is set (SIGHUP: files and secrets the
 // catalog names, such as an API keys file, may have changed while its own
@@ -194,6 +235,7 @@ func (rt *runtime) reload(reason string, force bool) error {
 	if rt.load == nil {
 		return nil
 	}
+	defer holdMemoryNear(reloadMemoryFactor)()
 	cat, err := rt.load()
 	if err != nil {
 		logProblems(rt.logger, err)
