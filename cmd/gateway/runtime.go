@@ -48,6 +48,9 @@ type runtime struct {
 	lastReload atomic.Pointer[reloadOutcome]
 
 	mu sync.Mutex // serializes reloads
+	// read is what the last successful load of the catalog file read
+	// from the environment; guarded by mu.
+	read envRead
 	// audits holds one trail per audit file, kept across reloads so a file
 	// is opened once and its health is tracked for the process's life;
 	// logTrail is the trail over the log stream.
@@ -98,9 +101,7 @@ func loadRuntime(path string, env lookupEnv, logger, auditLog *slog.Logger) (*ru
 	rt := newRuntime(env, logger, newMetrics())
 	rt.auditLog = auditLog
 	rt.path = path
-	rt.load = func() (*catalog.Catalog, error) {
-		return catalog.Load(path, &catalog.LoadOptions{Getenv: env})
-	}
+	rt.load = rt.fileLoader(path)
 	cat, err := rt.load()
 	if err != nil {
 		logProblems(logger, err)
@@ -110,6 +111,64 @@ func loadRuntime(path string, env lookupEnv, logger, auditLog *slog.Logger) (*ru
 		logger.Warn("catalog warning", "warning", w)
 	}
 	return rt, cat, nil
+}
+
+// envRead is the catalog a load made and every variable it looked up,
+// with what it found.
+type envRead struct {
+	cat  *catalog.Catalog
+	vars map[string]envValue
+}
+
+type envValue struct {
+	v  string
+	ok bool
+}
+
+// fileLoader returns a load function for the catalog file at path that
+// notes in rt.read the variables each successful load looked up, so that
+// a reload can tell nothing the serving catalog was made from changed
+// (unchangedCatalog).
+func (rt *runtime) fileLoader(path string) func() (*catalog.Catalog, error) {
+	return func() (*catalog.Catalog, error) {
+		var mu sync.Mutex
+		vars := map[string]envValue{}
+		cat, err := catalog.Load(path, &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
+			v, ok := rt.env(k)
+			mu.Lock()
+			vars[k] = envValue{v, ok}
+			mu.Unlock()
+			return v, ok
+		}})
+		if err == nil {
+			rt.read = envRead{cat: cat, vars: vars}
+		}
+		return cat, err
+	}
+}
+
+// unchangedCatalog returns the serving catalog when a load now would make
+// the same one: the file holds the same bytes, it includes no fragments,
+// and every variable it read has the value it had. A SIGHUP sent to
+// rotate logs or credential files then rebuilds everything else from the
+// catalog without parsing it again beside the one serving, which for a
+// catalog of thousands of tools holds as much again while it lasts.
+// Called with rt.mu held.
+func (rt *runtime) unchangedCatalog() *catalog.Catalog {
+	s := rt.cur.Load()
+	if s == nil || rt.read.cat == nil || rt.read.cat != s.core.Catalog() {
+		return nil
+	}
+	cat := rt.read.cat
+	if len(cat.Include) > 0 || len(cat.Files) > 0 || fileHash(rt.path) != cat.Hash {
+		return nil
+	}
+	for k, was := range rt.read.vars {
+		if v, ok := rt.env(k); v != was.v || ok != was.ok {
+			return nil
+		}
+	}
+	return cat
 }
 
 // snapshot returns the current core and verifier; nil before the first load.
@@ -236,11 +295,17 @@ func (rt *runtime) reload(reason string, force bool) error {
 		return nil
 	}
 	defer holdMemoryNear(reloadMemoryFactor)()
-	cat, err := rt.load()
-	if err != nil {
-		logProblems(rt.logger, err)
-		rt.reloadFailed(reason, err)
-		return err
+	var cat *catalog.Catalog
+	if force {
+		cat = rt.unchangedCatalog()
+	}
+	if cat == nil {
+		var err error
+		if cat, err = rt.load(); err != nil {
+			logProblems(rt.logger, err)
+			rt.reloadFailed(reason, err)
+			return err
+		}
 	}
 	if s := rt.cur.Load(); !force && s != nil && s.core.Catalog().Hash == cat.Hash {
 		rt.recordReload(nil) // the file is valid and is the one serving
