@@ -167,7 +167,13 @@ func (d *decoder) labelElem(n *yaml.Node, path string) {
 }
 
 func (d *decoder) decodeRoot(n *yaml.Node, c *Catalog) {
-	d.maxVisits = 2*countNodes(n) + aliasSlack
+	nodes := countNodes(n)
+	d.maxVisits = 2*nodes + aliasSlack
+	if len(d.pos) == 0 {
+		// Nearly every node gets a position: sized once, the map is not
+		// grown and rehashed a dozen times over a large catalog.
+		d.pos = make(map[string]Pos, nodes/2)
+	}
 	d.decode(n, reflect.ValueOf(c).Elem(), "", 0)
 }
 
