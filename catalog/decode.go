@@ -167,7 +167,13 @@ func (d *decoder) labelElem(n *yaml.Node, path string) {
 }
 
 func (d *decoder) decodeRoot(n *yaml.Node, c *Catalog) {
-	d.maxVisits = 2*countNodes(n) + aliasSlack
+	nodes := countNodes(n)
+	d.maxVisits = 2*nodes + aliasSlack
+	if len(d.pos) == 0 {
+		// Nearly every node gets a position: sized once, the map is not
+		// grown and rehashed a dozen times over a large catalog.
+		d.pos = make(map[string]Pos, nodes/2)
+	}
 	d.decode(n, reflect.ValueOf(c).Elem(), "", 0)
 }
 
@@ -483,6 +489,15 @@ func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string, depth 
 	for i, e := range n.Content {
 		d.labelElem(e, childIndex(path, i))
 		d.decodeElem(e, s.Index(i), childIndex(path, i), depth+1, "")
+		if path == "tools" && n.Anchor == "" && e.Anchor == "" {
+			// The top-level tool list is reached once (no alias can name
+			// the top mapping or an unanchored node), and an alias into a
+			// tool holds its own pointer: the tool's nodes can go now. A
+			// list of thousands of tools parses to several times the
+			// size of what it decodes to, and a reload holds both beside
+			// the catalog that keeps serving.
+			n.Content[i] = nil
+		}
 	}
 	v.Set(s)
 }

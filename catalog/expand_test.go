@@ -181,3 +181,39 @@ func TestSchemaCannotReachAnotherToolsSchema(t *testing.T) {
 		}
 	}
 }
+
+// The output schema a tool publishes and enforces adds the gateway's own
+// members to the operator's: a write's nests it under anyOf, a sensitive
+// member is widened to null under anyOf. A $ref that reaches through
+// either would dangle in what clients are shown, so the tool is refused
+// at load; a schema without one loads however many tools share it.
+func TestOutputSchemaRefThatGatewayMembersBreak(t *testing.T) {
+	env := func(string) (string, bool) { return "", false }
+	for _, tt := range []struct {
+		name, tool, want string
+	}{
+		{"write-nests-root-defs-under-anyOf",
+			`{ name: w, description: W., kind: write, gate: operate, request: { upstream: svc, method: POST, path: /w },
+      output_schema: { type: object, $defs: { x: { type: string } }, properties: { a: { $ref: "#/$defs/x" } } } }`,
+			`tool "w": output_schema with the gateway's own members`},
+		{"sensitive-member-widened-under-anyOf",
+			`{ name: r, description: R., request: { upstream: svc, path: /r }, response: { sensitive: [a] },
+      output_schema: { type: object, properties: { a: { type: object, properties: { b: { type: string } } }, c: { $ref: "#/properties/a/properties/b" } } } }`,
+			`tool "r": output_schema with the gateway's own members`},
+		{"write-without-refs-loads",
+			`{ name: w, description: W., kind: write, gate: operate, request: { upstream: svc, method: POST, path: /w },
+      output_schema: { type: object, properties: { a: { type: string } } } }`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			for range 2 { // the second load meets the digests of the first
+				_, err := Parse("c.yaml", []byte(base+"  - "+tt.tool+"\n"), &LoadOptions{Getenv: env})
+				switch {
+				case tt.want == "" && err != nil:
+					t.Fatalf("Parse = %v, want it loaded", err)
+				case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+					t.Fatalf("Parse = %v, want %q", err, tt.want)
+				}
+			}
+		})
+	}
+}

@@ -528,3 +528,25 @@ tools:
 		t.Errorf("timeout: *none = %v (written: %v), want the default %v, as if absent", u.Timeout.D(), u.Has("timeout"), DefaultTimeout.D())
 	}
 }
+
+// The loader lets each tool's parsed nodes go once the tool is decoded;
+// an alias from a later tool into an earlier one still reads what the
+// earlier tool wrote.
+func TestAliasesIntoEarlierTools(t *testing.T) {
+	src := base + `  - { name: a, description: A., input: &in { type: object, properties: { q: { type: string } } }, request: &req { upstream: svc, path: /a } }
+  - { name: b, description: B., input: *in, request: *req }
+`
+	c := mustParse(t, src, nil)
+	for _, name := range []string{"a", "b"} {
+		tool := c.Tool(name)
+		if tool == nil {
+			t.Fatalf("tool %q missing", name)
+		}
+		if got := string(tool.InputJSON); !strings.Contains(got, `"q":{"type":"string"}`) {
+			t.Errorf("tool %q inputSchema = %s, want the aliased one with q", name, got)
+		}
+		if got := tool.Request.Path; got != "/a" {
+			t.Errorf("tool %q path = %q, want /a", name, got)
+		}
+	}
+}

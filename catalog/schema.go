@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -222,37 +224,89 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 	if err != nil {
 		return nil, nil, []*schemaError{{msg: err.Error()}}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
-	if err != nil {
-		return nil, nil, []*schemaError{{msg: err.Error()}}
+	if errs := checkSchema(js, id); errs != nil {
+		return nil, nil, errs
 	}
+	return inputSchema{&lazySchema{id: id, js: js}}, js, nil
+}
+
+// checkSchema checks a schema's JSON with a compiler of its own, unless
+// the same text was found valid before, and records it as valid.
+func checkSchema(js []byte, id string) []*schemaError {
 	sum := sha256.Sum256(js)
 	compilers.Lock()
 	known := compilers.valid[sum]
 	compilers.Unlock()
-	if !known {
-		// A compiler of its own: one kept between schemas would resolve a
-		// $ref into another tool's schema at load that the compile for use
-		// (lazySchema, also a compiler of its own) then refuses.
-		c := jsonschema.NewCompiler()
-		c.DefaultDraft(jsonschema.Draft2020)
-		c.AssertFormat()
-		c.UseLoader(refuseLoader{})
-		if err = c.AddResource(id, doc); err == nil {
-			_, err = c.Compile(id)
-		}
-		if err != nil {
-			return nil, nil, schemaErrors(err)
-		}
-		compilers.Lock()
-		if compilers.valid == nil || len(compilers.valid) >= maxValidSchemas {
-			compilers.valid = map[[sha256.Size]byte]bool{}
-		}
-		compilers.valid[sum] = true
-		compilers.Unlock()
+	if known {
+		return nil
 	}
-	return inputSchema{&lazySchema{id: id, js: js}}, js, nil
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(js))
+	if err != nil {
+		return []*schemaError{{msg: err.Error()}}
+	}
+	// A compiler of its own: one kept between schemas would resolve a
+	// $ref into another tool's schema at load that the compile for use
+	// (lazySchema, also a compiler of its own) then refuses.
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	c.UseLoader(refuseLoader{})
+	if err = c.AddResource(id, doc); err == nil {
+		_, err = c.Compile(id)
+	}
+	if err != nil {
+		return schemaErrors(err)
+	}
+	compilers.Lock()
+	if compilers.valid == nil || len(compilers.valid) >= maxValidSchemas {
+		compilers.valid = map[[sha256.Size]byte]bool{}
+	}
+	compilers.valid[sum] = true
+	compilers.Unlock()
+	return nil
 }
+
+// checkSchemasInParallel checks the input and output schemas of a large
+// catalog's tools on every CPU, ahead of the tool-by-tool checks, which
+// then find the valid ones among the digests already checked. Each schema
+// still gets a compiler of its own, under the id its tool's check uses;
+// an invalid one is left for that check to report. Checking schemas is
+// most of the time a catalog of thousands of tools takes to load.
+func checkSchemasInParallel(tools []*Tool) {
+	workers := min(runtime.GOMAXPROCS(0), len(tools)/minToolsPerWorker)
+	if workers < 2 {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(tools) {
+					return
+				}
+				path := "catalog:///" + childIndex("tools", i)
+				for _, s := range []struct {
+					schema map[string]any
+					id     string
+				}{{tools[i].Input, path + "/input.json"}, {tools[i].OutputSchema, path + "/output.json"}} {
+					if s.schema == nil {
+						continue
+					}
+					if js, err := marshalJSON(s.schema); err == nil {
+						checkSchema(js, s.id)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// minToolsPerWorker keeps small catalogs, whose check takes milliseconds,
+// on one goroutine.
+const minToolsPerWorker = 32
 
 // deferSchema is compileSchema for a schema known to be valid (the
 // gateway's own additions to a schema compileSchema accepted): nothing is

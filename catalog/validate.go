@@ -721,6 +721,7 @@ func (v *checker) bucket(b *Bucket, subj string) {
 }
 
 func (v *checker) tools() {
+	checkSchemasInParallel(v.c.Tools)
 	firstAt := map[string]Pos{}
 	for i, t := range v.c.Tools {
 		v.tool(i, t, firstAt)

@@ -17,7 +17,6 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	gateway "github.com/mcpgw/gateway"
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/demo"
 )
 
@@ -96,7 +95,7 @@ func installedRuntime(t *testing.T, env lookupEnv, path string, auditLog *slog.L
 	rt := newRuntime(env, slog.New(slog.DiscardHandler), newMetrics())
 	rt.auditLog = auditLog
 	rt.path = path
-	rt.load = func() (*catalog.Catalog, error) { return catalog.Load(path, &catalog.LoadOptions{Getenv: env}) }
+	rt.load = rt.fileLoader(path)
 	cat, err := rt.load()
 	if err != nil {
 		t.Fatal(err)
@@ -105,4 +104,59 @@ func installedRuntime(t *testing.T, env lookupEnv, path string, auditLog *slog.L
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// A SIGHUP always reloads, and a reload must not hold a second copy of a
+// catalog nothing has changed: with the same file and the same variables
+// the serving catalog is rebuilt on (every tool and schema shared, none
+// parsed again); a variable the catalog reads that changed, or a changed
+// file, makes a new catalog that uses it.
+func TestSIGHUPReloadsWithoutCopyingAnUnchangedCatalog(t *testing.T) {
+	var mu sync.Mutex
+	vars := map[string]string{"MONITOR_URL": "http://127.0.0.1:1", "GATEWAY_AUDIENCE": "aud", "GATEWAY_ISSUER": "iss"}
+	base := testEnv(nil)
+	env := lookupEnv(func(k string) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		if v, ok := vars[k]; ok {
+			return v, true
+		}
+		return base(k)
+	})
+	path := filepath.Join(t.TempDir(), "catalog.yaml")
+	os.WriteFile(path, gateway.DefaultCatalog, 0o600)
+	rt := installedRuntime(t, env, path, nil)
+	monitorURL := func() string { return rt.cur.Load().core.Catalog().Upstreams["monitor"].BaseURL }
+
+	first := rt.cur.Load()
+	if err := rt.reload("SIGHUP", true); err != nil {
+		t.Fatal(err)
+	}
+	second := rt.cur.Load()
+	if second == first || rt.reloads.Load() != 1 {
+		t.Fatalf("SIGHUP with nothing changed: state swapped %v, reloads %d; want a new core, one reload", second != first, rt.reloads.Load())
+	}
+	if second.core.Catalog() != first.core.Catalog() {
+		t.Errorf("SIGHUP with nothing changed parsed the catalog again; want the serving one shared")
+	}
+
+	mu.Lock()
+	vars["MONITOR_URL"] = "http://127.0.0.1:2"
+	mu.Unlock()
+	if err := rt.reload("SIGHUP", true); err != nil {
+		t.Fatal(err)
+	}
+	if got := monitorURL(); got != "http://127.0.0.1:2" {
+		t.Errorf("after MONITOR_URL changed and SIGHUP, monitor base_url = %q, want the new value", got)
+	}
+
+	retitled := strings.Replace(string(gateway.DefaultCatalog), "title: BackWave jobs", "title: BackWave jobs (reloaded)", 1)
+	os.WriteFile(path, []byte(retitled), 0o600)
+	before := rt.cur.Load().core.Catalog()
+	if err := rt.reload("SIGHUP", true); err != nil {
+		t.Fatal(err)
+	}
+	if after := rt.cur.Load().core.Catalog(); after == before || after.Server.Title != "BackWave jobs (reloaded)" {
+		t.Errorf("after the file changed and SIGHUP, title = %q, want the new file's", after.Server.Title)
+	}
 }

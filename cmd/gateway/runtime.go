@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	runtimemetrics "runtime/metrics"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,9 @@ type runtime struct {
 	lastReload atomic.Pointer[reloadOutcome]
 
 	mu sync.Mutex // serializes reloads
+	// read is what the last successful load of the catalog file read
+	// from the environment; guarded by mu.
+	read envRead
 	// audits holds one trail per audit file, kept across reloads so a file
 	// is opened once and its health is tracked for the process's life;
 	// logTrail is the trail over the log stream.
@@ -117,9 +121,7 @@ func loadRuntime(path string, env lookupEnv, logger, auditLog *slog.Logger) (*ru
 	rt := newRuntime(env, logger, newMetrics())
 	rt.auditLog = auditLog
 	rt.path = path
-	rt.load = func() (*catalog.Catalog, error) {
-		return catalog.Load(path, &catalog.LoadOptions{Getenv: env})
-	}
+	rt.load = rt.fileLoader(path)
 	cat, err := rt.load()
 	if err != nil {
 		logProblems(logger, err)
@@ -129,6 +131,64 @@ func loadRuntime(path string, env lookupEnv, logger, auditLog *slog.Logger) (*ru
 		logger.Warn("catalog warning", "warning", w)
 	}
 	return rt, cat, nil
+}
+
+// envRead is the catalog a load made and every variable it looked up,
+// with what it found.
+type envRead struct {
+	cat  *catalog.Catalog
+	vars map[string]envValue
+}
+
+type envValue struct {
+	v  string
+	ok bool
+}
+
+// fileLoader returns a load function for the catalog file at path that
+// notes in rt.read the variables each successful load looked up, so that
+// a reload can tell nothing the serving catalog was made from changed
+// (unchangedCatalog).
+func (rt *runtime) fileLoader(path string) func() (*catalog.Catalog, error) {
+	return func() (*catalog.Catalog, error) {
+		var mu sync.Mutex
+		vars := map[string]envValue{}
+		cat, err := catalog.Load(path, &catalog.LoadOptions{Getenv: func(k string) (string, bool) {
+			v, ok := rt.env(k)
+			mu.Lock()
+			vars[k] = envValue{v, ok}
+			mu.Unlock()
+			return v, ok
+		}})
+		if err == nil {
+			rt.read = envRead{cat: cat, vars: vars}
+		}
+		return cat, err
+	}
+}
+
+// unchangedCatalog returns the serving catalog when a load now would make
+// the same one: the file holds the same bytes, it includes no fragments,
+// and every variable it read has the value it had. A SIGHUP sent to
+// rotate logs or credential files then rebuilds everything else from the
+// catalog without parsing it again beside the one serving, which for a
+// catalog of thousands of tools holds as much again while it lasts.
+// Called with rt.mu held.
+func (rt *runtime) unchangedCatalog() *catalog.Catalog {
+	s := rt.cur.Load()
+	if s == nil || rt.read.cat == nil || rt.read.cat != s.core.Catalog() {
+		return nil
+	}
+	cat := rt.read.cat
+	if len(cat.Include) > 0 || len(cat.Files) > 0 || fileHash(rt.path) != cat.Hash {
+		return nil
+	}
+	for k, was := range rt.read.vars {
+		if v, ok := rt.env(k); v != was.v || ok != was.ok {
+			return nil
+		}
+	}
+	return cat
 }
 
 // snapshot returns the current core and verifier; nil before the first load.
@@ -212,6 +272,46 @@ func (rt *runtime) install(cat *catalog.Catalog) error {
 
 func closeVerifier(v authz.ClosableVerifier) { v.Close() }
 
+// reloadMemoryFactor bounds what a reload may hold on top of what the
+// serving catalog holds, as a multiple of the memory in use before it.
+const reloadMemoryFactor = 1.5
+
+// holdMemoryNear sets a soft memory limit of factor times the memory the
+// process uses (its garbage left out) until the returned function is
+// called, which puts back the limit there was. A reload parses and checks
+// the new catalog while the old one serves: with the collector's default
+// pacing, the garbage of the load alone let the process grow to two or
+// three times its steady size. The limit is soft: when what is live
+// exceeds it, the collector works harder (at most half the CPU, Go's
+// own cap) and memory grows past it rather than failing. A lower limit
+// already set (GOMEMLIMIT) is kept.
+func holdMemoryNear(factor float64) (restore func()) {
+	s := []runtimemetrics.Sample{
+		{Name: "/memory/classes/total:bytes"},
+		{Name: "/memory/classes/heap/released:bytes"},
+		{Name: "/memory/classes/heap/free:bytes"},
+		{Name: "/memory/classes/heap/objects:bytes"},
+		{Name: "/gc/heap/live:bytes"},
+	}
+	runtimemetrics.Read(s)
+	for _, x := range s {
+		if x.Value.Kind() != runtimemetrics.KindUint64 {
+			return func() {}
+		}
+	}
+	used := s[0].Value.Uint64() - s[1].Value.Uint64() - s[2].Value.Uint64()
+	if objects, live := s[3].Value.Uint64(), s[4].Value.Uint64(); objects > live {
+		used -= objects - live // garbage not yet collected
+	}
+	limit := int64(float64(used) * factor)
+	prev := debug.SetMemoryLimit(-1)
+	if limit >= prev {
+		return func() {}
+	}
+	debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(prev) }
+}
+
 // reload loads the catalog again and swaps it in when it is valid and
 // different, or valid and force is set (SIGHUP: files and secrets the
 // catalog names, such as an API keys file, may have changed while its own
@@ -231,11 +331,18 @@ func (rt *runtime) reload(reason string, force bool) error {
 	if rt.load == nil {
 		return nil
 	}
-	cat, err := rt.load()
-	if err != nil {
-		logProblems(rt.logger, err)
-		rt.reloadFailed(reason, err)
-		return err
+	defer holdMemoryNear(reloadMemoryFactor)()
+	var cat *catalog.Catalog
+	if force {
+		cat = rt.unchangedCatalog()
+	}
+	if cat == nil {
+		var err error
+		if cat, err = rt.load(); err != nil {
+			logProblems(rt.logger, err)
+			rt.reloadFailed(reason, err)
+			return err
+		}
 	}
 	if s := rt.cur.Load(); !force && s != nil && s.core.Catalog().Hash == cat.Hash {
 		rt.recordReload(nil) // the file is valid and is the one serving
