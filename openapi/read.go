@@ -186,9 +186,11 @@ func loadJSON(ctx context.Context, data []byte) (*openapi3.T, string) {
 		return nil, ""
 	}
 	doc := &openapi3.T{}
-	if json.Unmarshal(data, doc) != nil || ctx.Err() != nil {
+	refs, err := decodeJSON(data, doc)
+	if err != nil || ctx.Err() != nil {
 		return nil, ""
 	}
+	preResolve(doc, refs)
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
