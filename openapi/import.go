@@ -3,6 +3,8 @@ package openapi
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -123,7 +125,7 @@ func ImportContext(ctx context.Context, d *Document, opts Options) (res *Result,
 			res, err = nil, fmt.Errorf("cannot import document: %v", r)
 		}
 	}()
-	im := &importer{ctx: ctx, d: d, opts: opts, names: map[string]int{}, ws: newWorkspaceNames(opts.WorkspaceParam)}
+	im := &importer{ctx: ctx, d: d, opts: opts, names: map[string]int{}, ws: newWorkspaceNames(opts.WorkspaceParam), sorted: map[*openapi3.Schema][]string{}, checked: map[[sha256.Size]byte]string{}}
 	if opts.WorkspaceParam != "" && im.ws == nil {
 		return nil, fmt.Errorf("--workspace-param %q names no parameter", opts.WorkspaceParam)
 	}
@@ -143,9 +145,14 @@ func ImportContext(ctx context.Context, d *Document, opts Options) (res *Result,
 }
 
 type importer struct {
-	ctx     context.Context
-	d       *Document
-	share   int // each schema's share of the import's nodes (schemaShare)
+	ctx   context.Context
+	d     *Document
+	share int // each schema's share of the import's nodes (schemaShare)
+	// sorted is the converters' shared cache of sorted property names.
+	sorted map[*openapi3.Schema][]string
+	// checked holds checkSchema's verdicts by the digest of the schema's
+	// JSON: the operations on one entity answer the same schema.
+	checked map[[sha256.Size]byte]string
 	opts    Options
 	tools   []*tool
 	skipped []Skipped
@@ -196,6 +203,8 @@ type tool struct {
 	sensitiveWhy []string
 	// flags are the guesses also reported in Result.Flagged.
 	flags []string
+	// yaml is the tool written out (toolYAML), once the self-check has.
+	yaml []byte
 }
 
 // flag notes a guess that decides what a caller can reach: in the tool's
@@ -447,7 +456,7 @@ func describe(t *tool, op *openapi3.Operation) {
 // whose notes the tool keeps, and the argument names.
 func (im *importer) input(t *tool, item *openapi3.PathItem, op *openapi3.Operation) (*converter, []string, bool) {
 	method, path := t.method, t.opPath
-	conv := &converter{forInput: true, limit: im.share}
+	conv := &converter{forInput: true, limit: im.share, sorted: im.sorted}
 	as := &arguments{conv: conv, props: map[string]any{}, taken: map[string]bool{}}
 	if !im.parameters(t, as, method, path, item, op) || !im.requestBody(t, as, method, path, op) {
 		return nil, nil, false
@@ -475,7 +484,7 @@ func (im *importer) input(t *tool, item *openapi3.PathItem, op *openapi3.Operati
 		input["required"] = slices.Compact(required)
 	}
 	inputFormats(input)
-	if msg := checkSchema(input); msg != "" {
+	if msg := im.checkSchema(input); msg != "" {
 		im.skip(method, path, "input schema does not compile: %s", msg)
 		return nil, nil, false
 	}
@@ -521,7 +530,7 @@ func (im *importer) output(t *tool, op *openapi3.Operation, conv *converter) boo
 		if mt.Schema == nil {
 			return true
 		}
-		oc := &converter{limit: im.share}
+		oc := &converter{limit: im.share, sorted: im.sorted}
 		out := oc.schema(mt.Schema, 0, nil)
 		if oc.unresolved != "" {
 			im.skip(t.method, t.opPath, "%s", oc.unresolved)
@@ -541,7 +550,7 @@ func (im *importer) output(t *tool, op *openapi3.Operation, conv *converter) boo
 		if out != nil {
 			looseOutput(out)
 		}
-		if out != nil && checkSchema(out) == "" {
+		if out != nil && im.checkSchema(out) == "" {
 			t.output = out
 			for _, n := range oc.notes {
 				conv.note("%s", n)
@@ -588,10 +597,12 @@ func (im *importer) result() (*Result, error) {
 		if err := im.ctx.Err(); err != nil {
 			return nil, err
 		}
-		item := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{im.toolNode(t)}}
-		if err := encodeYAML(&buf, item, "  "); err != nil {
+		y, err := im.toolYAML(t)
+		if err != nil {
 			return nil, err
 		}
+		buf.Write(y)
+		t.yaml = nil
 	}
 	if len(im.tools) == 0 && len(im.skipped) == 0 {
 		return nil, errors.New("the document has no operations")
@@ -611,6 +622,20 @@ func (im *importer) result() (*Result, error) {
 	}
 	slices.SortFunc(reads, func(a, b Skipped) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })
 	return &Result{YAML: buf.Bytes(), Tools: len(im.tools), Skipped: im.skipped, Reads: reads, Flagged: flagged}, nil
+}
+
+// toolYAML is t as an item of the catalog's tools list, indented under
+// "tools:", written once for the self-check and the result.
+func (im *importer) toolYAML(t *tool) ([]byte, error) {
+	if t.yaml == nil {
+		var buf bytes.Buffer
+		item := &yaml.Node{Kind: yaml.SequenceNode, Content: []*yaml.Node{im.toolNode(t)}}
+		if err := encodeYAML(&buf, item, "  "); err != nil {
+			return nil, err
+		}
+		t.yaml = buf.Bytes()
+	}
+	return t.yaml, nil
 }
 
 // encodeYAML writes n to buf, each non-empty line prefixed with indent.
@@ -647,4 +672,19 @@ func allObjects(x any) bool {
 		}
 	}
 	return len(list) > 0
+}
+
+// checkSchema is checkSchema, once per distinct schema of the import.
+func (im *importer) checkSchema(s map[string]any) string {
+	js, err := json.Marshal(s) // map keys sorted: one text per schema
+	if err != nil {
+		return checkSchema(s)
+	}
+	key := sha256.Sum256(js)
+	if msg, ok := im.checked[key]; ok {
+		return msg
+	}
+	msg := checkSchema(s)
+	im.checked[key] = msg
+	return msg
 }

@@ -70,6 +70,9 @@ type converter struct {
 	// unresolved is why a schema that was converted could not be read
 	// (a $ref Read could not follow), or "".
 	unresolved string
+	// sorted holds the sorted property names of the schemas met, shared
+	// by the converters of one import; nil sorts them at every meeting.
+	sorted map[*openapi3.Schema][]string
 
 	// The state of one convert call.
 	room, used, maxDepth int
@@ -286,9 +289,14 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 	if s.Items != nil {
 		out["items"] = c.schema(s.Items, depth+1, stack)
 	}
+	// Past the limit, a try's answer is thrown away (see convert), so
+	// what is left of it need not be written.
+	if c.over {
+		return out
+	}
 	if len(s.Properties) > 0 {
-		props := map[string]any{}
-		names := sortedKeys(s.Properties)
+		names := c.propertyNames(s)
+		props := make(map[string]any, len(names))
 		if len(names) > MaxProperties {
 			c.note("object with %d properties cut to %d", len(names), MaxProperties)
 			names = names[:MaxProperties]
@@ -298,6 +306,9 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 				continue
 			}
 			props[name] = c.schema(s.Properties[name], depth+1, stack)
+			if c.over {
+				return out
+			}
 		}
 		out["properties"] = props
 	}
@@ -331,6 +342,9 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 		var xs []any
 		for _, e := range list[:min(len(list), MaxEnum)] {
 			xs = append(xs, c.schema(e, depth+1, stack))
+			if c.over {
+				return out
+			}
 		}
 		out[kw] = xs
 	}
@@ -338,6 +352,19 @@ func (c *converter) schema(ref *openapi3.SchemaRef, depth int, stack []*openapi3
 		out["not"] = c.schema(s.Not, depth+1, stack)
 	}
 	return out
+}
+
+// propertyNames returns the names of s's properties in order, sorted once
+// per schema for all the converters that share c.sorted.
+func (c *converter) propertyNames(s *openapi3.Schema) []string {
+	if names, ok := c.sorted[s]; ok {
+		return names
+	}
+	names := sortedKeys(s.Properties)
+	if c.sorted != nil {
+		c.sorted[s] = names
+	}
+	return names
 }
 
 func refName(ref *openapi3.SchemaRef) string {

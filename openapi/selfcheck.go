@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/mcpgw/gateway/catalog"
-	"gopkg.in/yaml.v3"
 )
 
 // selfCheck loads each tool the way the gateway will, in a small catalog
@@ -68,15 +67,20 @@ func (im *importer) load(tools []*tool) error {
 		"gates", mapping(im.writeGate(), mapping("scopes", []string{"w"})),
 	)
 	add(root, "upstreams", mapping(im.opts.Upstream, im.upstream()))
-	seq := &yaml.Node{Kind: yaml.SequenceNode}
-	for _, t := range tools {
-		seq.Content = append(seq.Content, im.toolNode(t))
-	}
-	add(root, "tools", seq)
+	// The tools are written as result writes them, one at a time, and
+	// those same bytes are what result writes: one yaml.v3 document of
+	// many tools would keep all of their events until it ends.
 	var buf bytes.Buffer
-	enc := yaml.NewEncoder(&buf)
-	if err := enc.Encode(root); err != nil {
+	if err := encodeYAML(&buf, root, ""); err != nil {
 		return err
+	}
+	buf.WriteString("tools:\n")
+	for _, t := range tools {
+		y, err := im.toolYAML(t)
+		if err != nil {
+			return err
+		}
+		buf.Write(y)
 	}
 	var unknown []string
 	getenv := func(k string) (string, bool) {
