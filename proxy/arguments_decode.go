@@ -1,0 +1,160 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"unicode/utf8"
+)
+
+// decodeArgs decodes the arguments object, keeping numbers exact, then
+// checks every number and rewrites it to its canonical spelling (see
+// canonicalNumbers), so the schema and the upstream see the same bounded
+// values.
+//
+// The values are what encoding/json with UseNumber gives (map[string]any,
+// []any, string, json.Number, bool, nil; the last duplicate member
+// wins), built by a small walk over bytes json.Valid has accepted
+// instead of through reflection: every call decodes its arguments, and
+// most are a few short strings. A fuzz target holds the two to each other.
+func decodeArgs(raw []byte) (map[string]any, error) {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
+		return map[string]any{}, nil
+	}
+	if !json.Valid(raw) {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	d := argDecoder{b: raw}
+	d.space()
+	if raw[d.i] != '{' {
+		return nil, errors.New("arguments must be a JSON object")
+	}
+	args := d.object()
+	if d.numbers {
+		if err := canonicalNumbers(args); err != nil {
+			return nil, errors.New("invalid arguments: " + err.Error())
+		}
+	}
+	return args, nil
+}
+
+// argDecoder walks one valid JSON value; it never sees invalid input, so
+// it checks nothing json.Valid has checked.
+type argDecoder struct {
+	b       []byte
+	i       int
+	numbers bool // a number was seen: canonicalNumbers has work
+}
+
+func (d *argDecoder) space() {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
+		case ' ', '\t', '\n', '\r':
+			d.i++
+		default:
+			return
+		}
+	}
+}
+
+func (d *argDecoder) value() any {
+	d.space()
+	switch d.b[d.i] {
+	case '{':
+		return d.object()
+	case '[':
+		return d.array()
+	case '"':
+		return d.str()
+	case 't':
+		d.i += len("true")
+		return true
+	case 'f':
+		d.i += len("false")
+		return false
+	case 'n':
+		d.i += len("null")
+		return nil
+	}
+	start := d.i
+	for d.i < len(d.b) {
+		c := d.b[d.i]
+		if (c < '0' || c > '9') && c != '-' && c != '+' && c != '.' && c != 'e' && c != 'E' {
+			break
+		}
+		d.i++
+	}
+	d.numbers = true
+	return json.Number(d.b[start:d.i])
+}
+
+func (d *argDecoder) object() map[string]any {
+	m := map[string]any{}
+	d.i++ // {
+	d.space()
+	if d.b[d.i] == '}' {
+		d.i++
+		return m
+	}
+	for {
+		d.space()
+		k := d.str()
+		d.space()
+		d.i++ // :
+		m[k] = d.value()
+		d.space()
+		c := d.b[d.i]
+		d.i++ // , or }
+		if c == '}' {
+			return m
+		}
+	}
+}
+
+func (d *argDecoder) array() []any {
+	a := []any{}
+	d.i++ // [
+	d.space()
+	if d.b[d.i] == ']' {
+		d.i++
+		return a
+	}
+	for {
+		a = append(a, d.value())
+		d.space()
+		c := d.b[d.i]
+		d.i++ // , or ]
+		if c == ']' {
+			return a
+		}
+	}
+}
+
+// str decodes the string token at d.i. One without escapes in valid UTF-8
+// is its bytes; any other goes through encoding/json, whose rules
+// (surrogate pairs, invalid UTF-8 as U+FFFD) are the reference.
+func (d *argDecoder) str() string {
+	start := d.i
+	escaped, ascii := false, true
+	j := start + 1
+	for d.b[j] != '"' {
+		switch c := d.b[j]; {
+		case c == '\\':
+			escaped = true
+			j += 2
+		case c >= utf8.RuneSelf:
+			ascii = false
+			j++
+		default:
+			j++
+		}
+	}
+	d.i = j + 1
+	body := d.b[start+1 : j]
+	if !escaped && (ascii || utf8.Valid(body)) {
+		return string(body)
+	}
+	var s string
+	_ = json.Unmarshal(d.b[start:d.i], &s)
+	return s
+}
