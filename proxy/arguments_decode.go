@@ -4,19 +4,25 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
+	"strings"
 	"unicode/utf8"
+
+	"github.com/mcpgw/gateway/catalog"
 )
 
-// decodeArgs decodes the arguments object, keeping numbers exact, then
-// checks every number and rewrites it to its canonical spelling (see
-// canonicalNumbers), so the schema and the upstream see the same bounded
-// values.
+// decodeArgs decodes the arguments object and, as it goes, checks every
+// number and spells it canonically (see canonicalNumbers: the same rule),
+// so the schema and the upstream see the same bounded values; the error
+// names the first offending argument in the document's order.
 //
 // The values are what encoding/json with UseNumber gives (map[string]any,
 // []any, string, json.Number, bool, nil; the last duplicate member
 // wins), built by a small walk over bytes json.Valid has accepted
 // instead of through reflection: every call decodes its arguments, and
 // most are a few short strings. A fuzz target holds the two to each other.
+// The path to the value being read is kept as steps, and spelt out only
+// for an error.
 func decodeArgs(raw []byte) (map[string]any, error) {
 	if t := bytes.TrimSpace(raw); len(t) == 0 || string(t) == "null" {
 		return map[string]any{}, nil
@@ -30,10 +36,8 @@ func decodeArgs(raw []byte) (map[string]any, error) {
 		return nil, errors.New("arguments must be a JSON object")
 	}
 	args := d.object()
-	if d.numbers {
-		if err := canonicalNumbers(args); err != nil {
-			return nil, errors.New("invalid arguments: " + err.Error())
-		}
+	if d.err != nil {
+		return nil, errors.New("invalid arguments: " + d.err.Error())
 	}
 	return args, nil
 }
@@ -41,9 +45,32 @@ func decodeArgs(raw []byte) (map[string]any, error) {
 // argDecoder walks one valid JSON value; it never sees invalid input, so
 // it checks nothing json.Valid has checked.
 type argDecoder struct {
-	b       []byte
-	i       int
-	numbers bool // a number was seen: canonicalNumbers has work
+	b    []byte
+	i    int
+	err  error     // the first number refused
+	path []argStep // where the value being read sits; as long as it is deep
+}
+
+// argStep is one step of a path: a member (key) or an element (index >= 0).
+type argStep struct {
+	key   string
+	index int
+}
+
+// field spells the path as catalog.ArgumentError does: filter.tags[2].
+func (d *argDecoder) field() string {
+	var b strings.Builder
+	for _, s := range d.path {
+		if s.index >= 0 {
+			b.WriteString("[" + strconv.Itoa(s.index) + "]")
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte('.')
+		}
+		b.WriteString(s.key)
+	}
+	return b.String()
 }
 
 func (d *argDecoder) space() {
@@ -84,8 +111,11 @@ func (d *argDecoder) value() any {
 		}
 		d.i++
 	}
-	d.numbers = true
-	return json.Number(d.b[start:d.i])
+	n, msg := canonicalNumber(string(d.b[start:d.i]))
+	if msg != "" && d.err == nil {
+		d.err = &catalog.ArgumentError{Field: d.field(), Msg: msg}
+	}
+	return n
 }
 
 func (d *argDecoder) object() map[string]any {
@@ -101,7 +131,9 @@ func (d *argDecoder) object() map[string]any {
 		k := d.str()
 		d.space()
 		d.i++ // :
+		d.path = append(d.path, argStep{key: k, index: -1})
 		m[k] = d.value()
+		d.path = d.path[:len(d.path)-1]
 		d.space()
 		c := d.b[d.i]
 		d.i++ // , or }
@@ -120,7 +152,9 @@ func (d *argDecoder) array() []any {
 		return a
 	}
 	for {
+		d.path = append(d.path, argStep{index: len(a)})
 		a = append(a, d.value())
+		d.path = d.path[:len(d.path)-1]
 		d.space()
 		c := d.b[d.i]
 		d.i++ // , or ]

@@ -65,3 +65,26 @@ func compareDecoders(t *testing.T, raw []byte) {
 		t.Fatalf("decodeArgs(%q) = %#v, encoding/json reads %#v", raw, got, want)
 	}
 }
+
+// BenchmarkDecodeArgs compares, in one run, decodeArgs with the
+// encoding/json reading it stands for, on arguments of a common shape.
+func BenchmarkDecodeArgs(b *testing.B) {
+	raw := []byte(`{"id":"job-42","state":"failed","limit":20,"tags":["region=eu","tier=gold"],"note":"retry after the outage"}`)
+	b.Run("walk", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := decodeArgs(raw); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m, _ := decodeWithEncodingJSON(raw)
+			if err := canonicalNumbers(m); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
