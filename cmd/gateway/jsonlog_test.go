@@ -3,8 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -81,4 +84,27 @@ func FuzzLineHandler(f *testing.F) {
 			t.Fatalf("lineHandler wrote\n%s\nthe JSON handler\n%s", got, want)
 		}
 	})
+}
+
+func TestLineHandlerKeepsConcurrentLinesWhole(t *testing.T) {
+	var buf bytes.Buffer
+	l := slog.New(newLineHandler(&buf, slog.LevelInfo))
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				l.LogAttrs(context.Background(), slog.LevelInfo, "request", slog.Int("g", g), slog.Int("i", i), slog.String("pad", strings.Repeat("x", g*50)))
+			}
+		})
+	}
+	wg.Wait()
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != 8*200 {
+		t.Fatalf("%d lines, want %d", len(lines), 8*200)
+	}
+	for _, line := range lines {
+		if !json.Valid([]byte(line)) {
+			t.Fatalf("a line is not one JSON object: %q", line)
+		}
+	}
 }
