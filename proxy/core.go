@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -615,26 +614,6 @@ func toolError(outcome, msg string) *Result {
 // sent: nothing more is done for it.
 func abandoned(err error) *Result {
 	return toolError(OutcomeToolError, "call abandoned: the client went away ("+err.Error()+"); nothing was sent upstream")
-}
-
-// decodeArgs decodes the arguments object, keeping numbers exact, then
-// checks every number and rewrites it to its canonical spelling (see
-// canonicalNumbers), so the schema and the upstream see the same bounded
-// values.
-func decodeArgs(raw []byte) (map[string]any, error) {
-	args := map[string]any{}
-	if len(raw) == 0 || string(raw) == "null" {
-		return args, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&args); err != nil {
-		return nil, errors.New("arguments must be a JSON object")
-	}
-	if err := canonicalNumbers(args); err != nil {
-		return nil, errors.New("invalid arguments: " + err.Error())
-	}
-	return args, nil
 }
 
 // pageBounds resolves a paged tool's page size argument, default and

@@ -94,7 +94,11 @@ func canonicalNumber(lit string) (json.Number, string) {
 		if err != nil {
 			return "", fmt.Sprintf("integer %s is outside the 64-bit range", lit)
 		}
-		return json.Number(strconv.FormatInt(i, 10)), ""
+		var buf [20]byte
+		if c := strconv.AppendInt(buf[:0], i, 10); string(c) != lit {
+			return json.Number(c), ""
+		}
+		return json.Number(lit), "" // already canonical: no second string
 	}
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || (f == 0 && nonZeroMantissa(lit)) {

@@ -72,7 +72,7 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 	if env.get("GATEWAY_LOG_LEVEL") == "debug" {
 		level = slog.LevelDebug
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+	return slog.New(newLineHandler(w, level))
 }
 
 // serve runs the gateway on ln until ctx is done, then drains in-flight

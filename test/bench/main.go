@@ -5,6 +5,10 @@
 //     clients call straight;
 //   - hop: a bare httputil.ReverseProxy ("bench hop") in front of it, the
 //     floor cost of one Go proxy hop;
+//   - sdk: an MCP server written by hand with the official Go SDK ("bench
+//     sdk"): stateless Streamable HTTP answering JSON, the same HS256
+//     token check, one tool per plain read doing the same upstream GET;
+//     what a team would otherwise write (small and list scenarios only);
 //   - gateway: the real gateway binary, built once, serving a generated
 //     catalog with one tool per upstream endpoint; its clients send MCP
 //     tools/call with a valid bearer token, either a few tokens reused
@@ -181,6 +185,7 @@ type env struct {
 	build     string // where the gateway binary came from
 
 	upstream, hop, gw *child
+	sdk               *child // the hand-written Go SDK server; url is its MCP endpoint
 	base              *child // -baseline-bin's gateway, or nil
 	cached            *tokens
 	fresh             *tokens
@@ -238,6 +243,11 @@ func run(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	e.sdk, err = startChild(ctx, "sdk", e.serverCPU, os.Environ(), self, "sdk", "-target", e.upstream.url)
+	if err != nil {
+		return err
+	}
+	e.sdk.url += "/mcp"
 	callCat := filepath.Join(e.dir, "calls.yaml")
 	if err := writeFile(callCat, callCatalog(e.upstream.url, filepath.Join(e.dir, "audit.jsonl"))); err != nil {
 		return err
@@ -415,15 +425,16 @@ func (e *env) header() {
 	fmt.Fprintf(e.out, "# Gateway load benchmark\n\n")
 	fmt.Fprintf(e.out, "- machine: %d CPUs (%s), Linux %s, %s\n", nproc, model, kernel, goVersion)
 	if e.cfg.pin {
-		fmt.Fprintf(e.out, "- pinned: yes. upstream, hop and gateway on CPU 0 (GOMAXPROCS 1 each); the load generator on CPU 1 (GOMAXPROCS %d)\n", runtime.GOMAXPROCS(0))
+		fmt.Fprintf(e.out, "- pinned: yes. upstream, hop, sdk and gateway on CPU 0 (GOMAXPROCS 1 each); the load generator on CPU 1 (GOMAXPROCS %d)\n", runtime.GOMAXPROCS(0))
 	} else {
 		fmt.Fprintf(e.out, "- pinned: no. every process may use every CPU (GOMAXPROCS %d)\n", runtime.GOMAXPROCS(0))
 	}
-	fmt.Fprintf(e.out, "- load: Go net/http client, keep-alive, one connection per client; %s windows after %s of warm-up; %d round(s) alternating direct, hop, gateway, gateway-fresh at each concurrency\n",
+	fmt.Fprintf(e.out, "- load: Go net/http client, keep-alive, one connection per client; %s windows after %s of warm-up; %d round(s) alternating direct, hop, sdk, gateway, gateway-fresh at each concurrency\n",
 		e.cfg.duration, e.cfg.warmup, e.cfg.rounds)
 	fmt.Fprintf(e.out, "- gateway binary: %s; its log (one access line per request at the default level) goes to a pipe the harness drains\n", e.build)
 	fmt.Fprintf(e.out, "- gateway: tools/call in the 2025-11-25 era; `gateway` reuses 4 tokens (verified once, then cached), `gateway-fresh` cycles %d distinct tokens, more than the token cache holds, so each request verifies an HS256 signature\n", e.cfg.freshTokens)
-	fmt.Fprintf(e.out, "- CPU: per process from /proc/<pid>/task/*/schedstat over the window, divided by the requests completed in it; proxy = hop or gateway; server CPU %% = (proxy + upstream) / wall; peak RSS = VmHWM reset at each window\n\n")
+	fmt.Fprintf(e.out, "- sdk: a stateless Streamable HTTP server written with the official Go SDK (JSON responses), its bearer middleware verifying every HS256 token with golang-jwt (no cache), one tool per plain read (small, list) that GETs the upstream and returns its object as structuredContent; measured with the cached workload's 4 tokens\n")
+	fmt.Fprintf(e.out, "- CPU: per process from /proc/<pid>/task/*/schedstat over the window, divided by the requests completed in it; proxy = hop, sdk or gateway; server CPU %% = (proxy + upstream) / wall; peak RSS = VmHWM reset at each window\n\n")
 }
 
 // scenario is one tools/call scenario: the REST call direct and hop
@@ -439,7 +450,7 @@ var scenarios = map[string]scenario{
 	"write": {name: "write", method: "POST", path: "/write", body: `{"note":"bench write"}`, tool: "write", args: `{"note":"bench write"}`, what: "a write with audit (audit.path file, flushed per call)"},
 }
 
-var targetNames = []string{"direct", "hop", "gateway", "gateway-fresh"}
+var targetNames = []string{"direct", "hop", "sdk", "gateway", "gateway-fresh"}
 
 func (e *env) workloads(sc scenario) (map[string]workload, map[string]measured, error) {
 	h := http.Header{
@@ -477,6 +488,14 @@ func (e *env) workloads(sc scenario) (map[string]workload, map[string]measured, 
 		"gateway":       {proxy: e.gw, up: e.upstream},
 		"gateway-fresh": {proxy: e.gw, up: e.upstream},
 	}
+	if sdkScenarios[sc.name] {
+		su, err := url.Parse(e.sdk.url)
+		if err != nil {
+			return nil, nil, err
+		}
+		wls["sdk"] = &mcpCall{url: su, body: cb, tokens: e.cached}
+		ms["sdk"] = measured{proxy: e.sdk, up: e.upstream}
+	}
 	if e.base != nil {
 		bu, err := url.Parse(e.base.url)
 		if err != nil {
@@ -503,6 +522,9 @@ func (e *env) callScenario(ctx context.Context, name string) error {
 	for r := range e.cfg.rounds {
 		for _, c := range e.cfg.conc {
 			for _, t := range targetNames {
+				if wls[t] == nil {
+					continue // sdk: plain reads only
+				}
 				logf("%s: round %d/%d, c=%d, %s", name, r+1, e.cfg.rounds, c, t)
 				s, err := measure(ctx, wls[t], c, e.cfg.warmup, e.cfg.duration, ms[t], 0)
 				if err != nil {

@@ -91,13 +91,18 @@ func (e *env) checkScenario(ctx context.Context, sc scenario) error {
 		return fmt.Errorf("%s: hop answered status %d, %d bytes (direct: %d bytes), %v", sc.name, hs, len(hb), len(db), err)
 	}
 	auditBefore := lines(filepath.Join(e.dir, "audit.jsonl"))
-	for _, bearer := range []string{e.cached.cached[0], e.fresh.fresh[len(e.fresh.fresh)-1]} {
-		r, err := call(ctx, e.gw.url, bearer, sc.tool, sc.args)
+	type answerer struct{ name, url, bearer string }
+	callers := []answerer{{"gateway", e.gw.url, e.cached.cached[0]}, {"gateway", e.gw.url, e.fresh.fresh[len(e.fresh.fresh)-1]}}
+	if sdkScenarios[sc.name] {
+		callers = append(callers, answerer{"sdk", e.sdk.url, e.cached.cached[0]})
+	}
+	for _, a := range callers {
+		r, err := call(ctx, a.url, a.bearer, sc.tool, sc.args)
 		if err != nil {
-			return fmt.Errorf("%s: %w", sc.name, err)
+			return fmt.Errorf("%s: %s: %w", sc.name, a.name, err)
 		}
 		if r.Result.IsError || len(r.Result.Structured) == 0 || len(r.Result.Content) != 1 {
-			return fmt.Errorf("%s: gateway answered a tool error or no structuredContent: %+v", sc.name, r.Result)
+			return fmt.Errorf("%s: %s answered a tool error or no structuredContent: %+v", sc.name, a.name, r.Result)
 		}
 		var sv struct {
 			ID        string            `json:"id"`

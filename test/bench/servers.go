@@ -207,6 +207,8 @@ func subcommand() (bool, error) {
 		return true, runUpstream(os.Args[2:])
 	case "hop":
 		return true, runHop(os.Args[2:])
+	case "sdk":
+		return true, runSDK(os.Args[2:])
 	}
 	return false, nil
 }
