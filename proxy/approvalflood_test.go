@@ -193,3 +193,29 @@ func TestRacingDecisionsLeaveOneDecisionInTheTrail(t *testing.T) {
 		}
 	}
 }
+
+// The bound on arguments held for approval is audit.max_argument_bytes
+// itself: arguments of exactly that many bytes (as sent, canonical) are
+// held for approval, one byte more is refused.
+func TestApprovalHoldsArgumentsUpToTheAuditBound(t *testing.T) {
+	rig := newApprovalRigWith(t, discardAudit{}, "audit:\n  max_argument_bytes: 1KiB\n")
+	ctx := context.Background()
+	// {"q":"…"} is 8 bytes around the value.
+	at := fmt.Sprintf(`{"q":%q}`, strings.Repeat("x", 1024-8))
+	over := fmt.Sprintf(`{"q":%q}`, strings.Repeat("y", 1024-7))
+	res, err := rig.core.Call(ctx, requester, "cancel", []byte(at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := idOf(t, res)
+	if r, err := rig.core.GetApproval(ctx, approver, id); err != nil || len(r.Arguments) != 1024 {
+		t.Errorf("approval of 1024 bytes of arguments = %+v, %v; want it held whole", r, err)
+	}
+	res, err = rig.core.Call(ctx, requester, "cancel", []byte(over))
+	if err != nil || !res.IsError || !strings.Contains(res.Text, "arguments (1025 bytes) are over the 1024 bytes an approval can hold") {
+		t.Errorf("a call with 1025 bytes of arguments = %+v, %v; want refused, naming the bound", res, err)
+	}
+	if rig.sent.Load() != 0 {
+		t.Errorf("upstream received requests, want none")
+	}
+}
