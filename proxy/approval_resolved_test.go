@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/proxy"
 )
 
 // Approval settings are resolved once, when the Core is built: the
@@ -50,5 +53,53 @@ func TestApprovalRequestPathsReadOnlyResolvedConfig(t *testing.T) {
 	}
 	if len(rig.keys) != 1 || rig.keys[0] != "mcpgw-"+id {
 		t.Errorf("Idempotency-Key %q, want mcpgw-%s in the resolved header", rig.keys, id)
+	}
+}
+
+// A Core is never built with an approval that cannot end or cannot be
+// decided, even from a catalog changed after it was loaded: a ttl that
+// is not positive, approvers naming no gate, or a four-eyes tool without
+// the admin path where approvers decide are refused, naming the tool. A
+// confirmation needs neither approvers nor the admin path.
+func TestCoreRefusesAnApprovalThatCannotEndOrBeDecided(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(cat *catalog.Catalog, fourEyes, confirm *catalog.Approval)
+		want   string // "": the Core is built
+	}{
+		{"four-eyes ttl of zero", func(_ *catalog.Catalog, a, _ *catalog.Approval) { a.TTL = 0 }, `tool "cancel": approval ttl must be greater than 0`},
+		{"confirmation ttl below zero", func(_ *catalog.Catalog, _, c *catalog.Approval) { c.TTL = -1 }, `tool "pause": approval ttl must be greater than 0`},
+		{"four-eyes ttl of one nanosecond", func(_ *catalog.Catalog, a, _ *catalog.Approval) { a.TTL = 1 }, ""},
+		{"approvers naming no gate", func(_ *catalog.Catalog, a, _ *catalog.Approval) { a.Approvers = "nobody" }, `tool "cancel": approvers names "nobody", which is not a declared gate`},
+		{"four-eyes without admin_path", func(cat *catalog.Catalog, _, _ *catalog.Approval) { cat.Server.AdminPath = "" }, `tool "cancel": four-eyes approval needs server.admin_path`},
+		{"confirmation alone without admin_path", func(cat *catalog.Catalog, a, _ *catalog.Approval) {
+			cat.Server.AdminPath = ""
+			for _, tl := range cat.Tools {
+				if tl.Approval == a {
+					tl.Approval = nil
+				}
+			}
+		}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cat := newApprovalRig(t).core.Catalog()
+			var fourEyes, confirm *catalog.Approval
+			for _, tl := range cat.Tools {
+				switch tl.Name {
+				case "cancel":
+					fourEyes = tl.Approval
+				case "pause":
+					confirm = tl.Approval
+				}
+			}
+			tc.change(cat, fourEyes, confirm)
+			c, err := proxy.New(cat, &proxy.Options{Audit: discardAudit{}})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("New = %v; want the Core built", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("New = %v, %v; want an error saying %s", c, err, tc.want)
+			}
+		})
 	}
 }

@@ -49,6 +49,13 @@ func newApprovalRigAudit(t *testing.T, sink proxy.AuditSink) *approvalRig {
 // YAML (an approval section, say).
 func newApprovalRigWith(t *testing.T, sink proxy.AuditSink, extra string) *approvalRig {
 	t.Helper()
+	return newApprovalRigServer(t, sink, "{ name: t }", extra)
+}
+
+// newApprovalRigServer is newApprovalRigWith with the catalog's server
+// section (a flow mapping).
+func newApprovalRigServer(t *testing.T, sink proxy.AuditSink, server, extra string) *approvalRig {
+	t.Helper()
 	rig := &approvalRig{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rig.sent.Add(1)
@@ -63,7 +70,7 @@ func newApprovalRigWith(t *testing.T, sink proxy.AuditSink, extra string) *appro
 	}))
 	t.Cleanup(srv.Close)
 	yaml := `version: 1
-server: { name: t }
+server: ` + server + `
 auth:
   jwt: { hmac_secret_env: S, algorithms: [HS256], issuer: i, audience: a }
 gates:

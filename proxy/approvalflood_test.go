@@ -193,3 +193,61 @@ func TestRacingDecisionsLeaveOneDecisionInTheTrail(t *testing.T) {
 		}
 	}
 }
+
+// The bound on arguments held for approval is audit.max_argument_bytes
+// itself: arguments of exactly that many bytes (as sent, canonical) are
+// held for approval, one byte more is refused.
+func TestApprovalHoldsArgumentsUpToTheAuditBound(t *testing.T) {
+	rig := newApprovalRigWith(t, discardAudit{}, "audit:\n  max_argument_bytes: 1KiB\n")
+	ctx := context.Background()
+	// {"q":"…"} is 8 bytes around the value.
+	at := fmt.Sprintf(`{"q":%q}`, strings.Repeat("x", 1024-8))
+	over := fmt.Sprintf(`{"q":%q}`, strings.Repeat("y", 1024-7))
+	res, err := rig.core.Call(ctx, requester, "cancel", []byte(at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := idOf(t, res)
+	if r, err := rig.core.GetApproval(ctx, approver, id); err != nil || len(r.Arguments) != 1024 {
+		t.Errorf("approval of 1024 bytes of arguments = %+v, %v; want it held whole", r, err)
+	}
+	res, err = rig.core.Call(ctx, requester, "cancel", []byte(over))
+	if err != nil || !res.IsError || !strings.Contains(res.Text, "arguments (1025 bytes) are over the 1024 bytes an approval can hold") {
+		t.Errorf("a call with 1025 bytes of arguments = %+v, %v; want refused, naming the bound", res, err)
+	}
+	if rig.sent.Load() != 0 {
+		t.Errorf("upstream received requests, want none")
+	}
+}
+
+// A page's bounds: limits of 1 and MaxApprovalPageSize are served; a
+// page that takes the last approvals exactly has no cursor after it; and
+// a cursor whose later approvals were all decided meanwhile gives an
+// empty last page.
+func TestApprovalPagesAtTheirBounds(t *testing.T) {
+	rig := newApprovalRig(t)
+	ctx := context.Background()
+	var ids []string
+	for i := range 3 {
+		ids = append(ids, idOf(t, rig.call(t, []byte(fmt.Sprintf(`{"q":"%d"}`, i)))))
+		rig.now = rig.now.Add(time.Second)
+	}
+	l, next, err := rig.core.PendingApprovalsPage(ctx, approver, "", 1)
+	if err != nil || len(l) != 1 || l[0].ID != ids[0] || next == "" {
+		t.Fatalf("page of 1 = %d approvals, next %q, %v; want the oldest and a cursor", len(l), next, err)
+	}
+	if l, last, err := rig.core.PendingApprovalsPage(ctx, approver, next, 2); err != nil || len(l) != 2 || last != "" {
+		t.Errorf("page of 2 holding the last 2 = %d approvals, next %q, %v; want both and no cursor", len(l), last, err)
+	}
+	if l, last, err := rig.core.PendingApprovalsPage(ctx, approver, "", proxy.MaxApprovalPageSize); err != nil || len(l) != 3 || last != "" {
+		t.Errorf("page of %d = %d approvals, next %q, %v; want all 3 and no cursor", proxy.MaxApprovalPageSize, len(l), last, err)
+	}
+	for _, id := range ids {
+		if _, err := rig.core.DecideApproval(ctx, approver, id, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l, last, err := rig.core.PendingApprovalsPage(ctx, approver, next, 2); err != nil || len(l) != 0 || last != "" {
+		t.Errorf("page after a cursor whose later approvals were decided = %d approvals, next %q, %v; want an empty last page", len(l), last, err)
+	}
+}

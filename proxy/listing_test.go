@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/mcpgw/gateway/authz"
@@ -87,5 +88,32 @@ func TestListedToolEncodings(t *testing.T) {
 		if string(l.REST) != w.rest {
 			t.Errorf("%s REST =\n%s\nwant\n%s", l.Tool.Name, l.REST, w.rest)
 		}
+	}
+}
+
+// A client older than 2025-06-18 knows no outputSchema: a tool that
+// declares one is also encoded without it, the same otherwise; a tool
+// without one has the one encoding.
+func TestListedToolWithoutOutputSchemaForOlderClients(t *testing.T) {
+	c := parseCore(t, writeAnswersCatalog, "http://127.0.0.1:1", nil)
+	p := authz.NewPrincipal("alice", "acme", "alice", []string{"write"}, nil)
+	seen := 0
+	for _, l := range c.List(context.Background(), p) {
+		switch l.Tool.Name {
+		case "get_repo":
+			seen++
+			if !strings.Contains(string(l.MCP), `"outputSchema":`) || l.MCPBefore20250618 == nil || strings.Contains(string(l.MCPBefore20250618), "outputSchema") ||
+				!strings.HasPrefix(string(l.MCPBefore20250618), `{"name":"get_repo","description":"Read a repository."`) {
+				t.Errorf("get_repo MCP = %s, before 2025-06-18 = %s; want the second without outputSchema", l.MCP, l.MCPBefore20250618)
+			}
+		case "delete_repo":
+			seen++
+			if strings.Contains(string(l.MCP), "outputSchema") || l.MCPBefore20250618 != nil {
+				t.Errorf("delete_repo MCP = %s, before 2025-06-18 = %s; want one encoding, no outputSchema", l.MCP, l.MCPBefore20250618)
+			}
+		}
+	}
+	if seen != 2 {
+		t.Errorf("listed %d of get_repo and delete_repo, want both", seen)
 	}
 }

@@ -82,7 +82,7 @@ func (u *resetUpstream) serve(c *net.TCPConn, id int) {
 		}
 		body, _ := io.ReadAll(req.Body)
 		u.mu.Lock()
-		a := arrival{method: req.Method, path: req.URL.Path, key: req.Header.Get("Idempotency-Key"), conn: id, nth: nth, body: string(body),
+		a := arrival{method: req.Method, path: req.URL.Path, key: req.Header.Get("Idempotency-Key") + req.Header.Get("X-Idempotency-Key"), conn: id, nth: nth, body: string(body),
 			framing: fmt.Sprintf("Content-Length=%q Transfer-Encoding=%q", req.Header.Get("Content-Length"), req.TransferEncoding)}
 		u.seen = append(u.seen, a)
 		u.paths[req.URL.Path]++
@@ -113,8 +113,10 @@ func (u *resetUpstream) arrivals(path string) []arrival {
 }
 
 // newResetCore is a core in front of up with a plain write, a four-eyes
-// write with a body, a confirmed write without one, and reads; its audit
-// records go to audit and its approvals to a file store.
+// write with a body, four-eyes writes without one (their key in
+// Idempotency-Key or X-Idempotency-Key), a confirmed write without one,
+// and reads; its audit records go to audit and its approvals to a file
+// store.
 func newResetCore(t *testing.T, up *resetUpstream, audit proxy.AuditSink) (*proxy.Core, string) {
 	t.Helper()
 	yaml := `version: 1
@@ -126,6 +128,7 @@ gates:
   approver: { scopes: [approve] }
 upstreams:
   up: { base_url: "` + up.url + `", workspace: none, timeout: 10s }
+  upx: { base_url: "` + up.url + `", workspace: none, timeout: 10s, idempotency_header: X-Idempotency-Key }
 tools:
   - name: ping
     description: Ping.
@@ -157,6 +160,12 @@ tools:
     gate: op
     approval: { approvers: approver, ttl: 10m }
     request: { upstream: up, method: DELETE, path: /reset-once/delete }
+  - name: x_key_delete
+    description: An approved write without a body, its key in X-Idempotency-Key, which net/http also deems safe to resend.
+    kind: write
+    gate: op
+    approval: { approvers: approver, ttl: 10m }
+    request: { upstream: upx, method: DELETE, path: /reset-once/x-key }
   - name: confirmed_write
     description: A confirmed write without a body.
     kind: write
@@ -219,6 +228,16 @@ func TestWriteIsSentAtMostOnceWhenTheConnectionResets(t *testing.T) {
 			}
 			return ctx
 		}},
+		{"approved-delete-with-x-idempotency-key", "x_key_delete", "/reset-once/x-key", `Content-Length="" Transfer-Encoding=[]`, func(t *testing.T, c *proxy.Core) context.Context {
+			res, err := c.Call(ctx, alice, "x_key_delete", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.DecideApproval(ctx, bob, idOf(t, res), true); err != nil {
+				t.Fatal(err)
+			}
+			return ctx
+		}},
 		{"approved-write-with-a-body", "approved_write", "/reset-once/approved", `Content-Length="9" Transfer-Encoding=[]`, func(t *testing.T, c *proxy.Core) context.Context {
 			res, err := c.Call(ctx, alice, "approved_write", []byte(`{"q":"x"}`))
 			if err != nil {
@@ -249,7 +268,7 @@ func TestWriteIsSentAtMostOnceWhenTheConnectionResets(t *testing.T) {
 				t.Fatalf("ping = %+v, %v", res, err)
 			}
 			args := []byte(`{"q":"x"}`)
-			if tc.tool == "get_write" || tc.tool == "delete_write" {
+			if tc.tool == "get_write" || tc.tool == "delete_write" || tc.tool == "x_key_delete" {
 				args = nil
 			}
 			res, err := c.Call(callCtx, alice, tc.tool, args)

@@ -1,0 +1,56 @@
+package proxy_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// An approval's audit records redact writeOnly arguments as a write's
+// records do: the request and the decision name the call, never its
+// secret.
+func TestApprovalRecordsRedactWriteOnlyArguments(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	// The extra YAML continues the rig's tool list.
+	rig := newApprovalRigWith(t, proxy.NewAuditTrail(openAudit(t, path, nil), nil, nil), `  - name: rotate
+    description: Rotate a key.
+    kind: write
+    gate: op
+    approval: { approvers: approver }
+    input: { type: object, properties: { user: { type: string }, secret: { type: string, writeOnly: true } } }
+    request: { upstream: up, method: POST, path: /rotate, body: { user: "{user}", secret: "{secret}" } }
+`)
+	ctx := context.Background()
+	args := []byte(`{"user":"ann","secret":"hunter2"}`)
+	res, err := rig.core.Call(ctx, requester, "rotate", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := idOf(t, res)
+	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := rig.core.Call(ctx, requester, "rotate", args); err != nil || res.IsError {
+		t.Fatalf("approved call = %+v, %v", res, err)
+	}
+	recs := readAudit(t, path)
+	var stages []string
+	for _, r := range recs {
+		stages = append(stages, r.Stage)
+		if strings.Contains(string(r.Arguments), "hunter2") || !strings.Contains(string(r.Arguments), `"secret":"[redacted]"`) ||
+			!strings.Contains(string(r.Arguments), `"user":"ann"`) {
+			t.Errorf("%s record: arguments %s; want user shown and secret redacted", r.Stage, r.Arguments)
+		}
+		if r.Stage != proxy.StageCompleted && r.ApprovalID != id {
+			t.Errorf("%s record names approval %q, want %s", r.Stage, r.ApprovalID, id)
+		}
+	}
+	// The held call's own record, then the request, the decision, and
+	// the run it released.
+	if want := []string{proxy.StageApprovalRequested, proxy.StageCompleted, proxy.StageApproved, proxy.StageStarted, proxy.StageCompleted}; strings.Join(stages, ",") != strings.Join(want, ",") {
+		t.Errorf("records %v, want %v", stages, want)
+	}
+}
