@@ -47,8 +47,9 @@ func checkClientResult(t *testing.T, md *oauthserver.Metadata, err error) {
 		case "javascript", "data", "file", "vbscript":
 			t.Fatalf("accepted redirect URI %q", r)
 		case "http":
+			// Host names are case-insensitive: LocalHost is localhost.
 			h := u.Hostname()
-			if h != "localhost" && !strings.HasPrefix(h, "127.") && h != "::1" {
+			if !strings.EqualFold(h, "localhost") && !strings.HasPrefix(h, "127.") && h != "::1" {
 				t.Fatalf("accepted http redirect URI off loopback %q", r)
 			}
 		}
