@@ -113,8 +113,6 @@ type rejection struct {
 func (r *rejection) Error() string   { return ErrInvalidToken.Error() + ": " + r.err.Error() }
 func (r *rejection) Unwrap() []error { return []error{ErrInvalidToken, r.err} }
 
-func reject(reason string, err error) error { return &rejection{reason: reason, err: err} }
-
 func rejectf(reason, format string, args ...any) error {
 	return &rejection{reason: reason, err: fmt.Errorf(format, args...)}
 }

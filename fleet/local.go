@@ -156,13 +156,6 @@ func (lc *local) remove(el *list.Element) {
 	lc.lru.Remove(el)
 }
 
-// len is the number of counters kept.
-func (lc *local) len() int {
-	lc.mu.Lock()
-	defer lc.mu.Unlock()
-	return len(lc.byKey)
-}
-
 // slotKey names a count of calls in flight: an upstream's (perWorkspace
 // false) or one workspace's share of it.
 type slotKey struct {

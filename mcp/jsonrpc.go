@@ -181,7 +181,7 @@ func decode(b []byte) (*message, *decodeError) {
 	if version == nil {
 		return nil, &decodeError{code: codeInvalidRequest, msg: `missing "jsonrpc": "2.0"`, id: m.id}
 	}
-	if v := unquote(version); version[0] != '"' || string(v) != "2.0" {
+	if v := strictjson.Unquote(version); version[0] != '"' || string(v) != "2.0" {
 		return nil, &decodeError{code: codeInvalidRequest, msg: `"jsonrpc" must be "2.0"`, id: m.id}
 	}
 
@@ -201,7 +201,7 @@ func decode(b []byte) (*message, *decodeError) {
 	if method[0] != '"' {
 		return nil, &decodeError{code: codeInvalidRequest, msg: "method must be a string", id: m.id}
 	}
-	m.method = string(unquote(method))
+	m.method = string(strictjson.Unquote(method))
 	if id != nil {
 		m.kind = kindRequest
 	} else {
@@ -272,9 +272,5 @@ func stringValue(raw []byte) (string, bool) {
 	if len(raw) == 0 || raw[0] != '"' {
 		return "", false
 	}
-	return string(unquote(raw)), true
+	return string(strictjson.Unquote(raw)), true
 }
-
-// unquote decodes a JSON string token (quotes included); other tokens are
-// returned as they are.
-func unquote(raw []byte) []byte { return strictjson.Unquote(raw) }

@@ -21,13 +21,6 @@ import (
 // tenantB is a caller in another workspace than reader and writer (acme).
 var tenantB = authz.NewPrincipal("carol", "globex", "carol@example.com", []string{"read"}, nil)
 
-// tenantCore is coreWith with the upstream timeout given.
-func tenantCore(t *testing.T, upURL, timeout, extra string) *proxy.Core {
-	t.Helper()
-	src := strings.Replace(testCatalog, "    max_response_bytes: 64KiB\n", "    max_response_bytes: 64KiB\n"+extra, 1)
-	return parseCore(t, src, upURL, map[string]string{"TIMEOUT": timeout})
-}
-
 func TestControlCharacterInHeaderArgumentCannotOpenTheBreakerForOthers(t *testing.T) {
 	rec := newRecorder(t, nil)
 	c := coreWith(t, rec.srv.URL, nil, "")

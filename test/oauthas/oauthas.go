@@ -97,9 +97,6 @@ func Start(opts Options) (*Server, error) {
 // Close stops the server.
 func (s *Server) Close() { s.srv.Close() }
 
-// SetLifetime changes the lifetime of the tokens issued from now on.
-func (s *Server) SetLifetime(d time.Duration) { s.storage.lifetime.Store(int64(d)) }
-
 // TokenRequests is how many token requests of a grant
 // ("client_credentials", "urn:ietf:params:oauth:grant-type:token-exchange")
 // reached the server; "" counts all.
