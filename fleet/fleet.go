@@ -483,5 +483,8 @@ var errShortReply = errors.New("limit store: short reply from Redis")
 // Redis (or the network) refused.
 func isTimeout(err error) bool {
 	var ne net.Error
-	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+	// A wait for a pooled connection that runs out is a slow Redis (its
+	// connections are all held by operations that have not answered),
+	// not one that is down.
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrPoolTimeout) || (errors.As(err, &ne) && ne.Timeout())
 }
