@@ -57,11 +57,11 @@ const (
 	// share of the score, among the best rerankDepth tools.
 	weightNameCover = 3.0
 	rerankDepth     = 50
-	// weightQuestionRead is what a read tool adds, as a share of the
-	// score, when the query is a question.
-	weightQuestionRead = 1.0
-	bm25K1             = 1.2
-	bm25B              = 0.75
+	// weightIntent is what a tool of the kind the query's verb asks for
+	// (read or write) adds, as a share of the score.
+	weightIntent = 1.0
+	bm25K1       = 1.2
+	bm25B        = 0.75
 )
 
 // Bounds on a search.
@@ -251,12 +251,14 @@ func (ix *searchIndex) rank(v *searchView, query string, terms map[string]qterm,
 	// query covers: among tools that match alike, the one whose name says
 	// what was asked and little else is the one meant (disable_workflow
 	// over list_jobs_for_workflow_run).
-	// A question ("who can push", "which roles exist") asks to read.
-	question := isQuestion(query)
+	// A question ("who can push", "which roles exist") or a reading
+	// verb asks for a read tool, a changing verb ("rotate", "reply")
+	// for a write tool.
+	want := queryIntent(query)
 	for i := range top {
 		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
-		if question && ix.read[top[i].doc] {
-			top[i].score *= 1 + weightQuestionRead
+		if want != intentNone && ix.read[top[i].doc] == (want == intentRead) {
+			top[i].score *= 1 + weightIntent
 		}
 	}
 	slices.SortFunc(top, func(a, b hit) int {
@@ -344,6 +346,36 @@ func (ix *searchIndex) scratch() *scratch {
 	return &scratch{score: make([]float64, n), best: make([]float64, n)}
 }
 
+// intent is the kind of tool a query asks for.
+type intent int8
+
+const (
+	intentNone intent = iota
+	intentRead
+	intentWrite
+)
+
+// queryIntent reads what a query asks to do from how it starts: a
+// question asks to read; otherwise an order starts with its verb ("list
+// the runs": read; "rotate the secret", "reply to an issue": write). Only
+// the first word counts, as many nouns are verbs too ("recent CI runs"). A task names its verb in the user's words, which a
+// tool's text often does not share, but the kind of operation it wants
+// is plain.
+func queryIntent(query string) intent {
+	if isQuestion(query) {
+		return intentRead
+	}
+	for _, w := range words(query) {
+		if !stopWords[w] {
+			return verbIntents[stem(w)]
+		}
+	}
+	return intentNone
+}
+
+// verbIntents maps a stemmed verb to the kind of tool it asks for.
+var verbIntents = map[string]intent{}
+
 // isQuestion reports whether query asks something rather than orders it.
 func isQuestion(query string) bool {
 	if strings.HasSuffix(strings.TrimSpace(query), "?") {
@@ -416,7 +448,11 @@ func queryTerms(query string) map[string]qterm {
 	}
 	for i, w := range ws {
 		if qw := questionWords[w]; len(qw) > 0 {
-			ask(qw, group, weightSynonym)
+			// What it asks for, in any of the words an API may use
+			// ("who": users, members, collaborators).
+			for _, t := range qw {
+				ask(append([]string{t}, synonyms[t]...), group, weightSynonym)
+			}
 			group++
 		}
 		// "who changed", "who closed": asked of a record of changes.
@@ -572,9 +608,26 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "how many": "count", "pull request": "pull", "text message": "sms",
+		"bring back": "restore", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
+	}
+	for kind, verbs := range map[intent]string{
+		intentRead: `get fetch read retrieve show view describe inspect lookup look list enumerate browse find search query
+			count download export display print tell compare watch monitor`,
+		intentWrite: `create add new make register open update edit modify change patch set replace rename delete remove
+			destroy drop erase purge cancel abort stop kill terminate halt restart retry rerun resume replay enable activate
+			unpause disable deactivate suspend pause hold freeze restore reactivate unsuspend undelete recover trigger
+			dispatch start launch invoke execute run approve accept confirm reject deny decline assign give grant revoke
+			allow block ban unban rotate regenerate renew reset lock unlock move transfer archive unarchive mark close reopen
+			merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
+			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
+			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
+			install uninstall configure schedule unschedule dismiss resolve acknowledge`,
+	} {
+		for _, v := range strings.Fields(verbs) {
+			verbIntents[stem(v)] = kind
+		}
 	}
 	for w, asks := range map[string]string{
 		"who": "user member", "whom": "user member", "which": "list", "what": "list", "my": "me", "mine": "me", "myself": "me", "me": "me", "i": "me",
@@ -596,7 +649,7 @@ func init() {
 		{"trigger", "dispatch", "start", "launch", "invoke", "execute"},
 		{"search", "find", "query", "filter", "match"},
 		{"count", "number", "total", "many"},
-		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator"},
+		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator", "contractor", "hire", "teammate", "coworker", "newcomer"},
 		{"me", "authenticated", "current", "self"},
 		{"admin", "administrator", "superuser"},
 		{"org", "organization", "organisation", "tenant", "company"},
@@ -640,6 +693,9 @@ func init() {
 		{"assign", "give", "allocate", "grant"},
 		{"app", "application"},
 		{"rotate", "regenerate", "renew", "roll"},
+		{"sso", "oauth", "saml", "oidc", "openid"},
+		{"branch", "ref"},
+		{"tag", "ref"},
 	} {
 		stemmed := stemAll(group)
 		for _, w := range stemmed {

@@ -8,8 +8,9 @@ import (
 )
 
 // A query is read as a user writes it: inflections meet, a phrasal verb
-// means its verb (even around its object), a question asks to read, and
-// "who changed" asks for the record of changes.
+// means its verb (even around its object), a question or a reading verb
+// asks to read and a changing verb to write, and "who changed" asks for
+// the record of changes.
 func TestSearchReadsQueriesAsWritten(t *testing.T) {
 	const src = `version: 1
 server: { name: search }
@@ -32,6 +33,10 @@ tools:
   - { name: list_my_keys, description: "Lists the keys of the caller, newest first, a page at a time.", request: { upstream: up, method: GET, path: /users/me/keys }, input: { type: object, properties: { page: { type: integer } } } }
   - { name: request_reviewers, description: Asks people to look at a change., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /changes/reviewers } }
   - { name: list_reviews, description: Lists the reviews of a change and of a change request, request: { upstream: up, method: GET, path: /changes/reviews } }
+  - { name: get_issue_comment, description: A comment on an issue., request: { upstream: up, method: GET, path: /issues/comments } }
+  - { name: create_issue_comment, description: A comment on an issue., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issues/comments } }
+  - { name: create_issue_label, description: A label on an issue., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issues/labels } }
+  - { name: get_issue_label, description: A label on an issue., request: { upstream: up, method: GET, path: /issues/labels } }
 `
 	cat, err := catalog.Parse("search.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
 	if err != nil {
@@ -49,6 +54,9 @@ tools:
 		{"who changed asks for the record of changes", "who changed the organisation", "list_audit_events"},
 		{"my and I ask for the caller's own", "which keys do I have", "list_my_keys"},
 		{"a word meets its agent noun", "ask for a review of my change", "request_reviewers"},
+		{"an order's verb asks for a write", "reply to an issue", "create_issue_comment"},
+		{"a reading verb asks for a read", "print the label of an issue", "get_issue_label"},
+		{"only the first word is the verb", "recent jobs of a workflow run", "list_workflow_jobs_for_run"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})

@@ -33,9 +33,9 @@ var relevanceAPIs = []struct {
 	name, spec string
 	floor      float64
 }{
-	{"okta", "@okta/openapi/dist/spec.yaml", 0.83},
+	{"okta", "@okta/openapi/dist/spec.yaml", 0.9},
 	{"directus", "@directus/specs/dist/openapi.json", 0.85},
-	{"github", "@octokit/openapi/generated/api.github.com.json", 0.83},
+	{"github", "@octokit/openapi/generated/api.github.com.json", 0.9},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
