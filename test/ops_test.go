@@ -410,25 +410,3 @@ func TestSlowClientsDoNotStarveOthers(t *testing.T) {
 		t.Errorf("five normal calls took %v beside slow clients", d)
 	}
 }
-
-// A serving gateway starts collecting garbage at a heap of twice (live +
-// 32 MiB) rather than twice live, and the floor is not resident; GOGC
-// set by the operator is left alone.
-func TestServingGatewayRaisesTheGCFloor(t *testing.T) {
-	up := startUpstream(t)
-	const floor = 32 << 20
-	t.Setenv("GOGC", "")
-	g := launch(t, launchConfig{upstreamURL: up.URL, args: []string{"--metrics-listen", "127.0.0.1:0"}})
-	plain := launch(t, launchConfig{upstreamURL: up.URL, args: []string{"--metrics-listen", "127.0.0.1:0"}, env: []string{"GOGC=100"}})
-	next, nextPlain := metricValue(t, g, "go_memstats_next_gc_bytes"), metricValue(t, plain, "go_memstats_next_gc_bytes")
-	if next < 2*floor {
-		t.Errorf("with GOGC unset the next collection is at %.0f bytes of heap, want at least %d", next, 2*floor)
-	}
-	if nextPlain < 0 || nextPlain >= 2*floor {
-		t.Errorf("with GOGC=100 the next collection is at %.0f bytes of heap, want Go's own pace (under %d)", nextPlain, 2*floor)
-	}
-	rss, rssPlain := metricValue(t, g, "process_resident_memory_bytes"), metricValue(t, plain, "process_resident_memory_bytes")
-	if rss <= 0 || rssPlain <= 0 || rss-rssPlain > floor/2 {
-		t.Errorf("resident memory %.0f bytes with the floor, %.0f without: the floor should not be resident", rss, rssPlain)
-	}
-}

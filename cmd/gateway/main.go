@@ -22,8 +22,6 @@ func main() {
 	if len(os.Args) > 1 {
 		if c := lookupCommand(os.Args[1]); c != nil && c.batch {
 			limitBatchMemory()
-		} else if c != nil && c.serves {
-			raiseGCFloor()
 		}
 	}
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
@@ -72,9 +70,6 @@ type command struct {
 	// batch commands read untrusted documents once and exit: they run
 	// under a soft memory limit (limitBatchMemory).
 	batch bool
-	// serves marks the commands that serve calls until stopped: they
-	// keep a floor under their heap (raiseGCFloor).
-	serves bool
 	// sub is the subcommand whose flags "-h" lists ("openapi" for
 	// import), "" when the command takes flags itself.
 	sub string
@@ -82,7 +77,7 @@ type command struct {
 }
 
 var commands = []command{
-	{name: "serve", short: "serve the catalog's tools over MCP (Streamable HTTP) and REST", serves: true,
+	{name: "serve", short: "serve the catalog's tools over MCP (Streamable HTTP) and REST",
 		run: func(ctx context.Context, a []string, s streams, env lookupEnv) error {
 			return runServe(ctx, a, s.out, s.errOut, env)
 		}},
@@ -94,7 +89,7 @@ var commands = []command{
 		run: func(_ context.Context, a []string, s streams, env lookupEnv) error {
 			return runValidate(a, s.out, s.errOut, env)
 		}},
-	{name: "demo", short: "run the bundled catalog in front of the built-in sample upstream", serves: true,
+	{name: "demo", short: "run the bundled catalog in front of the built-in sample upstream",
 		run: func(ctx context.Context, a []string, s streams, env lookupEnv) error {
 			return runDemo(ctx, a, s.out, s.errOut, env)
 		}},

@@ -82,9 +82,6 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 // (see installFirst).
 func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
 	logger := rt.logger
-	if gcFloor != nil {
-		logger.Debug("garbage collection floor raised", "bytes", gcFloorBytes, "why", "GOGC is not set")
-	}
 	if _, err := rt.openFleet(); err != nil {
 		return err
 	}
