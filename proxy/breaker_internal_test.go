@@ -118,7 +118,13 @@ func TestWorkspaceBreakersAreBounded(t *testing.T) {
 	if n := b.workspaces(); n != maxWorkspaceBreakers {
 		t.Fatalf("%d workspace breakers, want the cap %d", n, maxWorkspaceBreakers)
 	}
-	now = now.Add(workspaceBreakerIdle + time.Second)
+	// Idle for exactly workspaceBreakerIdle is not yet idle enough.
+	now = now.Add(workspaceBreakerIdle)
+	fail("early")
+	if n := b.workspaces(); n != maxWorkspaceBreakers {
+		t.Fatalf("%d workspace breakers when the others had been idle for exactly %v, want the cap %d kept", n, workspaceBreakerIdle, maxWorkspaceBreakers)
+	}
+	now = now.Add(time.Second)
 	fail("newcomer")
 	if n := b.workspaces(); n != 1 {
 		t.Errorf("%d workspace breakers after the idle ones gave way, want the newcomer's alone", n)
