@@ -649,7 +649,7 @@ func init() {
 		{"trigger", "dispatch", "start", "launch", "invoke", "execute"},
 		{"search", "find", "query", "filter", "match"},
 		{"count", "number", "total", "many"},
-		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator", "contractor", "hire", "teammate", "coworker", "newcomer"},
+		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator"},
 		{"me", "authenticated", "current", "self"},
 		{"admin", "administrator", "superuser"},
 		{"org", "organization", "organisation", "tenant", "company"},
