@@ -62,6 +62,10 @@ func writeAnswersUpstream(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
 		io.WriteString(w, `{"issue":{"number":3,"body":"`+strings.Repeat("b", 4000)+`"}}`)
+	case r.URL.Path == "/repos/bare/issues":
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"issue":{}}`) // an empty object: the note is its only member
 	case r.URL.Path == "/repos/unwrapped/issues":
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusCreated)
@@ -97,6 +101,8 @@ func TestWriteAnswers(t *testing.T) {
 			[]string{`does not match the output schema of tool "get_repo" at name: want string, got number`}},
 		{"write-departing-from-its-schema-succeeds-with-a-note", "create_issue", `{"repo":"site"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
 			[]string{`{"outputSchemaDeparture":"upstream up answered 201 and performed the write, but its answer does not match the output schema at number: want integer, got string","number":"3"}`}},
+		{"write-answered-with-an-empty-object-succeeds-with-the-note-alone", "create_issue", `{"repo":"bare"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
+			[]string{`{"outputSchemaDeparture":"upstream up answered 201 and performed the write, but its answer does not match the output schema at the top level: missing required member \"number\""}`}},
 		{"write-whose-select-finds-nothing-succeeds-with-a-note", "create_issue", `{"repo":"unwrapped"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
 			[]string{`"outputSchemaDeparture":"upstream up answered 201 and performed the write, but response.select \"issue\" matched nothing in the answer, so only its status is shown"`, `"ok":true,"upstreamStatus":201`}},
 		{"write-too-large-to-show-degrades-with-a-note", "create_issue", `{"repo":"huge"}`, false, proxy.OutcomeOutputDeparted, proxy.OutcomeOK,
