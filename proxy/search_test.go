@@ -1,6 +1,8 @@
 package proxy_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/mcpgw/gateway/catalog"
@@ -71,5 +73,47 @@ tools:
 				t.Errorf("search %q found %v, want %s first", c.query, names, c.first)
 			}
 		})
+	}
+}
+
+// When more tools match than the ranking keeps for its final ordering
+// (rerankDepth, 50), the best are the ones kept, wherever they come: the
+// tool that matches every word comes first in the catalog, the one that
+// matches two comes last, after 120 that match one.
+func TestSearchKeepsTheBestOfManyMatches(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`version: 1
+server: { name: many }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - { name: drain_queue_backlog, description: Drains the backlog of the queue., request: { upstream: up, method: GET, path: /drain } }
+`)
+	for i := range 120 {
+		fmt.Fprintf(&b, "  - { name: queue_report_%d, description: A report on the queue., request: { upstream: up, method: GET, path: /r%d } }\n", i, i)
+	}
+	b.WriteString("  - { name: queue_backlog_size, description: The size of the backlog of the queue., request: { upstream: up, method: GET, path: /size } }\n")
+	cat, err := catalog.Parse("many.yaml", []byte(b.String()), &catalog.LoadOptions{Getenv: scaleEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{2, 5, proxy.MaxSearchLimit} {
+		found, err := core.SearchCatalog(proxy.SearchQuery{Query: "queue backlog drain", Limit: limit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, l := range found {
+			names = append(names, l.Tool.Name)
+		}
+		if len(names) != limit || names[0] != "drain_queue_backlog" || names[1] != "queue_backlog_size" {
+			t.Errorf("limit %d found %v, want %d tools, drain_queue_backlog then queue_backlog_size", limit, names, limit)
+		}
 	}
 }
