@@ -59,6 +59,8 @@ func TestRankingOfTheBundledCatalog(t *testing.T) {
 		"workflow jobs",
 		"search documents about deploys",
 		"ask the scheduler",
+		"the schedule changed by who",
+		"the JOBStatus",
 	}
 	var b strings.Builder
 	for _, q := range queries {
