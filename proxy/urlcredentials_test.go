@@ -52,6 +52,18 @@ func TestCoreRefusesBaseURLCredentials(t *testing.T) {
 	}
 }
 
+// A catalog built in code is held to the loader's rule on base_url: http
+// and https are served, any other scheme is refused.
+func TestCoreServesHTTPAndHTTPSUpstreamsOnly(t *testing.T) {
+	for base, ok := range map[string]bool{"http://127.0.0.1:1/api": true, "https://api.example.com/v1": true, "ftp://127.0.0.1:1/api": false, "file:///etc": false} {
+		cat := parseCatalog(t, "http://127.0.0.1:1", "2s")
+		cat.Upstreams["up"].BaseURL = base
+		if _, err := proxy.New(cat, nil); (err == nil) != ok {
+			t.Errorf("base_url %s: New = %v, want served %v", base, err, ok)
+		}
+	}
+}
+
 // A refused connection and a timeout are reported in words of the
 // gateway's own, never with the URL the transport's error carries (its
 // path may hold what the upstream treats as a secret).
