@@ -207,6 +207,7 @@ type SearchQuery struct {
 	Limit int      `json:"limit"`
 
 	terms map[string]qterm // Query's weighted terms, set by check
+	want  intent           // the kind of tool Query asks for, set by check
 }
 
 // ErrBadSearch marks a search whose query or bounds are unusable; the
@@ -235,7 +236,7 @@ func (q *SearchQuery) check() error {
 		return badSearch("limit must be between 1 and %d", MaxSearchLimit)
 	}
 	// Tokenised, stemmed and expanded once per search.
-	q.terms = queryTerms(q.Query)
+	q.terms, q.want = queryTerms(q.Query), queryIntent(q.Query)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")
 	}
@@ -265,7 +266,7 @@ func (c *Core) rank(v *view, q SearchQuery) []*Listed {
 	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, q.Tags, q.Kind) }
 	var out []*Listed
 	if len(q.terms) > 0 {
-		for _, d := range c.index.rank(v.searchView(c.index), q.Query, q.terms, q.Limit, keep) {
+		for _, d := range c.index.rank(v.searchView(c.index), q.want, q.terms, q.Limit, keep) {
 			out = append(out, c.order[d].listed)
 		}
 		return out

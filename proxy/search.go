@@ -162,10 +162,11 @@ type hit struct {
 	score float64
 }
 
-// rank scores the visible tools for query, whose terms (queryTerms) are
-// given, and returns the best limit that keep passes, best first; ties
-// keep catalog order.
-func (ix *searchIndex) rank(v *searchView, query string, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
+// rank scores the visible tools for a query's terms (queryTerms) and
+// the kind of tool it asks for (queryIntent), both read once by
+// SearchQuery.check, and returns the best limit that keep passes, best
+// first; ties keep catalog order.
+func (ix *searchIndex) rank(v *searchView, want intent, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
 	weights := ix.related(v, terms)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
@@ -254,7 +255,6 @@ func (ix *searchIndex) rank(v *searchView, query string, terms map[string]qterm,
 	// A question ("who can push", "which roles exist") or a reading
 	// verb asks for a read tool, a changing verb ("rotate", "reply")
 	// for a write tool.
-	want := queryIntent(query)
 	for i := range top {
 		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
 		if want != intentNone && ix.read[top[i].doc] == (want == intentRead) {
