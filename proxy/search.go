@@ -60,8 +60,11 @@ const (
 	// weightIntent is what a tool of the kind the query's verb asks for
 	// (read or write) adds, as a share of the score.
 	weightIntent = 1.0
-	bm25K1       = 1.2
-	bm25B        = 0.75
+	// weightGeneric scales the words for a generic record, asked for
+	// when a query word matches no visible tool (related).
+	weightGeneric = 0.6
+	bm25K1        = 1.2
+	bm25B         = 0.75
 )
 
 // Bounds on a search.
@@ -208,10 +211,10 @@ func (ix *searchIndex) rank(v *searchView, want intent, terms map[string]qterm, 
 		if df == 0 {
 			continue
 		}
-		qw := weights[term].w
+		qw, only := weights[term].w, weights[term].onlyReached
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 		for _, p := range list {
-			if !v.visible[p.doc] {
+			if !v.visible[p.doc] || only && scores[p.doc] == 0 {
 				continue
 			}
 			tf := float64(p.wtf)
@@ -301,11 +304,43 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 	}
 	for _, r := range found {
 		if _, ok := weights[r.term]; !ok {
-			weights[r.term] = qterm{weightDerived, r.group}
+			weights[r.term] = qterm{w: weightDerived, group: r.group}
+		}
+	}
+	// A query word no visible tool uses, in any of its forms, may name the
+	// caller's own data ("remove an article", "change the price of a
+	// product"): an API that stores what its users define calls such a
+	// thing an item, an entry or a row. Those words are asked for once, as
+	// one more query word, however many words went unmatched, and only of
+	// tools the query's other words reached: the unmatched word is as
+	// likely a word no API uses, which must not bring up a tool on its
+	// own. A number ("job 42") is a value, not a name of anything.
+	reached := map[int32]bool{}
+	var own []int32
+	last := int32(-1)
+	for term, w := range weights {
+		last = max(last, w.group)
+		if w.w >= 1 && !strings.ContainsAny(term, "0123456789") {
+			own = append(own, w.group)
+		}
+		if used(term) {
+			reached[w.group] = true
+		}
+	}
+	if slices.ContainsFunc(own, func(g int32) bool { return !reached[g] }) {
+		for _, t := range genericRecord {
+			if _, ok := weights[t]; !ok && used(t) {
+				weights[t] = qterm{w: weightGeneric, group: last + 1, onlyReached: true}
+			}
 		}
 	}
 	return weights
 }
+
+// genericRecord are the words an API uses for a record of its users' own
+// making. "record" is not one of them: it names an audit or a DNS record
+// as often.
+var genericRecord = stemAll([]string{"item", "entry", "row"})
 
 // derived are the words a stem may share its root with.
 func derived(term string) []string {
@@ -319,7 +354,7 @@ func derived(term string) []string {
 	return out
 }
 
-var derivations = []string{"or", "er", "ion", "ation", "ment", "al"}
+var derivations = []string{"or", "er", "ion", "ation", "ment", "al", "ency", "ence", "ent", "ance"}
 
 // better orders hits: higher score first, then catalog order.
 func better(a, b hit) bool {
@@ -412,7 +447,7 @@ func queryTerms(query string) map[string]qterm {
 	var own []string
 	addOwn := func(t string) {
 		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
-			out[t] = qterm{1, int32(len(own))}
+			out[t] = qterm{w: 1, group: int32(len(own))}
 			own = append(own, t)
 		}
 	}
@@ -440,9 +475,9 @@ func queryTerms(query string) map[string]qterm {
 	ask := func(ts []string, g int32, w float64) {
 		for _, t := range ts {
 			if old, ok := out[t]; !ok {
-				out[t] = qterm{w, g}
+				out[t] = qterm{w: w, group: g}
 			} else if old.w < w {
-				out[t] = qterm{w, old.group} // a term scores in one group
+				out[t] = qterm{w: w, group: old.group} // a term scores in one group
 			}
 		}
 	}
@@ -472,6 +507,9 @@ func queryTerms(query string) map[string]qterm {
 type qterm struct {
 	w     float64
 	group int32
+	// onlyReached scores the term only for a tool that a term of an
+	// earlier group reached; its group must sort last.
+	onlyReached bool
 }
 
 // terms splits text into lower-case stemmed words: camelCase, snake_case

@@ -1,10 +1,13 @@
 package proxy_test
 
 import (
+	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/proxy"
 )
@@ -39,6 +42,7 @@ tools:
   - { name: create_issue_comment, description: A comment on an issue., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issues/comments } }
   - { name: create_issue_label, description: A label on an issue., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issues/labels } }
   - { name: get_issue_label, description: A label on an issue., request: { upstream: up, method: GET, path: /issues/labels } }
+  - { name: list_job_dependencies, description: The jobs that must finish before a job starts., request: { upstream: up, method: GET, path: /jobs/dependencies } }
 `
 	cat, err := catalog.Parse("search.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
 	if err != nil {
@@ -59,6 +63,7 @@ tools:
 		{"an order's verb asks for a write", "reply to an issue", "create_issue_comment"},
 		{"a reading verb asks for a read", "print the label of an issue", "get_issue_label"},
 		{"only the first word is the verb", "recent jobs of a workflow run", "list_workflow_jobs_for_run"},
+		{"a verb meets its noun in -ency", "what does this job depend on", "list_job_dependencies"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})
@@ -115,5 +120,67 @@ tools:
 		if len(names) != limit || names[0] != "drain_queue_backlog" || names[1] != "queue_backlog_size" {
 			t.Errorf("limit %d found %v, want %d tools, drain_queue_backlog then queue_backlog_size", limit, names, limit)
 		}
+	}
+}
+
+// A word no visible tool uses may name the caller's own data, which an
+// API that stores what its users define calls an item, an entry or a row:
+// "remove an article" is delete_item, not the delete_* tool whose
+// description is shortest. The unknown word alone brings up nothing, a
+// known word or a number does not count as unknown, and what the caller
+// cannot see does not count as known.
+func TestSearchTakesAnUnknownWordForTheCallersOwnItems(t *testing.T) {
+	const src = `version: 1
+server: { name: items }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  edit: { scopes: [edit] }
+  staff: { scopes: [staff] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - { name: delete_comment, gate: edit, description: Deletes a comment., kind: write, request: { upstream: up, method: DELETE, path: "/comments/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: delete_preset, gate: edit, description: Deletes a preset., kind: write, request: { upstream: up, method: DELETE, path: "/presets/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: delete_permission, gate: edit, description: Deletes a permission., kind: write, request: { upstream: up, method: DELETE, path: "/permissions/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: delete_item, gate: edit, description: "Deletes an existing item from the given collection, by its primary key.", kind: write, request: { upstream: up, method: DELETE, path: "/items/{collection}/{id}" }, input: { type: object, properties: { collection: { type: string }, id: { type: string } }, required: [collection, id] } }
+  - { name: list_items, description: "Lists the items of the given collection, filtered and sorted as asked.", request: { upstream: up, method: GET, path: "/items/{collection}" }, input: { type: object, properties: { collection: { type: string } }, required: [collection] } }
+  - { name: delete_newsletter, description: Deletes a newsletter article., kind: write, gate: staff, request: { upstream: up, method: DELETE, path: "/newsletters/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+`
+	cat, err := catalog.Parse("items.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := func(p *authz.Principal, query string) []string {
+		t.Helper()
+		found, err := core.Search(context.Background(), p, "", proxy.SearchQuery{Query: query, Limit: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return listedNames(found)
+	}
+	agent := authz.NewPrincipal("agent", "acme", "", []string{"edit"}, nil)
+	for _, c := range []struct{ query, first string }{
+		{"remove an article", "delete_item"},
+		{"fetch the invoices sent this week", "list_items"},
+		{"remove a comment", "delete_comment"},
+	} {
+		if got := search(agent, c.query); len(got) == 0 || got[0] != c.first {
+			t.Errorf("search %q found %v, want %s first", c.query, got, c.first)
+		}
+	}
+	if got, want := search(agent, "remove 42"), search(agent, "remove"); !slices.Equal(got, want) {
+		t.Errorf("search with a number found %v, want %v as without it", got, want)
+	}
+	if got := search(agent, "gizmo"); len(got) != 0 {
+		t.Errorf("search for a word no tool uses found %v, want nothing", got)
+	}
+	staff := authz.NewPrincipal("editor", "acme", "", []string{"edit", "staff"}, nil)
+	if got := search(staff, "remove an article"); len(got) == 0 || got[0] != "delete_newsletter" {
+		t.Errorf("a caller who sees a tool about articles found %v, want delete_newsletter first", got)
 	}
 }
