@@ -28,14 +28,19 @@ import (
 var relevanceCache = filepath.Join("..", "..", "test", "openapi-cache", "node_modules")
 
 // relevanceAPIs are the measured APIs. floor is the recall@5 the ranking
-// reaches today less about one task: a change that loses more fails.
+// reaches today less about one task: a change that loses more fails. A
+// fresh API's tasks were written blind and are all held out; its misses
+// are counted, not logged, so that running the test does not show them
+// to whoever tunes the ranking (testdata/relevance/README.md).
 var relevanceAPIs = []struct {
 	name, spec string
 	floor      float64
+	fresh      bool
 }{
-	{"okta", "@okta/openapi/dist/spec.yaml", 0.88},
-	{"directus", "@directus/specs/dist/openapi.json", 0.85},
-	{"github", "@octokit/openapi/generated/api.github.com.json", 0.89},
+	{"okta", "@okta/openapi/dist/spec.yaml", 0.88, false},
+	{"directus", "@directus/specs/dist/openapi.json", 0.90, false},
+	{"github", "@octokit/openapi/generated/api.github.com.json", 0.89, false},
+	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
@@ -50,7 +55,7 @@ type relevanceTask struct {
 	heldOut bool // on an odd line: not used to tune the ranking's weights
 }
 
-func readTasks(t *testing.T, name string) []relevanceTask {
+func readTasks(t *testing.T, name string, fresh bool) []relevanceTask {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "relevance", name+".tasks"))
 	if err != nil {
@@ -68,7 +73,7 @@ func readTasks(t *testing.T, name string) []relevanceTask {
 		if !ok || task == "" || answers == "" {
 			t.Fatalf("%s.tasks:%d: want task<TAB>tool,tool, got %q", name, line, text)
 		}
-		tasks = append(tasks, relevanceTask{task, strings.Split(answers, ","), line%2 == 1})
+		tasks = append(tasks, relevanceTask{task, strings.Split(answers, ","), fresh || line%2 == 1})
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -153,10 +158,11 @@ func TestRelevance(t *testing.T) {
 	// The ranking's weights were tuned on the tasks on even lines; those
 	// on odd lines are held out, to show what tuning did not see.
 	var halfFound, halfTasks [2]int
+	var freshFound, freshTasks int
 	var report []string
 	for _, api := range relevanceAPIs {
 		t.Run(api.name, func(t *testing.T) {
-			tasks := readTasks(t, api.name)
+			tasks := readTasks(t, api.name, api.fresh)
 			if len(tasks) < 50 {
 				t.Fatalf("%s has %d tasks, want at least 50", api.name, len(tasks))
 			}
@@ -185,9 +191,18 @@ func TestRelevance(t *testing.T) {
 					half = 1
 				}
 				halfTasks[half]++
+				if api.fresh {
+					freshTasks++
+				}
 				if rank > 0 && rank <= 5 {
 					found++
 					halfFound[half]++
+					if api.fresh {
+						freshFound++
+					}
+					continue
+				}
+				if api.fresh {
 					continue
 				}
 				var top []string
@@ -245,9 +260,10 @@ func TestRelevance(t *testing.T) {
 		})
 	}
 	if allTasks > 0 {
-		report = append(report, fmt.Sprintf("overall   %3d tasks  recall@5 %.3f  MRR %.3f  (target recall@5 >= %.2f); recall@5 on the tuning half %.3f, on the held-out half %.3f",
+		report = append(report, fmt.Sprintf("overall   %3d tasks  recall@5 %.3f  MRR %.3f  (target recall@5 >= %.2f); recall@5 on the tuning half %.3f, on the held-out half %.3f, on the fresh sets %.3f (%d tasks, misses not logged)",
 			allTasks, float64(allFound)/float64(allTasks), allRR/float64(allTasks), relevanceTarget,
-			float64(halfFound[0])/float64(max(halfTasks[0], 1)), float64(halfFound[1])/float64(max(halfTasks[1], 1))))
+			float64(halfFound[0])/float64(max(halfTasks[0], 1)), float64(halfFound[1])/float64(max(halfTasks[1], 1)),
+			float64(freshFound)/float64(max(freshTasks, 1)), freshTasks))
 	}
 	t.Log("relevance of tool search:\n" + strings.Join(report, "\n"))
 }
