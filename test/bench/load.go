@@ -201,9 +201,12 @@ type sample struct {
 	lat               []int64 // nanoseconds, one per successful request
 	wall              time.Duration
 	cpuProxy, cpuUp   time.Duration
-	cpuGen            time.Duration
-	hwmProxy, hwmUp   int64 // KiB; 0 when unknown
-	peakSampled       int64 // KiB, the highest VmRSS sampled (memory scenario)
+	// syscallsProxy and wakeupsProxy count the proxy's read and write
+	// system calls and its threads' turns on a CPU in the window.
+	syscallsProxy, wakeupsProxy int64
+	cpuGen                      time.Duration
+	hwmProxy, hwmUp             int64 // KiB; 0 when unknown
+	peakSampled                 int64 // KiB, the highest VmRSS sampled (memory scenario)
 }
 
 // measured names the processes whose CPU a window attributes.
@@ -280,8 +283,10 @@ func measure(ctx context.Context, wl workload, conc int, warmup, dur time.Durati
 
 	up0, _ := cpu(m.up.pid)
 	var px0 time.Duration
+	var sc0, wk0 int64
 	if m.proxy != nil {
 		px0, _ = cpu(m.proxy.pid)
+		sc0, wk0 = counts(m.proxy.pid)
 	}
 	gen0 := selfCPU()
 	start := time.Now()
@@ -295,6 +300,8 @@ func measure(ctx context.Context, wl workload, conc int, warmup, dur time.Durati
 	if m.proxy != nil {
 		px1, _ := cpu(m.proxy.pid)
 		s.cpuProxy = px1 - px0
+		sc1, wk1 := counts(m.proxy.pid)
+		s.syscallsProxy, s.wakeupsProxy = sc1-sc0, wk1-wk0
 	}
 	s.cpuGen = selfCPU() - gen0
 	<-samplerDone
@@ -413,6 +420,21 @@ func perReq(d time.Duration, n int64) float64 {
 		return 0
 	}
 	return float64(d.Microseconds()) / float64(n)
+}
+
+// proxyCounts is the proxy's read and write system calls and its
+// threads' turns on a CPU, per request.
+func (r *row) proxyCounts() (syscalls, wakeups float64) {
+	var reqs, sc, wk int64
+	for _, s := range r.samples {
+		reqs += s.reqs
+		sc += s.syscallsProxy
+		wk += s.wakeupsProxy
+	}
+	if reqs == 0 {
+		return 0, 0
+	}
+	return float64(sc) / float64(reqs), float64(wk) / float64(reqs)
 }
 
 func (r *row) proxyCPU() float64 {

@@ -121,7 +121,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.memDuration, "mem-duration", 10*time.Second, "length of the memory scenario")
 	fs.Int64Var(&cfg.streamBytes, "stream-bytes", 1<<30, "most bytes the upstream's /stream sends per request")
 	fs.StringVar(&cfg.gatewayBin, "gateway-bin", "", "a built gateway binary (default: go build ./cmd/gateway into a temp dir)")
-	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "another gateway binary (an older build, say), measured in the same run as target gateway-base with cached tokens")
+	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "another gateway binary (an older build, say), measured in the same run as targets gateway-base (cached tokens) and gateway-base-fresh")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the temp dir (catalogs, audit file)")
 	quick := fs.Bool("quick", false, "CI: -duration 1s -warmup 100ms -rounds 1 -c 1,16 -mem-clients 50 -mem-duration 1s, unless set explicitly")
 	if err := fs.Parse(args); err != nil {
@@ -267,7 +267,10 @@ func run(ctx context.Context, cfg *config, out io.Writer) (err error) {
 		if err != nil {
 			return err
 		}
-		targetNames = append(targetNames, "gateway-base")
+		// It is served the fresh tokens too, so that its token cache and
+		// heap are in the state the measured gateway's are: a process
+		// holding 10,000 cached tokens spends more on each collection.
+		targetNames = append(targetNames, "gateway-base", "gateway-base-fresh")
 	}
 	logf("minting tokens")
 	scopes := []string{"bench:read", "bench:write"}
@@ -434,7 +437,7 @@ func (e *env) header() {
 	fmt.Fprintf(e.out, "- gateway binary: %s; its log (one access line per request at the default level) goes to a pipe the harness drains\n", e.build)
 	fmt.Fprintf(e.out, "- gateway: tools/call in the 2025-11-25 era; `gateway` reuses 4 tokens (verified once, then cached), `gateway-fresh` cycles %d distinct tokens, more than the token cache holds, so each request verifies an HS256 signature\n", e.cfg.freshTokens)
 	fmt.Fprintf(e.out, "- sdk: a stateless Streamable HTTP server written with the official Go SDK (JSON responses), its bearer middleware verifying every HS256 token with golang-jwt (no cache), one tool per plain read (small, list) that GETs the upstream and returns its object as structuredContent; measured with the cached workload's 4 tokens\n")
-	fmt.Fprintf(e.out, "- CPU: per process from /proc/<pid>/task/*/schedstat over the window, divided by the requests completed in it; proxy = hop, sdk or gateway; server CPU %% = (proxy + upstream) / wall; peak RSS = VmHWM reset at each window\n\n")
+	fmt.Fprintf(e.out, "- CPU: per process from /proc/<pid>/task/*/schedstat over the window, divided by the requests completed in it; proxy = hop, sdk or gateway; server CPU %% = (proxy + upstream) / wall; peak RSS = VmHWM reset at each window; syscalls = read and write calls from /proc/<pid>/io, wake-ups = the threads' turns on a CPU (third field of each schedstat), per request\n\n")
 }
 
 // scenario is one tools/call scenario: the REST call direct and hop
@@ -503,6 +506,8 @@ func (e *env) workloads(sc scenario) (map[string]workload, map[string]measured, 
 		}
 		wls["gateway-base"] = &mcpCall{url: bu, body: cb, tokens: e.cached}
 		ms["gateway-base"] = measured{proxy: e.base, up: e.upstream}
+		wls["gateway-base-fresh"] = &mcpCall{url: bu, body: cb, tokens: e.fresh}
+		ms["gateway-base-fresh"] = measured{proxy: e.base, up: e.upstream}
 	}
 	return wls, ms, nil
 }

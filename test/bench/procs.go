@@ -398,3 +398,27 @@ func port(rawURL string) int {
 }
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
+
+// counts is how many read and write system calls a process has made
+// (/proc/<pid>/io) and how many times its threads were put on a CPU (the
+// third field of each thread's schedstat): wake-ups, roughly.
+func counts(pid int) (syscalls, wakeups int64) {
+	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ": "); ok && (k == "syscr" || k == "syscw") {
+				n, _ := strconv.ParseInt(v, 10, 64)
+				syscalls += n
+			}
+		}
+	}
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	for _, t := range tasks {
+		if b, err := os.ReadFile(t); err == nil {
+			if f := strings.Fields(string(b)); len(f) >= 3 {
+				n, _ := strconv.ParseInt(f[2], 10, 64)
+				wakeups += n
+			}
+		}
+	}
+	return syscalls, wakeups
+}

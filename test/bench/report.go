@@ -13,8 +13,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
 func (e *env) callTable(sc scenario, rows map[string]*row) {
 	w := e.out
 	fmt.Fprintf(w, "## %s: %s\n\n", sc.name, sc.what)
-	fmt.Fprintf(w, "| target | c | req/s | (min–max) | p50 ms | p99 ms | proxy CPU µs/req | upstream CPU µs/req | server CPU %% | generator CPU %% | proxy peak RSS | errors |\n")
-	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| target | c | req/s | (min–max) | p50 ms | p99 ms | proxy CPU µs/req | proxy syscalls / wake-ups per req | upstream CPU µs/req | server CPU %% | generator CPU %% | proxy peak RSS | errors |\n")
+	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range e.cfg.conc {
 		for _, t := range targetNames {
 			r := rows[t+"/"+fmt.Sprint(c)]
@@ -26,13 +26,15 @@ func (e *env) callTable(sc scenario, rows map[string]*row) {
 			p := r.percentiles(0.5, 0.99)
 			lo, hi := r.spread()
 			pk, _ := r.peak()
-			proxy, peak := "–", "–"
+			proxy, counts, peak := "–", "–", "–"
 			if t != "direct" {
 				proxy = fmt.Sprintf("%.1f", perReq(px, reqs))
+				sc, wk := r.proxyCounts()
+				counts = fmt.Sprintf("%.1f / %.2f", sc, wk)
 				peak = mib(pk)
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f–%.0f | %s | %s | %s | %.1f | %.0f | %.0f | %s | %d |\n",
-				t, c, r.rps(), lo, hi, ms(p[0]), ms(p[1]), proxy, perReq(up, reqs),
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f–%.0f | %s | %s | %s | %s | %.1f | %.0f | %.0f | %s | %d |\n",
+				t, c, r.rps(), lo, hi, ms(p[0]), ms(p[1]), proxy, counts, perReq(up, reqs),
 				100*(px+up).Seconds()/wall.Seconds(), 100*gen.Seconds()/wall.Seconds(), peak, errs)
 		}
 	}
@@ -70,11 +72,16 @@ func (e *env) callTable(sc scenario, rows map[string]*row) {
 		fmt.Fprintln(w)
 	}
 	if e.base != nil {
-		fmt.Fprintf(w, "This build against -baseline-bin (gateway-base), cached tokens, same run:\n\n")
+		fmt.Fprintf(w, "This build against -baseline-bin (gateway-base), cached tokens / fresh tokens, same run:\n\n")
 		fmt.Fprintf(w, "| c | req/s gateway/gateway-base | proxy CPU gateway/gateway-base |\n|--:|--:|--:|\n")
 		for _, c := range e.cfg.conc {
-			g, b := rows["gateway/"+fmt.Sprint(c)], rows["gateway-base/"+fmt.Sprint(c)]
-			fmt.Fprintf(w, "| %d | %s | %s |\n", c, ratio(g.rps(), b.rps()), ratio(g.proxyCPU(), b.proxyCPU()))
+			get := func(t string) *row { return rows[t+"/"+fmt.Sprint(c)] }
+			g, b, gf, bf := get("gateway"), get("gateway-base"), get("gateway-fresh"), get("gateway-base-fresh")
+			fresh := [2]string{"–", "–"}
+			if gf != nil && bf != nil {
+				fresh = [2]string{ratio(gf.rps(), bf.rps()), ratio(gf.proxyCPU(), bf.proxyCPU())}
+			}
+			fmt.Fprintf(w, "| %d | %s / %s | %s / %s |\n", c, ratio(g.rps(), b.rps()), fresh[0], ratio(g.proxyCPU(), b.proxyCPU()), fresh[1])
 		}
 		fmt.Fprintln(w)
 	}
