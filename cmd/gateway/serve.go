@@ -82,6 +82,7 @@ func newLogger(w io.Writer, env lookupEnv) *slog.Logger {
 // (see installFirst).
 func serve(ctx context.Context, ln net.Listener, rt *runtime, first *catalog.Catalog, o serveOptions) error {
 	logger := rt.logger
+	defer paceGC(rt.env.get)()
 	if _, err := rt.openFleet(); err != nil {
 		return err
 	}
