@@ -320,7 +320,7 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 	last := int32(-1)
 	for term, w := range weights {
 		last = max(last, w.group)
-		if w.w >= 1 && !strings.ContainsAny(term, "0123456789") {
+		if w.w >= 1 && !isNumber(term) {
 			own = append(own, w.group)
 		}
 		if used(term) {
@@ -335,6 +335,16 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 		}
 	}
 	return weights
+}
+
+// isNumber reports whether a term is digits only ("42", "٤٢").
+func isNumber(term string) bool {
+	for _, r := range term {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return term != ""
 }
 
 // genericRecord are the words an API uses for a record of its users' own
@@ -354,7 +364,9 @@ func derived(term string) []string {
 	return out
 }
 
-var derivations = []string{"or", "er", "ion", "ation", "ment", "al", "ency", "ence", "ent", "ance"}
+// "enc" and "anc" are -ence and -ance as stem leaves them (reference:
+// referenc).
+var derivations = []string{"or", "er", "ion", "ation", "ment", "al", "ency", "enc", "ent", "anc"}
 
 // better orders hits: higher score first, then catalog order.
 func better(a, b hit) bool {

@@ -43,6 +43,7 @@ tools:
   - { name: create_issue_label, description: A label on an issue., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issues/labels } }
   - { name: get_issue_label, description: A label on an issue., request: { upstream: up, method: GET, path: /issues/labels } }
   - { name: list_job_dependencies, description: The jobs that must finish before a job starts., request: { upstream: up, method: GET, path: /jobs/dependencies } }
+  - { name: get_run_performance, description: Timings of a run., request: { upstream: up, method: GET, path: /runs/performance } }
 `
 	cat, err := catalog.Parse("search.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
 	if err != nil {
@@ -64,6 +65,7 @@ tools:
 		{"a reading verb asks for a read", "print the label of an issue", "get_issue_label"},
 		{"only the first word is the verb", "recent jobs of a workflow run", "list_workflow_jobs_for_run"},
 		{"a verb meets its noun in -ency", "what does this job depend on", "list_job_dependencies"},
+		{"a verb meets its noun in -ance", "how did the last run perform", "get_run_performance"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})
@@ -173,8 +175,10 @@ tools:
 			t.Errorf("search %q found %v, want %s first", c.query, got, c.first)
 		}
 	}
-	if got, want := search(agent, "remove 42"), search(agent, "remove"); !slices.Equal(got, want) {
-		t.Errorf("search with a number found %v, want %v as without it", got, want)
+	for _, number := range []string{"42", "٤٢"} {
+		if got, want := search(agent, "remove "+number), search(agent, "remove"); !slices.Equal(got, want) {
+			t.Errorf("search with the number %s found %v, want %v as without it", number, got, want)
+		}
 	}
 	if got := search(agent, "gizmo"); len(got) != 0 {
 		t.Errorf("search for a word no tool uses found %v, want nothing", got)

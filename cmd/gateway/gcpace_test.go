@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	runtimemetrics "runtime/metrics"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -74,7 +75,7 @@ func TestPaceGCFollowsTheLiveHeapAndStops(t *testing.T) {
 	// Pacing begins with 24 MiB more live than the process holds, then
 	// they are let go: the collections after re-pace for the smaller heap.
 	goruntime.GC()
-	if live := liveHeap(); live > 8<<20 {
+	if live := gcMetric(t, "/gc/heap/live:bytes"); live > 8<<20 {
 		t.Fatalf("the test process holds %d bytes live, too many to see the pacing move", live)
 	}
 	held := make([]byte, 24<<20)
@@ -86,28 +87,72 @@ func TestPaceGCFollowsTheLiveHeapAndStops(t *testing.T) {
 	stop1 := paceGC(noEnv)
 	stop2 := paceGC(noEnv)
 	first := currentGOGC(t)
-	if want := gcPercent(liveHeap()); first != want || first == 100 {
-		t.Fatalf("pacing began at percent %d, want %d (not the default) for %d bytes live", first, want, liveHeap())
+	if want := gcPercent(scanned()); first != want || first == 100 {
+		t.Fatalf("pacing began at percent %d, want %d (not the default) for %d bytes scanned", first, want, scanned())
 	}
 	goruntime.KeepAlive(held)
 	held = nil
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		goruntime.GC()
-		time.Sleep(20 * time.Millisecond) // cleanups run after the cycle, on their own goroutine
-		want := gcPercent(liveHeap())
-		if got := currentGOGC(t); got == want && got > first {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("after collections for 10 s the percent is %d, want %d (above %d) for %d bytes live", got, want, first, liveHeap())
+	repaced := func(above int) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			goruntime.GC()
+			time.Sleep(20 * time.Millisecond) // cleanups run after the cycle, on their own goroutine
+			want := gcPercent(scanned())
+			if got := currentGOGC(t); got == want && got != above {
+				return
+			} else if time.Now().After(deadline) {
+				t.Fatalf("after collections for 10 s the percent is %d, want %d (not %d) for %d bytes scanned", got, want, above, scanned())
+			}
 		}
 	}
+	repaced(first)
+
+	// Goroutine stacks are scanned too, and Go's goal counts them: with
+	// a hundred deep stacks the goal stays near live + gcFloor, not ten
+	// times the stacks.
+	release := make(chan struct{})
+	var ready sync.WaitGroup
+	for range 100 {
+		ready.Add(1)
+		go deepStack(64, &ready, release)
+	}
+	ready.Wait()
+	paced := currentGOGC(t)
+	repaced(paced)
+	live, goal, scan := gcMetric(t, "/gc/heap/live:bytes"), gcMetric(t, "/gc/heap/goal:bytes"), scanned()
+	if most := live + max(scan, gcFloor) + scan/4 + 1<<20; goal > most {
+		t.Errorf("with %d bytes live and %d scanned, the heap goal is %d, want at most %d", live, scan, goal, most)
+	}
+	close(release)
+
 	stop1()
 	stop1() // a second stop of the same serve changes nothing
-	if got, want := currentGOGC(t), gcPercent(liveHeap()); got != want {
+	if got, want := currentGOGC(t), gcPercent(scanned()); got != want {
 		t.Errorf("with one serve still running, the percent is %d, want %d", got, want)
 	}
 	stop2()
+	if got := currentGOGC(t); got != before {
+		t.Errorf("after the last stop the percent is %d, want %d as before", got, before)
+	}
+	// Pacing begun again while a sentinel of the ended one is still
+	// armed: one chain of sentinels goes on, not two.
+	stopped := paceGC(noEnv)
+	armed := func() uint64 {
+		pacer.mu.Lock()
+		defer pacer.mu.Unlock()
+		return pacer.armed
+	}
+	a0 := armed()
+	const cycles = 8
+	for range cycles {
+		goruntime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := armed() - a0; n < 1 || n > cycles+2 {
+		t.Errorf("%d collections armed %d sentinels, want 1 to %d (one chain; two would arm about %d)", cycles, n, cycles+2, 2*cycles)
+	}
+	stopped()
 	if got := currentGOGC(t); got != before {
 		t.Errorf("after the last stop the percent is %d, want %d as before", got, before)
 	}
@@ -117,4 +162,26 @@ func TestPaceGCFollowsTheLiveHeapAndStops(t *testing.T) {
 	if got := currentGOGC(t); got != before {
 		t.Errorf("a collection after the stop set the percent to %d, want %d", got, before)
 	}
+}
+
+// deepStack holds a goroutine with about depth KiB of stack until release.
+func deepStack(depth int, ready *sync.WaitGroup, release <-chan struct{}) byte {
+	var pad [1024]byte
+	pad[depth%len(pad)] = byte(depth)
+	if depth > 0 {
+		return deepStack(depth-1, ready, release) + pad[depth%len(pad)]
+	}
+	ready.Done()
+	<-release
+	return pad[0]
+}
+
+func gcMetric(t *testing.T, name string) uint64 {
+	t.Helper()
+	s := []runtimemetrics.Sample{{Name: name}}
+	runtimemetrics.Read(s)
+	if s[0].Value.Kind() != runtimemetrics.KindUint64 {
+		t.Fatalf("%s is not a runtime metric here", name)
+	}
+	return s[0].Value.Uint64()
 }
