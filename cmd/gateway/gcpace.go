@@ -15,8 +15,8 @@ import (
 // about 17 KiB of garbage per call. At Go's default pacing (GOGC=100:
 // collect when the heap has grown by what the last cycle had to scan) that
 // is a cycle every few hundred calls. Letting the heap grow by at least
-// gcFloor before collecting cut CPU per call by about 5 % at every
-// concurrency on the benchmark's small read, for about 26 MiB more peak
+// gcFloor before collecting cut CPU per call by 4–10 % at every
+// concurrency on the benchmark's small read, for about 23 MiB more peak
 // RSS (docs/performance.md). When a cycle scans gcFloor or more (a large
 // catalog) the default pacing applies unchanged.
 const gcFloor = 32 << 20
