@@ -45,14 +45,7 @@ tools:
   - { name: list_job_dependencies, description: The jobs that must finish before a job starts., request: { upstream: up, method: GET, path: /jobs/dependencies } }
   - { name: get_run_performance, description: Timings of a run., request: { upstream: up, method: GET, path: /runs/performance } }
 `
-	cat, err := catalog.Parse("search.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := proxy.New(cat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core := searchCore(t, "search.yaml", src)
 	for _, c := range []struct{ name, query, first string }{
 		{"a phrasal verb around its object", "sign the user out everywhere", "clear_user_sessions"},
 		{"an inflection meets its stem", "creating a user", "create_user"},
@@ -102,14 +95,7 @@ tools:
 		fmt.Fprintf(&b, "  - { name: queue_report_%d, description: A report on the queue., request: { upstream: up, method: GET, path: /r%d } }\n", i, i)
 	}
 	b.WriteString("  - { name: queue_backlog_size, description: The size of the backlog of the queue., request: { upstream: up, method: GET, path: /size } }\n")
-	cat, err := catalog.Parse("many.yaml", []byte(b.String()), &catalog.LoadOptions{Getenv: scaleEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := proxy.New(cat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core := searchCore(t, "many.yaml", b.String())
 	for _, limit := range []int{2, 5, proxy.MaxSearchLimit} {
 		found, err := core.SearchCatalog(proxy.SearchQuery{Query: "queue backlog drain", Limit: limit})
 		if err != nil {
@@ -149,14 +135,7 @@ tools:
   - { name: list_items, description: "Lists the items of the given collection, filtered and sorted as asked.", request: { upstream: up, method: GET, path: "/items/{collection}" }, input: { type: object, properties: { collection: { type: string } }, required: [collection] } }
   - { name: delete_newsletter, description: Deletes a newsletter article., kind: write, gate: staff, request: { upstream: up, method: DELETE, path: "/newsletters/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
 `
-	cat, err := catalog.Parse("items.yaml", []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := proxy.New(cat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	core := searchCore(t, "items.yaml", src)
 	search := func(p *authz.Principal, query string) []string {
 		t.Helper()
 		found, err := core.Search(context.Background(), p, "", proxy.SearchQuery{Query: query, Limit: 3})
@@ -187,4 +166,18 @@ tools:
 	if got := search(staff, "remove an article"); len(got) == 0 || got[0] != "delete_newsletter" {
 		t.Errorf("a caller who sees a tool about articles found %v, want delete_newsletter first", got)
 	}
+}
+
+// searchCore builds the core of a catalog given as YAML text.
+func searchCore(t *testing.T, name, src string) *proxy.Core {
+	t.Helper()
+	cat, err := catalog.Parse(name, []byte(src), &catalog.LoadOptions{Getenv: scaleEnv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
 }
