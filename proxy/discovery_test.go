@@ -33,15 +33,7 @@ tools:
 
 func discoveryCore(t *testing.T, mode string) *proxy.Core {
 	t.Helper()
-	cat, err := catalog.Parse("discovery.yaml", []byte(strings.Replace(discoveryCatalog, "%s", mode, 1)), &catalog.LoadOptions{Getenv: scaleEnv})
-	if err != nil {
-		t.Fatal(err)
-	}
-	core, err := proxy.New(cat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return core
+	return searchCore(t, "discovery.yaml", strings.Replace(discoveryCatalog, "%s", mode, 1))
 }
 
 func listedNames(ls []*proxy.Listed) []string {
