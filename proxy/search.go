@@ -302,7 +302,9 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 			}
 		}
 	}
+	reached := map[int32]bool{} // groups some visible tool uses a term of
 	for _, r := range found {
+		reached[r.group] = true
 		if _, ok := weights[r.term]; !ok {
 			weights[r.term] = qterm{w: weightDerived, group: r.group}
 		}
@@ -315,7 +317,6 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 	// tools the query's other words reached: the unmatched word is as
 	// likely a word no API uses, which must not bring up a tool on its
 	// own. A number ("job 42") is a value, not a name of anything.
-	reached := map[int32]bool{}
 	var own []int32
 	last := int32(-1)
 	for term, w := range weights {
@@ -323,7 +324,7 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 		if w.w >= 1 && !isNumber(term) {
 			own = append(own, w.group)
 		}
-		if used(term) {
+		if !reached[w.group] && used(term) {
 			reached[w.group] = true
 		}
 	}

@@ -28,12 +28,12 @@ const gcMaxPercent = 1000
 
 // paceGC sets the collector's percent (as GOGC would) after every cycle
 // from what that cycle scanned (the live heap, goroutine stacks and
-// globals), so that the next cycle starts at live + max(scanned, gcFloor). It does nothing when GOGC is set: the operator's
-// choice stands. GOMEMLIMIT, and the soft limit a reload sets, still
-// bound the heap: the collector runs earlier when either is near. The
-// pacing is the process's: the last stop of overlapping calls (tests
-// serve several gateways in one process) ends it and puts back the
-// percent there was.
+// globals), so that the next cycle starts at live + max(scanned,
+// gcFloor). It does nothing when GOGC is set: the operator's choice
+// stands. GOMEMLIMIT, and the soft limit a reload sets, still bound the
+// heap: the collector runs earlier when either is near. The pacing is
+// the process's: the last stop of overlapping calls (tests serve several
+// gateways in one process) ends it and puts back the percent there was.
 func paceGC(getenv func(string) string) (stop func()) {
 	if getenv("GOGC") != "" {
 		return func() {}

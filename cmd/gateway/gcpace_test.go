@@ -37,12 +37,7 @@ func TestGCPercentKeepsAFloorOfGrowth(t *testing.T) {
 
 func currentGOGC(t *testing.T) int {
 	t.Helper()
-	s := []runtimemetrics.Sample{{Name: "/gc/gogc:percent"}}
-	runtimemetrics.Read(s)
-	if s[0].Value.Kind() != runtimemetrics.KindUint64 {
-		t.Fatal("/gc/gogc:percent is not a runtime metric here")
-	}
-	return int(s[0].Value.Uint64())
+	return int(gcMetric(t, "/gc/gogc:percent"))
 }
 
 // Pacing follows each collection, the last of overlapping serves to stop

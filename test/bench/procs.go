@@ -219,30 +219,12 @@ func (c *child) quitDump() (int, error) {
 	return int(c.goroutines.Load()), nil
 }
 
-// cpu is the time the process has run on a CPU: the sum of its threads'
-// /proc/<pid>/task/<tid>/schedstat run times (nanoseconds; Go threads do
-// not exit, so none is lost), or utime+stime from /proc/<pid>/stat in
-// clock ticks when schedstat is missing.
+// cpu is the time the process has run on a CPU: its threads' schedstat
+// run times, or utime+stime from /proc/<pid>/stat in clock ticks when
+// schedstat is missing.
 func cpu(pid int) (time.Duration, error) {
-	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	if err == nil && len(tasks) > 0 {
-		var sum int64
-		for _, t := range tasks {
-			b, err := os.ReadFile(t)
-			if err != nil {
-				continue // thread gone
-			}
-			f := strings.Fields(string(b))
-			if len(f) == 0 {
-				continue
-			}
-			n, err := strconv.ParseInt(f[0], 10, 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s: %w", t, err)
-			}
-			sum += n
-		}
-		return time.Duration(sum), nil
+	if run, _, ok, err := schedstat(pid); ok || err != nil {
+		return time.Duration(run), err
 	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -399,9 +381,36 @@ func port(rawURL string) int {
 
 func mib(kib int64) string { return fmt.Sprintf("%.1f MiB", float64(kib)/1024) }
 
+// schedstat sums the process's threads' /proc/<pid>/task/<tid>/schedstat:
+// the time run on a CPU (nanoseconds; Go threads do not exit, so none is
+// lost) and the turns on a CPU. ok is false when there is no schedstat.
+func schedstat(pid int) (run, turns int64, ok bool, err error) {
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	if err != nil || len(tasks) == 0 {
+		return 0, 0, false, nil
+	}
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // thread gone
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 3 {
+			continue
+		}
+		n, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, 0, true, fmt.Errorf("%s: %w", t, err)
+		}
+		k, _ := strconv.ParseInt(f[2], 10, 64)
+		run, turns = run+n, turns+k
+	}
+	return run, turns, true, nil
+}
+
 // counts is how many read and write system calls a process has made
-// (/proc/<pid>/io) and how many times its threads were put on a CPU (the
-// third field of each thread's schedstat): wake-ups, roughly.
+// (/proc/<pid>/io) and how many times its threads were put on a CPU
+// (schedstat's turns): wake-ups, roughly.
 func counts(pid int) (syscalls, wakeups int64) {
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
 		for line := range strings.SplitSeq(string(b), "\n") {
@@ -411,14 +420,6 @@ func counts(pid int) (syscalls, wakeups int64) {
 			}
 		}
 	}
-	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
-	for _, t := range tasks {
-		if b, err := os.ReadFile(t); err == nil {
-			if f := strings.Fields(string(b)); len(f) >= 3 {
-				n, _ := strconv.ParseInt(f[2], 10, 64)
-				wakeups += n
-			}
-		}
-	}
+	_, wakeups, _, _ = schedstat(pid)
 	return syscalls, wakeups
 }
