@@ -201,12 +201,12 @@ type sample struct {
 	lat               []int64 // nanoseconds, one per successful request
 	wall              time.Duration
 	cpuProxy, cpuUp   time.Duration
-	// syscallsProxy and wakeupsProxy count the proxy's read and write
-	// system calls and its threads' turns on a CPU in the window.
-	syscallsProxy, wakeupsProxy int64
-	cpuGen                      time.Duration
-	hwmProxy, hwmUp             int64 // KiB; 0 when unknown
-	peakSampled                 int64 // KiB, the highest VmRSS sampled (memory scenario)
+	// countsProxy counts the proxy's read and write system calls, its
+	// threads' turns on a CPU and its user and system ticks in the window.
+	countsProxy     procCounts
+	cpuGen          time.Duration
+	hwmProxy, hwmUp int64 // KiB; 0 when unknown
+	peakSampled     int64 // KiB, the highest VmRSS sampled (memory scenario)
 }
 
 // measured names the processes whose CPU a window attributes.
@@ -283,10 +283,10 @@ func measure(ctx context.Context, wl workload, conc int, warmup, dur time.Durati
 
 	up0, _ := cpu(m.up.pid)
 	var px0 time.Duration
-	var sc0, wk0 int64
+	var counts0 procCounts
 	if m.proxy != nil {
 		px0, _ = cpu(m.proxy.pid)
-		sc0, wk0 = counts(m.proxy.pid)
+		counts0 = counts(m.proxy.pid)
 	}
 	gen0 := selfCPU()
 	start := time.Now()
@@ -300,8 +300,7 @@ func measure(ctx context.Context, wl workload, conc int, warmup, dur time.Durati
 	if m.proxy != nil {
 		px1, _ := cpu(m.proxy.pid)
 		s.cpuProxy = px1 - px0
-		sc1, wk1 := counts(m.proxy.pid)
-		s.syscallsProxy, s.wakeupsProxy = sc1-sc0, wk1-wk0
+		s.countsProxy = counts(m.proxy.pid).sub(counts0)
 	}
 	s.cpuGen = selfCPU() - gen0
 	<-samplerDone
@@ -423,18 +422,26 @@ func perReq(d time.Duration, n int64) float64 {
 }
 
 // proxyCounts is the proxy's read and write system calls and its
-// threads' turns on a CPU, per request.
-func (r *row) proxyCounts() (syscalls, wakeups float64) {
-	var reqs, sc, wk int64
+// threads' turns on a CPU, per request, and the share of its CPU time
+// spent in the kernel (NaN when the ticks are too few to tell).
+func (r *row) proxyCounts() (syscalls, wakeups, kernel float64) {
+	var reqs int64
+	var c procCounts
 	for _, s := range r.samples {
 		reqs += s.reqs
-		sc += s.syscallsProxy
-		wk += s.wakeupsProxy
+		c.syscalls += s.countsProxy.syscalls
+		c.wakeups += s.countsProxy.wakeups
+		c.user += s.countsProxy.user
+		c.sys += s.countsProxy.sys
+	}
+	kernel = math.NaN()
+	if c.user+c.sys >= 50 {
+		kernel = float64(c.sys) / float64(c.user+c.sys)
 	}
 	if reqs == 0 {
-		return 0, 0
+		return 0, 0, kernel
 	}
-	return float64(sc) / float64(reqs), float64(wk) / float64(reqs)
+	return float64(c.syscalls) / float64(reqs), float64(c.wakeups) / float64(reqs), kernel
 }
 
 func (r *row) proxyCPU() float64 {

@@ -437,7 +437,7 @@ func (e *env) header() {
 	fmt.Fprintf(e.out, "- gateway binary: %s; its log (one access line per request at the default level) goes to a pipe the harness drains\n", e.build)
 	fmt.Fprintf(e.out, "- gateway: tools/call in the 2025-11-25 era; `gateway` reuses 4 tokens (verified once, then cached), `gateway-fresh` cycles %d distinct tokens, more than the token cache holds, so each request verifies an HS256 signature\n", e.cfg.freshTokens)
 	fmt.Fprintf(e.out, "- sdk: a stateless Streamable HTTP server written with the official Go SDK (JSON responses), its bearer middleware verifying every HS256 token with golang-jwt (no cache), one tool per plain read (small, list) that GETs the upstream and returns its object as structuredContent; measured with the cached workload's 4 tokens\n")
-	fmt.Fprintf(e.out, "- CPU: per process from /proc/<pid>/task/*/schedstat over the window, divided by the requests completed in it; proxy = hop, sdk or gateway; server CPU %% = (proxy + upstream) / wall; peak RSS = VmHWM reset at each window; syscalls = read and write calls from /proc/<pid>/io, wake-ups = the threads' turns on a CPU (third field of each schedstat), per request\n\n")
+	fmt.Fprintf(e.out, "- CPU: per process from /proc/<pid>/task/*/schedstat over the window, divided by the requests completed in it; proxy = hop, sdk or gateway; server CPU %% = (proxy + upstream) / wall; peak RSS = VmHWM reset at each window; proxy kernel %% = system time over user + system time from /proc/<pid>/stat (– when under half a second of ticks); syscalls = read and write calls from /proc/<pid>/io, wake-ups = the threads' turns on a CPU (third field of each schedstat), per request\n\n")
 }
 
 // scenario is one tools/call scenario: the REST call direct and hop

@@ -226,20 +226,27 @@ func cpu(pid int) (time.Duration, error) {
 	if run, _, ok, err := schedstat(pid); ok || err != nil {
 		return time.Duration(run), err
 	}
+	ut, st, err := statTicks(pid)
+	return time.Duration(ut+st) * time.Second / time.Duration(clockTicks), err
+}
+
+// statTicks is the process's user and system time from /proc/<pid>/stat,
+// in clock ticks.
+func statTicks(pid int) (user, sys int64, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// Fields after the parenthesised command name; utime and stime are
 	// fields 14 and 15 of the whole line.
 	i := bytes.LastIndexByte(b, ')')
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: short line", pid)
+		return 0, 0, fmt.Errorf("/proc/%d/stat: short line", pid)
 	}
-	ut, _ := strconv.ParseInt(f[11], 10, 64)
-	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(ut+st) * time.Second / time.Duration(clockTicks), nil
+	user, _ = strconv.ParseInt(f[11], 10, 64)
+	sys, _ = strconv.ParseInt(f[12], 10, 64)
+	return user, sys, nil
 }
 
 // clockTicks is USER_HZ, 100 on every Linux the harness has met.
@@ -409,17 +416,26 @@ func schedstat(pid int) (run, turns int64, ok bool, err error) {
 }
 
 // counts is how many read and write system calls a process has made
-// (/proc/<pid>/io) and how many times its threads were put on a CPU
-// (schedstat's turns): wake-ups, roughly.
-func counts(pid int) (syscalls, wakeups int64) {
+// (/proc/<pid>/io), how many times its threads were put on a CPU
+// (schedstat's turns: wake-ups, roughly), and its user and system time
+// in clock ticks.
+func counts(pid int) (c procCounts) {
 	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/io", pid)); err == nil {
 		for line := range strings.SplitSeq(string(b), "\n") {
 			if k, v, ok := strings.Cut(line, ": "); ok && (k == "syscr" || k == "syscw") {
 				n, _ := strconv.ParseInt(v, 10, 64)
-				syscalls += n
+				c.syscalls += n
 			}
 		}
 	}
-	_, wakeups, _, _ = schedstat(pid)
-	return syscalls, wakeups
+	_, c.wakeups, _, _ = schedstat(pid)
+	c.user, c.sys, _ = statTicks(pid)
+	return c
+}
+
+// procCounts is what counts reads; sub gives a window's share.
+type procCounts struct{ syscalls, wakeups, user, sys int64 }
+
+func (c procCounts) sub(o procCounts) procCounts {
+	return procCounts{c.syscalls - o.syscalls, c.wakeups - o.wakeups, c.user - o.user, c.sys - o.sys}
 }

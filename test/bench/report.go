@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 )
@@ -13,8 +14,8 @@ func ms(d time.Duration) string { return fmt.Sprintf("%.3f", float64(d)/1e6) }
 func (e *env) callTable(sc scenario, rows map[string]*row) {
 	w := e.out
 	fmt.Fprintf(w, "## %s: %s\n\n", sc.name, sc.what)
-	fmt.Fprintf(w, "| target | c | req/s | (min–max) | p50 ms | p99 ms | proxy CPU µs/req | proxy syscalls / wake-ups per req | upstream CPU µs/req | server CPU %% | generator CPU %% | proxy peak RSS | errors |\n")
-	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| target | c | req/s | (min–max) | p50 ms | p99 ms | proxy CPU µs/req | proxy kernel %% | proxy syscalls / wake-ups per req | upstream CPU µs/req | server CPU %% | generator CPU %% | proxy peak RSS | errors |\n")
+	fmt.Fprintf(w, "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range e.cfg.conc {
 		for _, t := range targetNames {
 			r := rows[t+"/"+fmt.Sprint(c)]
@@ -26,15 +27,18 @@ func (e *env) callTable(sc scenario, rows map[string]*row) {
 			p := r.percentiles(0.5, 0.99)
 			lo, hi := r.spread()
 			pk, _ := r.peak()
-			proxy, counts, peak := "–", "–", "–"
+			proxy, kernel, counts, peak := "–", "–", "–", "–"
 			if t != "direct" {
 				proxy = fmt.Sprintf("%.1f", perReq(px, reqs))
-				sc, wk := r.proxyCounts()
+				sc, wk, k := r.proxyCounts()
 				counts = fmt.Sprintf("%.1f / %.2f", sc, wk)
+				if !math.IsNaN(k) {
+					kernel = fmt.Sprintf("%.0f", 100*k)
+				}
 				peak = mib(pk)
 			}
-			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f–%.0f | %s | %s | %s | %s | %.1f | %.0f | %.0f | %s | %d |\n",
-				t, c, r.rps(), lo, hi, ms(p[0]), ms(p[1]), proxy, counts, perReq(up, reqs),
+			fmt.Fprintf(w, "| %s | %d | %.0f | %.0f–%.0f | %s | %s | %s | %s | %s | %.1f | %.0f | %.0f | %s | %d |\n",
+				t, c, r.rps(), lo, hi, ms(p[0]), ms(p[1]), proxy, kernel, counts, perReq(up, reqs),
 				100*(px+up).Seconds()/wall.Seconds(), 100*gen.Seconds()/wall.Seconds(), peak, errs)
 		}
 	}
