@@ -864,7 +864,17 @@ func BenchmarkHandlerToolsList(b *testing.B) {
 // tools/call except its own socket: guards, a cached token, decode, the
 // core (upstream on loopback included), the reply and the access log.
 func BenchmarkHandlerToolsCall(b *testing.B) {
-	e := newEnv(b, testCatalog)
+	benchToolsCall(b, newEnv(b, testCatalog))
+}
+
+// BenchmarkHandlerToolsCallMemnet is the same call with the upstream on
+// an in-memory network: no system calls, so what it measures is the
+// gateway's own CPU (and net/http's), steady enough to compare two builds.
+func BenchmarkHandlerToolsCallMemnet(b *testing.B) {
+	benchToolsCall(b, newEnvWith(b, testCatalog, envConfig{memnet: true}))
+}
+
+func benchToolsCall(b *testing.B, e *env) {
 	h := mcp.NewHandler(&mcp.Options{State: e.current, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})
 	tok := "Bearer " + token(b, "read")
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_item","arguments":{"id":"k9"}}}`
