@@ -3,6 +3,7 @@ package main
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,64 @@ type metrics struct {
 	fleetShared   prometheus.Gauge
 	fleetReplicas prometheus.Gauge
 	breakers      *breakerCollector
+
+	// The children the per-request metrics ask for, by label values.
+	requestSeries  series[requestKey, requestChildren]
+	toolSeries     series[toolKey, toolChildren]
+	upstreamSeries series[upstreamKey, upstreamChildren]
+}
+
+// series caches a metric's children by their label values. A vector's
+// WithLabelValues hashes and checks every value under a lock on each
+// call, and a request asks for six children; a map lookup finds them in
+// about a third of the time. The label sets are bounded as the labels
+// are, so the cache is too.
+type series[K comparable, C any] struct {
+	mu sync.RWMutex
+	m  map[K]C
+}
+
+// get returns k's children, made by mk the first time k is asked for.
+func (s *series[K, C]) get(k K, mk func(K) C) C {
+	s.mu.RLock()
+	c, ok := s.m[k]
+	s.mu.RUnlock()
+	if ok {
+		return c
+	}
+	c = mk(k)
+	s.mu.Lock()
+	if s.m == nil {
+		s.m = map[K]C{}
+	}
+	s.m[k] = c
+	s.mu.Unlock()
+	return c
+}
+
+type requestKey struct {
+	surface, method string
+	status          int
+}
+
+type requestChildren struct {
+	count prometheus.Counter
+	time  prometheus.Observer
+}
+
+type toolKey struct{ tool, outcome string }
+
+type toolChildren struct {
+	calls   prometheus.Counter
+	invalid prometheus.Counter  // nil unless the outcome is an invalid or departed output
+	time    prometheus.Observer // nil for an unknown tool
+}
+
+type upstreamKey struct{ upstream, class string }
+
+type upstreamChildren struct {
+	resp prometheus.Counter
+	time prometheus.Observer
 }
 
 // breakerCollector reports the serving catalog's circuit breakers when
@@ -157,25 +216,40 @@ func (m *metrics) proxy() proxy.Metrics { return proxyMetrics{m} }
 type proxyMetrics struct{ m *metrics }
 
 func (p proxyMetrics) ToolCall(tool, outcome string, d time.Duration) {
-	p.m.toolCalls.WithLabelValues(tool, outcome).Inc()
-	if outcome == proxy.OutcomeOutputInvalid || outcome == proxy.OutcomeOutputDeparted {
-		p.m.outputInvalid.WithLabelValues(tool).Inc()
+	c := p.m.toolSeries.get(toolKey{tool, outcome}, func(k toolKey) (c toolChildren) {
+		c.calls = p.m.toolCalls.WithLabelValues(k.tool, k.outcome)
+		if k.outcome == proxy.OutcomeOutputInvalid || k.outcome == proxy.OutcomeOutputDeparted {
+			c.invalid = p.m.outputInvalid.WithLabelValues(k.tool)
+		}
+		if k.outcome != proxy.OutcomeUnknownTool {
+			c.time = p.m.toolTime.WithLabelValues(k.tool)
+		}
+		return c
+	})
+	c.calls.Inc()
+	if c.invalid != nil {
+		c.invalid.Inc()
 	}
-	if outcome != proxy.OutcomeUnknownTool {
-		p.m.toolTime.WithLabelValues(tool).Observe(d.Seconds())
+	if c.time != nil {
+		c.time.Observe(d.Seconds())
 	}
 }
 
 func (p proxyMetrics) Upstream(upstream string, status int, d time.Duration) {
-	p.m.upstreamResp.WithLabelValues(upstream, statusClass(status)).Inc()
-	p.m.upstreamTime.WithLabelValues(upstream).Observe(d.Seconds())
+	c := p.m.upstreamSeries.get(upstreamKey{upstream, statusClass(status)}, func(k upstreamKey) upstreamChildren {
+		return upstreamChildren{p.m.upstreamResp.WithLabelValues(k.upstream, k.class), p.m.upstreamTime.WithLabelValues(k.upstream)}
+	})
+	c.resp.Inc()
+	c.time.Observe(d.Seconds())
 }
+
+var statusClasses = [...]string{"1xx", "2xx", "3xx", "4xx", "5xx"}
 
 func statusClass(status int) string {
 	if status < 100 || status > 599 {
 		return "error"
 	}
-	return strconv.Itoa(status/100) + "xx"
+	return statusClasses[status/100-1]
 }
 
 // audit returns the audit trail's view of the registry.
@@ -223,8 +297,11 @@ func (f fleetMetrics) Shared(on bool) {
 type surfaceMetrics struct{ m *metrics }
 
 func (s surfaceMetrics) Request(surface, method string, status int, d time.Duration) {
-	s.m.requests.WithLabelValues(surface, method, strconv.Itoa(status)).Inc()
-	s.m.requestTime.WithLabelValues(surface, method).Observe(d.Seconds())
+	c := s.m.requestSeries.get(requestKey{surface, method, status}, func(k requestKey) requestChildren {
+		return requestChildren{s.m.requests.WithLabelValues(k.surface, k.method, strconv.Itoa(k.status)), s.m.requestTime.WithLabelValues(k.surface, k.method)}
+	})
+	c.count.Inc()
+	c.time.Observe(d.Seconds())
 }
 
 func (s surfaceMetrics) AuthFailure(reason string) { s.m.authFailures.WithLabelValues(reason).Inc() }
