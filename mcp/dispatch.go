@@ -73,8 +73,8 @@ func (pl *pipeline) serveRPC(x *exchange) (int, value, *failure) {
 	if call && named {
 		name = x.callTarget(name, &m.arguments)
 	}
-	release, f := pl.admit(x, call && named, name)
-	defer release()
+	s, f := pl.admit(x, call && named, name)
+	defer s.release()
 	if f == nil {
 		x.ctx = metaTraceContext(x.ctx, m)
 		f = x.negotiate()

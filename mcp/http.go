@@ -232,11 +232,12 @@ func (h *handler) serveMCP(w http.ResponseWriter, r *http.Request, x *exchange) 
 	if !ok {
 		return
 	}
-	x.hdr = &Headers{
+	x.hdrv = Headers{
 		ProtocolVersion: r.Header.Get("Mcp-Protocol-Version"),
 		Method:          r.Header.Get("Mcp-Method"),
 		Name:            r.Header.Get("Mcp-Name"),
 	}
+	x.hdr = &x.hdrv
 	x.live = h.pl.live.stream(w, r, x)
 	status, v, f := h.pl.decodeAndServe(x, body)
 	if x.live.started() {
@@ -324,7 +325,7 @@ func guard(w http.ResponseWriter, r *http.Request, x *exchange, method string, h
 		x.log.Debug("refused host", "host", text.Clip(r.Host, 128))
 		f = fail(failForbidden, "host not allowed")
 	case hasBody:
-		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct) {
 			f = fail(failMediaType, "Content-Type must be application/json")
 		}
 	}
@@ -516,13 +517,24 @@ func acceptsJSON(values []string) bool {
 	return best > 0 && bestQ > 0
 }
 
+// isJSONMediaType reports whether a Content-Type names application/json,
+// with parameters or in any case.
+func isJSONMediaType(ct string) bool {
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
 // writeJSON writes a JSON answer that must not be cached.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	// One backing array for the four values, each a slice whose capacity
+	// is its length (an Add elsewhere reallocates rather than overwrite a
+	// neighbour); the keys are canonical already, so no Set is needed.
+	v := [...]string{"application/json", "no-store", "nosniff", strconv.Itoa(len(body))}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Content-Length", strconv.Itoa(len(body)))
+	h["Content-Type"] = v[0:1:1]
+	h["Cache-Control"] = v[1:2:2]
+	h["X-Content-Type-Options"] = v[2:3:3]
+	h["Content-Length"] = v[3:4:4]
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
 }
@@ -551,13 +563,9 @@ func serveMetadata(w http.ResponseWriter, r *http.Request, x *exchange) {
 	writeJSON(w, http.StatusOK, encode(nil, o))
 }
 
-// withRequestID returns a logger that adds request_id to each record it
-// writes. Unlike Logger.With it formats nothing up front: most requests
-// log nothing through it (the access line is written separately).
-func withRequestID(l *slog.Logger, rid string) *slog.Logger {
-	return slog.New(ridHandler{l.Handler(), rid})
-}
-
+// ridHandler adds request_id to each record an exchange's logger writes.
+// Unlike Logger.With it formats nothing up front: most requests log
+// nothing through it (the access line is written separately).
 type ridHandler struct {
 	slog.Handler
 	rid string

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -135,38 +136,46 @@ func (f *inFlight) chanFor(size int) chan struct{} {
 }
 
 // acquire takes an in-flight slot for a request under a cap of size. It
-// returns the function that gives the slot back, and false when ctx ended
-// first (the caller answers nothing useful: its client is gone). After
-// l.wait it gives up waiting and admits the request over the cap.
-func (l *limits) acquire(ctx context.Context, size int, log *slog.Logger) (release func(), ok bool) {
+// returns the slot to give back, and false when ctx ended first (the
+// caller answers nothing useful: its client is gone). After l.wait it
+// gives up waiting and admits the request over the cap.
+func (l *limits) acquire(ctx context.Context, size int, log *slog.Logger) (*slot, bool) {
 	sem := l.flight.chanFor(size)
-	held := false
 	select {
 	case sem <- struct{}{}:
-		held = true
 	default:
 		t := time.NewTimer(l.wait)
 		select {
 		case sem <- struct{}{}:
-			held = true
 		case <-ctx.Done():
 			t.Stop()
-			return func() {}, false
+			return nil, false
 		case <-t.C:
 			log.Warn("in-flight cap reached; serving over it after waiting", "max_in_flight", size, "waited", l.wait)
+			sem = nil // admitted over the cap: no slot to give back
 		}
 		t.Stop()
 	}
 	l.metrics.InFlight(1)
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			l.metrics.InFlight(-1)
-			if held {
-				<-sem
-			}
-		})
-	}, true
+	return &slot{l: l, sem: sem}, true
+}
+
+// slot is a request's place under the in-flight cap. release gives it
+// back, once however often it is called; a nil slot holds nothing.
+type slot struct {
+	l    *limits
+	sem  chan struct{} // nil: admitted over the cap
+	done atomic.Bool
+}
+
+func (s *slot) release() {
+	if s == nil || s.done.Swap(true) {
+		return
+	}
+	s.l.metrics.InFlight(-1)
+	if s.sem != nil {
+		<-s.sem
+	}
 }
 
 // rateLimited is a refusal: which limit, and when to retry.

@@ -123,7 +123,7 @@ func TestCheckRateTakesAllOrNothing(t *testing.T) {
 func TestInFlightCancelledWaiterTakesNoSlot(t *testing.T) {
 	l := newLimits(time.Hour, nil, nil)
 	const cat = 1 // max_in_flight
-	release, ok := l.acquire(context.Background(), cat, logger(nil))
+	s, ok := l.acquire(context.Background(), cat, logger(nil))
 	if !ok {
 		t.Fatal("first acquire failed")
 	}
@@ -132,11 +132,11 @@ func TestInFlightCancelledWaiterTakesNoSlot(t *testing.T) {
 	if _, ok := l.acquire(ctx, cat, logger(nil)); ok {
 		t.Fatal("a cancelled waiter was admitted")
 	}
-	release()
-	release() // idempotent
+	s.release()
+	s.release() // idempotent
 	r2, ok := l.acquire(context.Background(), cat, logger(nil))
 	if !ok {
 		t.Fatal("the slot was not given back")
 	}
-	r2()
+	r2.release()
 }

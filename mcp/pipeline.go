@@ -98,6 +98,9 @@ type exchange struct {
 	rid string
 	log *slog.Logger // adds request_id
 
+	ridLog ridHandler  // log's handler
+	logv   slog.Logger // what log points to
+
 	principal *authz.Principal // set by verify
 	toolset   string           // the toolset the endpoint serves; "" for the whole catalog
 
@@ -112,6 +115,7 @@ type exchange struct {
 	// JSON-RPC surfaces.
 	msg     *message
 	hdr     *Headers // nil on stdio: header checks are skipped
+	hdrv    Headers  // what hdr points to on HTTP
 	modern  bool
 	version string      // the revision the answer is shaped for; "" for initialize
 	live    *liveStream // HTTP POST that may turn into an SSE stream (elicit.go); nil elsewhere
@@ -120,7 +124,12 @@ type exchange struct {
 // begin starts an exchange on surface.
 func (pl *pipeline) begin(ctx context.Context, surface, method string) *exchange {
 	rid := newRequestID()
-	return &exchange{ctx: ctx, st: pl.state(), rid: rid, log: withRequestID(pl.log, rid), surface: surface, method: method, start: time.Now()}
+	x := &exchange{ctx: ctx, st: pl.state(), rid: rid, ridLog: ridHandler{pl.log.Handler(), rid}, surface: surface, method: method, start: time.Now()}
+	// The logger and its handler live in the exchange, which saves two
+	// allocations a request.
+	x.logv = *slog.New(&x.ridLog)
+	x.log = &x.logv
+	return x
 }
 
 // verify is the first step: the bearer token (present false: none was
@@ -163,8 +172,8 @@ func (pl *pipeline) verify(x *exchange, token string, present bool) *failure {
 
 // admit runs the limits: for a tools/call (call true) the rate limits of
 // the principal and tool, then, for every request, an in-flight slot.
-// release gives the slot back; it is never nil.
-func (pl *pipeline) admit(x *exchange, call bool, tool string) (release func(), f *failure) {
+// Releasing the slot, even a nil one, gives it back.
+func (pl *pipeline) admit(x *exchange, call bool, tool string) (s *slot, f *failure) {
 	if call {
 		x.tool = tool
 		if rl := pl.limits.checkRate(x.ctx, x.st.cfg, x.principal, tool); rl != nil {
@@ -173,14 +182,14 @@ func (pl *pipeline) admit(x *exchange, call bool, tool string) (release func(), 
 			if rl.rule {
 				msg = rl.message()
 			}
-			return func() {}, &failure{kind: failRateLimited, rate: rl, text: msg}
+			return nil, &failure{kind: failRateLimited, rate: rl, text: msg}
 		}
 	}
-	release, ok := pl.limits.acquire(x.ctx, x.st.cfg.MaxInFlight, x.log)
+	s, ok := pl.limits.acquire(x.ctx, x.st.cfg.MaxInFlight, x.log)
 	if !ok {
-		return release, &failure{kind: failCancelled}
+		return nil, &failure{kind: failCancelled}
 	}
-	return release, nil
+	return s, nil
 }
 
 // call is the last step: the core calls the tool with the request id in

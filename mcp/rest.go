@@ -24,8 +24,8 @@ func (h *handler) serveRESTTools(w http.ResponseWriter, r *http.Request, x *exch
 	if !guard(w, r, x, http.MethodGet, false) || !h.authenticate(w, r, x) {
 		return
 	}
-	release, f := h.pl.admit(x, false, "")
-	defer release()
+	s, f := h.pl.admit(x, false, "")
+	defer s.release()
 	if f != nil {
 		writeFailure(w, f)
 		return
@@ -94,8 +94,8 @@ func (h *handler) serveRESTCall(w http.ResponseWriter, r *http.Request, x *excha
 		writeFailure(w, f)
 		return
 	}
-	release, f := h.pl.admit(x, true, name)
-	defer release()
+	s, f := h.pl.admit(x, true, name)
+	defer s.release()
 	if f != nil {
 		failureHeaders(w, r, x, f)
 		writeFailure(w, f)

@@ -473,7 +473,7 @@ func (c *Core) CallIn(ctx context.Context, p *authz.Principal, set, name string,
 		c.metrics.ToolCall(UnknownToolLabel, OutcomeUnknownTool, 0)
 		return nil, &UnknownToolError{Name: name}
 	}
-	ctx, span := startSpan(ctx, c.tracer, "tools/call "+t.def.Name, trace.SpanKindServer)
+	ctx, span := startSpan(ctx, c.tracer, "tools/call", t.def.Name, trace.SpanKindServer)
 	if c.tracer != nil {
 		defer span.End()
 	}
@@ -684,23 +684,27 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	default:
 		var err error
 		shaped, wrapped, err = rendering.Shape(r.body, t.shape)
-		var me *rendering.MissingError
-		switch {
-		case errors.As(err, &me) && t.def.Kind == catalog.KindWrite:
-			// The write was performed: say so, and where the answer
-			// departs, never that it failed.
-			e := rendering.Empty(r.status)
-			return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, me.Error()+", so only its status is shown"), nil
-		case errors.As(err, &me):
-			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d but %v", t.up.name, r.status, me)), nil
-		case err != nil && r.isText():
-			// A text answer is data too, bounded like a payload.
-			shaped = rendering.Text(r.body, r.total, t.inline)
-		case err != nil && t.def.Kind == catalog.KindWrite:
-			e := rendering.Empty(r.status)
-			return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, fmt.Sprintf("its body is not JSON (%s), so only its status is shown", r.contentType())), nil
-		case err != nil:
-			return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType())), nil
+		if err != nil {
+			// me is declared here, so that a call whose answer shapes
+			// well allocates no error target.
+			var me *rendering.MissingError
+			switch {
+			case errors.As(err, &me) && t.def.Kind == catalog.KindWrite:
+				// The write was performed: say so, and where the answer
+				// departs, never that it failed.
+				e := rendering.Empty(r.status)
+				return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, me.Error()+", so only its status is shown"), nil
+			case errors.As(err, &me):
+				return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d but %v", t.up.name, r.status, me)), nil
+			case r.isText():
+				// A text answer is data too, bounded like a payload.
+				shaped = rendering.Text(r.body, r.total, t.inline)
+			case t.def.Kind == catalog.KindWrite:
+				e := rendering.Empty(r.status)
+				return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, fmt.Sprintf("its body is not JSON (%s), so only its status is shown", r.contentType())), nil
+			default:
+				return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a body that is not JSON (%s)", t.up.name, r.status, r.contentType())), nil
+			}
 		}
 	}
 	rd := t.render

@@ -464,9 +464,14 @@ func (u *upstream) newUpstreamRequest(method, target string, body []byte) (*http
 	if body == nil {
 		r.Body, r.ContentLength = http.NoBody, 0
 	}
-	r.Header.Set("Accept", "application/json")
-	for _, h := range u.headers {
-		r.Header[h[0]] = []string{h[1]}
+	// One backing array for the values; each slice's capacity is its
+	// length, so an Add reallocates rather than overwrite a neighbour.
+	v := make([]string, 1+len(u.headers))
+	v[0] = "application/json"
+	r.Header["Accept"] = v[0:1:1]
+	for i, h := range u.headers {
+		v[i+1] = h[1]
+		r.Header[h[0]] = v[i+1 : i+2 : i+2]
 	}
 	return r, nil
 }

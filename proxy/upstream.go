@@ -38,14 +38,15 @@ var sharedTransport = &http.Transport{
 	ResponseHeaderTimeout: 0, // the per-upstream timeout bounds the whole exchange
 }
 
-// startSpan starts a span when tracing is on (Options.Tracer); otherwise
-// it returns ctx and a span that records nothing, at no cost, and the
-// caller's trace context (if any) still travels on.
-func startSpan(ctx context.Context, tr trace.Tracer, name string, kind trace.SpanKind) (context.Context, trace.Span) {
+// startSpan starts a span named verb+" "+object when tracing is on
+// (Options.Tracer); otherwise it returns ctx and a span that records
+// nothing, at no cost (not even the name), and the caller's trace context
+// (if any) still travels on.
+func startSpan(ctx context.Context, tr trace.Tracer, verb, object string, kind trace.SpanKind) (context.Context, trace.Span) {
 	if tr == nil {
 		return ctx, trace.SpanFromContext(ctx)
 	}
-	return tr.Start(ctx, name, trace.WithSpanKind(kind))
+	return tr.Start(ctx, verb+" "+object, trace.WithSpanKind(kind))
 }
 
 // leaseMargin is how long a shared lease outlives its upstream's timeout,
@@ -199,7 +200,7 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 			return nil, fmt.Errorf("upstream %s is at its max_concurrent limit; no slot freed %s", u.name, u.waited(caller))
 		}
 	}
-	ctx, span := startSpan(ctx, u.tracer, "upstream "+u.name, trace.SpanKindClient)
+	ctx, span := startSpan(ctx, u.tracer, "upstream", u.name, trace.SpanKindClient)
 	if u.tracer != nil {
 		defer span.End()
 		span.SetAttributes(attribute.String("http.request.method", req.Method), attribute.String("gateway.upstream", u.name))
@@ -231,7 +232,9 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 		return nil, terr
 	}
 	defer resp.Body.Close()
-	span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	if u.tracer != nil {
+		span.SetAttributes(attribute.Int("http.response.status_code", resp.StatusCode))
+	}
 	resp2, err := u.read(ctx, resp, keep)
 	if resp2 != nil {
 		// A redirect not followed is an answer: the breaker counts it as one.
