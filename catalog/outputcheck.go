@@ -178,6 +178,9 @@ func (v outputSchema) Validate(result any) error {
 	if err != nil {
 		return &OutputError{Rule: "cannot be checked: the output schema does not compile (" + oneLine(err.Error()) + ")"}
 	}
+	if v.q != nil && v.q.valid(result) {
+		return nil
+	}
 	err = s.Validate(result)
 	if err == nil {
 		return nil

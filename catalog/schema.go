@@ -63,6 +63,9 @@ func (v inputSchema) Validate(args any) error {
 	if err != nil {
 		return &ArgumentError{Msg: "the tool's input schema cannot be used: " + oneLine(err.Error())}
 	}
+	if v.q != nil && v.q.valid(args) {
+		return nil
+	}
 	err = s.Validate(args)
 	if err == nil {
 		return nil
@@ -328,6 +331,7 @@ type lazySchema struct {
 	js   []byte // the schema as JSON, shared with what is published
 	once sync.Once
 	s    *jsonschema.Schema
+	q    *quick // s's fast check; nil when s has none
 	err  error
 }
 
@@ -346,6 +350,7 @@ func (l *lazySchema) schema() (*jsonschema.Schema, error) {
 		if l.err = err; err == nil {
 			if l.err = c.AddResource(l.id, doc); l.err == nil {
 				l.s, l.err = c.Compile(l.id)
+				l.q = quickOf(l.s)
 			}
 		}
 		l.js = nil
