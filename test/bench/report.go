@@ -43,19 +43,20 @@ func (e *env) callTable(sc scenario, rows map[string]*row) {
 		}
 	}
 	fmt.Fprintf(w, "\nRatios, cached tokens / fresh tokens (server CPU = proxy + upstream per request):\n\n")
-	fmt.Fprintf(w, "| c | req/s gateway/direct | req/s gateway/hop | proxy CPU gateway/hop | server CPU gateway/direct | server CPU gateway/hop | p99 added over direct (ms) |\n")
-	fmt.Fprintf(w, "|--:|--:|--:|--:|--:|--:|--:|\n")
+	fmt.Fprintf(w, "| c | req/s gateway/direct | req/s gateway/hop | proxy CPU gateway/hop | proxy user CPU gateway/hop | server CPU gateway/direct | server CPU gateway/hop | p99 added over direct (ms) |\n")
+	fmt.Fprintf(w, "|--:|--:|--:|--:|--:|--:|--:|--:|\n")
 	for _, c := range e.cfg.conc {
 		get := func(t string) *row { return rows[t+"/"+fmt.Sprint(c)] }
 		d, h := get("direct"), get("hop")
-		var cells [6][2]string
+		var cells [7][2]string
 		for i, g := range []*row{get("gateway"), get("gateway-fresh")} {
 			cells[0][i] = ratio(g.rps(), d.rps())
 			cells[1][i] = ratio(g.rps(), h.rps())
 			cells[2][i] = ratio(g.proxyCPU(), h.proxyCPU())
-			cells[3][i] = ratio(g.proxyCPU()+g.upCPU(), d.upCPU())
-			cells[4][i] = ratio(g.proxyCPU()+g.upCPU(), h.proxyCPU()+h.upCPU())
-			cells[5][i] = ms(g.percentiles(0.99)[0] - d.percentiles(0.99)[0])
+			cells[3][i] = ratio(g.proxyUserCPU(), h.proxyUserCPU())
+			cells[4][i] = ratio(g.proxyCPU()+g.upCPU(), d.upCPU())
+			cells[5][i] = ratio(g.proxyCPU()+g.upCPU(), h.proxyCPU()+h.upCPU())
+			cells[6][i] = ms(g.percentiles(0.99)[0] - d.percentiles(0.99)[0])
 		}
 		fmt.Fprintf(w, "| %d |", c)
 		for _, cell := range cells {
@@ -77,15 +78,15 @@ func (e *env) callTable(sc scenario, rows map[string]*row) {
 	}
 	if e.base != nil {
 		fmt.Fprintf(w, "This build against -baseline-bin (gateway-base), cached tokens / fresh tokens, same run:\n\n")
-		fmt.Fprintf(w, "| c | req/s gateway/gateway-base | proxy CPU gateway/gateway-base |\n|--:|--:|--:|\n")
+		fmt.Fprintf(w, "| c | req/s gateway/gateway-base | proxy CPU gateway/gateway-base | proxy user CPU gateway/gateway-base |\n|--:|--:|--:|--:|\n")
 		for _, c := range e.cfg.conc {
 			get := func(t string) *row { return rows[t+"/"+fmt.Sprint(c)] }
 			g, b, gf, bf := get("gateway"), get("gateway-base"), get("gateway-fresh"), get("gateway-base-fresh")
-			fresh := [2]string{"–", "–"}
+			fresh := [3]string{"–", "–", "–"}
 			if gf != nil && bf != nil {
-				fresh = [2]string{ratio(gf.rps(), bf.rps()), ratio(gf.proxyCPU(), bf.proxyCPU())}
+				fresh = [3]string{ratio(gf.rps(), bf.rps()), ratio(gf.proxyCPU(), bf.proxyCPU()), ratio(gf.proxyUserCPU(), bf.proxyUserCPU())}
 			}
-			fmt.Fprintf(w, "| %d | %s / %s | %s / %s |\n", c, ratio(g.rps(), b.rps()), fresh[0], ratio(g.proxyCPU(), b.proxyCPU()), fresh[1])
+			fmt.Fprintf(w, "| %d | %s / %s | %s / %s | %s / %s |\n", c, ratio(g.rps(), b.rps()), fresh[0], ratio(g.proxyCPU(), b.proxyCPU()), fresh[1], ratio(g.proxyUserCPU(), b.proxyUserCPU()), fresh[2])
 		}
 		fmt.Fprintln(w)
 	}
