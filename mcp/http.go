@@ -94,7 +94,7 @@ func unknownToolset(name string) *failure {
 
 func (h *handler) ServeHTTP(rw http.ResponseWriter, r *http.Request) {
 	x := h.pl.begin(r.Context(), SurfaceNone, r.Method)
-	rw.Header().Set("X-Request-Id", x.rid)
+	rw.Header()["X-Request-Id"] = []string{x.rid} // canonical already
 	w := &statusWriter{ResponseWriter: rw}
 	defer func() {
 		x.status = w.status
