@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
@@ -341,7 +340,7 @@ func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	if len(token) > MaxTokenBytes {
 		return nil, rejectf(ReasonOversize, "token longer than %d bytes", MaxTokenBytes)
 	}
-	sum := sha256.Sum256([]byte(token))
+	sum := tokenSum(token)
 	if p, ok := v.cache.get(sum, v.generation(), v.now()); ok {
 		return p, nil
 	}
