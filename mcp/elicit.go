@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -241,7 +240,7 @@ func liveRefusal(x *exchange, status int, text string) (int, value, *failure) {
 func acceptsEventStream(values []string) bool {
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			mt, params, err := parseMediaType(strings.TrimSpace(part))
 			if err != nil || (mt != "text/event-stream" && mt != "text/*") {
 				continue
 			}

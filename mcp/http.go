@@ -485,7 +485,7 @@ func acceptsJSON(values []string) bool {
 				continue
 			}
 			seen = true
-			mt, params, err := mime.ParseMediaType(part)
+			mt, params, err := parseMediaType(part)
 			if err != nil {
 				continue
 			}
@@ -517,10 +517,21 @@ func acceptsJSON(values []string) bool {
 	return best > 0 && bestQ > 0
 }
 
+// parseMediaType is mime.ParseMediaType, less its work (and its map) for
+// the bare media types clients send on every request, which it would
+// return as they are.
+func parseMediaType(v string) (string, map[string]string, error) {
+	switch v {
+	case "application/json", "text/event-stream", "application/*", "text/*", "*/*":
+		return v, nil, nil
+	}
+	return mime.ParseMediaType(v)
+}
+
 // isJSONMediaType reports whether a Content-Type names application/json,
 // with parameters or in any case.
 func isJSONMediaType(ct string) bool {
-	mt, _, err := mime.ParseMediaType(ct)
+	mt, _, err := parseMediaType(ct)
 	return err == nil && mt == "application/json"
 }
 
