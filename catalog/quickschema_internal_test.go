@@ -90,8 +90,8 @@ func TestQuickSchemaAgreesWithTheValidator(t *testing.T) {
 		{`{"id":"ab"}`, true, ""},
 		{`{"id":"abcd","state":"running","limit":499,"ratio":0.25,"tags":["a","b"],"meta":{"x":true}}`, true, ""},
 		{`{"id":"ab","ratio":1e300}`, true, ""},
-		{`{"id":"ab","limit":1.0}`, false, ""},  // an integer, written so; the validator reads it
-		{`{"id":"ab","limit":5e1}`, false, ""},  // likewise
+		{`{"id":"ab","limit":1.0}`, false, ""}, // an integer, written so; the validator reads it
+		{`{"id":"ab","limit":5e1}`, false, ""}, // likewise
 		{`{"id":"ab","limit":500}`, false, `argument "limit": must be less than 500`},
 		{`{"id":"ab","limit":0}`, false, `argument "limit": must be at least 1`},
 		{`{"id":"ab","limit":1.5}`, false, `argument "limit": want integer, got number`},
