@@ -57,7 +57,9 @@ type metrics struct {
 // WithLabelValues hashes and checks every value under a lock on each
 // call, and a request asks for six children; a map lookup finds them in
 // about a third of the time. The label sets are bounded as the labels
-// are, so the cache is too.
+// are, so the cache is too. A cached child outlives a DeleteLabelValues or
+// Reset of its vector, whose counts it would then lose: these vectors are
+// never pruned, and one that is must not be cached.
 type series[K comparable, C any] struct {
 	mu sync.RWMutex
 	m  map[K]C
