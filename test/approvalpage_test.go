@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -463,7 +464,7 @@ func TestApprovalPageSignsInWithOpenIDAndReleasesTheCall(t *testing.T) {
 		if n := len(sent(up, "/v1/workflows/wf-acme-0011/cancel")); n != 1 {
 			t.Errorf("upstream saw %d cancels, want 1", n)
 		}
-		if audit := g.stderr.String(); !strings.Contains(audit, `"stage":"approved"`) || !strings.Contains(audit, `"approver":"approver"`) {
+		if !g.logHas(regexp.MustCompile(`"stage":"approved"`), regexp.MustCompile(`"approver":"approver"`)) {
 			t.Errorf("the audit trail does not name the page's approver")
 		}
 	})

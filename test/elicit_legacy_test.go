@@ -52,7 +52,7 @@ func TestLegacyConfirmOverTheResponseStream(t *testing.T) {
 		if len(got) != 1 || !strings.HasPrefix(got[0].Header.Get("Idempotency-Key"), "mcpgw-cfm_") {
 			t.Fatalf("upstream saw %d pause requests (%v), want one with an Idempotency-Key", len(got), got)
 		}
-		if audit := g.stderr.String(); !regexp.MustCompile(`"approval_id":"cfm_[^"]+","approver":"operator"`).MatchString(audit) {
+		if !g.logHas(regexp.MustCompile(`"approval_id":"cfm_[^"]+","approver":"operator"`)) {
 			t.Errorf("audit trail lacks the confirmed call with its approval id and approver")
 		}
 	})

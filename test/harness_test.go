@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -245,4 +246,20 @@ func post(t *testing.T, url, tok, body string, hdr map[string]string) (*http.Res
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	return resp, string(b)
+}
+
+// logHas waits up to 10 s for the gateway's stderr to hold every one of
+// wants, and reports whether it came to: a record the gateway wrote
+// before it answered can still be in the pipe, unread by the harness,
+// when the answer arrives.
+func (g *gateway) logHas(wants ...*regexp.Regexp) bool {
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		log, all := g.stderr.String(), true
+		for _, re := range wants {
+			all = all && re.MatchString(log)
+		}
+		if all || time.Now().After(deadline) {
+			return all
+		}
+	}
 }
