@@ -178,7 +178,7 @@ func (v outputSchema) Validate(result any) error {
 	if err != nil {
 		return &OutputError{Rule: "cannot be checked: the output schema does not compile (" + oneLine(err.Error()) + ")"}
 	}
-	if v.q != nil && v.q.valid(result) {
+	if v.q.valid(result) {
 		return nil
 	}
 	err = s.Validate(result)

@@ -94,12 +94,12 @@ func quickOf(s *jsonschema.Schema) *quick {
 			q.types |= kindNames[name]
 		}
 	}
+	// The only extension allowed is the int64 rule, which number keeps:
+	// where it binds, number admits only plain integers of 15 digits.
 	for _, x := range s.Extensions {
 		if _, ok := x.(int64Rule); !ok {
 			return nil
 		}
-		// The int64 rule binds types that admit integers but not all
-		// numbers; number admits only plain integers of 15 digits there.
 	}
 	if s.Enum != nil {
 		q.enum = []any{}
@@ -159,9 +159,9 @@ func quickOf(s *jsonschema.Schema) *quick {
 }
 
 // valid reports whether v is certainly valid; false means the validator
-// must decide.
+// must decide, as it must for a schema with no quick form (q nil).
 func (q *quick) valid(v any) bool {
-	if q.never {
+	if q == nil || q.never {
 		return false
 	}
 	if q.enum != nil && !q.inEnum(v) {
@@ -249,7 +249,7 @@ func (q *quick) str(s string) bool {
 func (q *quick) number(n json.Number) bool {
 	i, plain := plainInteger(string(n))
 	if !plain {
-		return (q.types == 0 || q.types&kindNumber != 0) && len(q.bounds) == 0
+		return q.admits(kindNumber) && len(q.bounds) == 0
 	}
 	if !q.admits(kindNumber) && !q.admits(kindInteger) {
 		return false

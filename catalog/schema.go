@@ -63,7 +63,7 @@ func (v inputSchema) Validate(args any) error {
 	if err != nil {
 		return &ArgumentError{Msg: "the tool's input schema cannot be used: " + oneLine(err.Error())}
 	}
-	if v.q != nil && v.q.valid(args) {
+	if v.q.valid(args) {
 		return nil
 	}
 	err = s.Validate(args)

@@ -325,7 +325,7 @@ func guard(w http.ResponseWriter, r *http.Request, x *exchange, method string, h
 		x.log.Debug("refused host", "host", text.Clip(r.Host, 128))
 		f = fail(failForbidden, "host not allowed")
 	case hasBody:
-		if ct := r.Header.Get("Content-Type"); ct != "application/json" && !isJSONMediaType(ct) {
+		if !isJSONMediaType(r.Header.Get("Content-Type")) {
 			f = fail(failMediaType, "Content-Type must be application/json")
 		}
 	}

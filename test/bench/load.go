@@ -425,15 +425,7 @@ func perReq(d time.Duration, n int64) float64 {
 // threads' turns on a CPU, per request, and the share of its CPU time
 // spent in the kernel (NaN when the ticks are too few to tell).
 func (r *row) proxyCounts() (syscalls, wakeups, kernel float64) {
-	var reqs int64
-	var c procCounts
-	for _, s := range r.samples {
-		reqs += s.reqs
-		c.syscalls += s.countsProxy.syscalls
-		c.wakeups += s.countsProxy.wakeups
-		c.user += s.countsProxy.user
-		c.sys += s.countsProxy.sys
-	}
+	reqs, c := r.proxyTotals()
 	kernel = math.NaN()
 	if c.user+c.sys >= 50 {
 		kernel = float64(c.sys) / float64(c.user+c.sys)
@@ -449,15 +441,20 @@ func (r *row) proxyCounts() (syscalls, wakeups, kernel float64) {
 // system calls for every proxy, but slow and noisy on some virtual
 // machines) does not blur. 0 when unknown.
 func (r *row) proxyUserCPU() float64 {
-	var reqs, user int64
-	for _, s := range r.samples {
-		reqs += s.reqs
-		user += s.countsProxy.user
-	}
+	reqs, c := r.proxyTotals()
 	if reqs == 0 {
 		return 0
 	}
-	return float64(user) * 1e6 / float64(clockTicks) / float64(reqs)
+	return float64(c.user) * 1e6 / float64(clockTicks) / float64(reqs)
+}
+
+// proxyTotals sums the row's windows: requests and the proxy's counts.
+func (r *row) proxyTotals() (reqs int64, c procCounts) {
+	for _, s := range r.samples {
+		reqs += s.reqs
+		c = c.add(s.countsProxy)
+	}
+	return reqs, c
 }
 
 func (r *row) proxyCPU() float64 {

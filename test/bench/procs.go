@@ -437,5 +437,9 @@ func counts(pid int) (c procCounts) {
 type procCounts struct{ syscalls, wakeups, user, sys int64 }
 
 func (c procCounts) sub(o procCounts) procCounts {
-	return procCounts{c.syscalls - o.syscalls, c.wakeups - o.wakeups, c.user - o.user, c.sys - o.sys}
+	return c.add(procCounts{-o.syscalls, -o.wakeups, -o.user, -o.sys})
+}
+
+func (c procCounts) add(o procCounts) procCounts {
+	return procCounts{c.syscalls + o.syscalls, c.wakeups + o.wakeups, c.user + o.user, c.sys + o.sys}
 }
