@@ -208,6 +208,7 @@ type SearchQuery struct {
 
 	terms map[string]qterm // Query's weighted terms, set by check
 	want  intent           // the kind of tool Query asks for, set by check
+	one   bool             // whether Query points at one thing, set by check
 }
 
 // ErrBadSearch marks a search whose query or bounds are unusable; the
@@ -236,7 +237,7 @@ func (q *SearchQuery) check() error {
 		return badSearch("limit must be between 1 and %d", MaxSearchLimit)
 	}
 	// Tokenised, stemmed and expanded once per search.
-	q.terms, q.want = queryTerms(q.Query), queryIntent(q.Query)
+	q.terms, q.want, q.one = queryTerms(q.Query), queryIntent(q.Query), aboutOne(q.Query)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")
 	}
@@ -266,7 +267,7 @@ func (c *Core) rank(v *view, q SearchQuery) []*Listed {
 	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, q.Tags, q.Kind) }
 	var out []*Listed
 	if len(q.terms) > 0 {
-		for _, d := range c.index.rank(v.searchView(c.index), q.want, q.terms, q.Limit, keep) {
+		for _, d := range c.index.rank(v.searchView(c.index), q.want, q.one, q.terms, q.Limit, keep) {
 			out = append(out, c.order[d].listed)
 		}
 		return out

@@ -60,6 +60,9 @@ const (
 	// weightIntent is what a tool of the kind the query's verb asks for
 	// (read or write) adds, as a share of the score.
 	weightIntent = 1.0
+	// weightOne is what a tool that addresses one thing by its key adds,
+	// as a share of the score, when the query points at one (aboutOne).
+	weightOne = 0.4
 	// weightGeneric scales the words for a generic record, asked for
 	// when a query word matches no visible tool (related).
 	weightGeneric = 0.6
@@ -93,13 +96,15 @@ type searchIndex struct {
 	length   []float32  // each document's weighted length
 	names    [][]string // each document's distinct name terms
 	read     []bool     // whether each document is a read tool
+	scoped   []bool     // whether each document's path names one thing ({id})
 	scores   sync.Pool  // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
+		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
 		for _, term := range terms(t.def.Name) {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
@@ -169,7 +174,7 @@ type hit struct {
 // the kind of tool it asks for (queryIntent), both read once by
 // SearchQuery.check, and returns the best limit that keep passes, best
 // first; ties keep catalog order.
-func (ix *searchIndex) rank(v *searchView, want intent, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
+func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
 	weights := ix.related(v, terms)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
@@ -262,6 +267,9 @@ func (ix *searchIndex) rank(v *searchView, want intent, terms map[string]qterm, 
 		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
 		if want != intentNone && ix.read[top[i].doc] == (want == intentRead) {
 			top[i].score *= 1 + weightIntent
+		}
+		if one && ix.scoped[top[i].doc] {
+			top[i].score *= 1 + weightOne
 		}
 	}
 	slices.SortFunc(top, func(a, b hit) int {
@@ -421,6 +429,17 @@ func queryIntent(query string) intent {
 	return intentNone
 }
 
+// aboutOne reports whether a query is about one thing it points at: "this
+// pool", "job 42", or an identifier it quotes ("that" is as often a
+// relative pronoun: "the runs that failed"). Such a query
+// wants a tool that addresses one thing by its key (GET /pools/{id}), not
+// the collection (GET /pools).
+func aboutOne(query string) bool {
+	return withoutValues(query) != query || slices.ContainsFunc(words(query), func(w string) bool {
+		return w == "this" || isNumber(w)
+	})
+}
+
 // verbIntents maps a stemmed verb to the kind of tool it asks for.
 var verbIntents = map[string]intent{}
 
@@ -464,7 +483,7 @@ func queryTerms(query string) map[string]qterm {
 			own = append(own, t)
 		}
 	}
-	ws := words(query)
+	ws := words(withoutValues(query))
 	used := make([]bool, len(ws))
 	for i, w := range ws {
 		if used[i] {
@@ -494,7 +513,13 @@ func queryTerms(query string) map[string]qterm {
 			}
 		}
 	}
+	one := aboutOne(query)
 	for i, w := range ws {
+		// "What is the pledge of this pool" asks about the one it
+		// points at, not for a list.
+		if one && (w == "what" || w == "which") {
+			continue
+		}
 		if qw := questionWords[w]; len(qw) > 0 {
 			// What it asks for, in any of the words an API may use
 			// ("who": users, members, collaborators).
@@ -513,6 +538,56 @@ func queryTerms(query string) map[string]qterm {
 		ask(synonyms[t], int32(g), weightSynonym)
 	}
 	return out
+}
+
+// withoutValues drops the identifiers a query quotes ("the balance of
+// addr1qx2fxv2u…", "pool 3fa85f64"): a run of letters and digits of
+// eight or more that changes between them three times or more is a
+// value, whose pieces are no words. What is kept of one is the type
+// prefix many identifiers carry (addr1…, pool1…, cus1…): three or more
+// letters before its first digit.
+func withoutValues(query string) string {
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		run := query[start:end]
+		start = -1
+		changes, n, prefix := 0, 0, -1
+		var prev rune
+		for i, r := range run {
+			n++
+			if i > 0 && unicode.IsDigit(r) != unicode.IsDigit(prev) {
+				changes++
+				if prefix < 0 {
+					prefix = i
+				}
+			}
+			prev = r
+		}
+		if n < 8 || changes < 3 {
+			b.WriteString(run)
+			return
+		}
+		if first, _ := utf8.DecodeRuneInString(run); prefix >= 3 && unicode.IsLetter(first) {
+			b.WriteString(run[:prefix])
+		}
+	}
+	for i, r := range query {
+		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		switch {
+		case alnum && start < 0:
+			start = i
+		case !alnum && start >= 0:
+			flush(i)
+		}
+		if !alnum {
+			b.WriteRune(r)
+		}
+	}
+	if start >= 0 {
+		flush(len(query))
+	}
+	return b.String()
 }
 
 // qterm is one term of a query: its weight and the query word it stands
@@ -747,6 +822,26 @@ func init() {
 		{"sso", "oauth", "saml", "oidc", "openid"},
 		{"branch", "ref"},
 		{"tag", "ref"},
+		// Abbreviations APIs write in names and paths.
+		{"transaction", "tx", "txs", "txn"},
+		{"address", "addr"},
+		{"environment", "env"},
+		{"information", "info"},
+		{"parameter", "param", "params"},
+		{"statistic", "stat"},
+		{"database", "db"},
+		{"message", "msg"},
+		{"certificate", "cert"},
+		{"specification", "spec"},
+		{"variable", "var"},
+		{"attribute", "attr"},
+		{"directory", "dir"},
+		{"authentication", "auth", "authn"},
+		{"authorization", "authz"},
+		{"package", "pkg"},
+		{"image", "img"},
+		{"source", "src"},
+		{"destination", "dest", "dst"},
 	} {
 		stemmed := stemAll(group)
 		for _, w := range stemmed {

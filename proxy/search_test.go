@@ -168,6 +168,49 @@ tools:
 	}
 }
 
+// A query that points at one thing ("this pool", an identifier it
+// quotes) wants the tool that addresses one thing by its key, and the
+// same words without a pointer still want the collection. A quoted
+// identifier counts by its type prefix (pool1…, addr1…), not by the
+// fragments of its code, and the abbreviations APIs write in names and
+// paths (txs, env, addr) meet the words a user writes.
+func TestSearchTakesAPointerForOneThing(t *testing.T) {
+	const src = `version: 1
+server: { name: chain }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - { name: list_pools, description: Lists the stake pools., request: { upstream: up, method: GET, path: /pools } }
+  - { name: get_pool, description: One stake pool., request: { upstream: up, method: GET, path: "/pools/{pool_id}" }, input: { type: object, properties: { pool_id: { type: string } }, required: [pool_id] } }
+  - { name: get_tx, description: Returns one tx., request: { upstream: up, method: GET, path: "/txs/{hash}" }, input: { type: object, properties: { hash: { type: string } }, required: [hash] } }
+  - { name: list_blocks, description: Lists the latest blocks., request: { upstream: up, method: GET, path: /blocks } }
+  - { name: get_addr, description: One addr and what it holds., request: { upstream: up, method: GET, path: "/addrs/{addr}" }, input: { type: object, properties: { addr: { type: string } }, required: [addr] } }
+  - { name: list_sites, description: Lists the sites., request: { upstream: up, method: GET, path: /sites } }
+  - { name: get_site_env, description: The env vars of a site., request: { upstream: up, method: GET, path: "/sites/{site_id}/env" }, input: { type: object, properties: { site_id: { type: string } }, required: [site_id] } }
+`
+	core := searchCore(t, "chain.yaml", src)
+	for _, c := range []struct{ name, query, first string }{
+		{"no pointer asks for the collection", "what stake pools are there", "list_pools"},
+		{"this points at one", "what is the pledge of this stake pool", "get_pool"},
+		{"a quoted identifier points at one", "what is the pledge of pool1pu5jlj4q9w9jlxeu370a3c9myx47md5j5m2str0naunn2q3lkdy", "get_pool"},
+		{"an identifier counts by its type prefix", "what does addr1qx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3 hold", "get_addr"},
+		{"an abbreviation in a path meets the word", "did my transaction go through", "get_tx"},
+		{"two abbreviations in a description meet the words", "which environment variables does the site have", "get_site_env"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if names := listedNames(found); len(names) == 0 || names[0] != c.first {
+				t.Errorf("search %q found %v, want %s first", c.query, names, c.first)
+			}
+		})
+	}
+}
+
 // searchCore builds the core of a catalog given as YAML text.
 func searchCore(t *testing.T, name, src string) *proxy.Core {
 	t.Helper()

@@ -34,6 +34,7 @@ var realDocs = []struct {
 	fragmentOnly bool
 }{
 	{"okta-swagger2", "@okta/openapi/dist/spec.yaml", "2.0", 300, false},
+	{"netlify-swagger2-json", "@netlify/open-api/dist/swagger.json", "2.0", 150, false},
 	{"blockfrost-3.0", "@blockfrost/openapi/openapi.yaml", "3.0", 100, false},
 	{"directus-3.0", "@directus/specs/dist/openapi.json", "3.0", 100, false},
 	{"uspto-3.0", "@readme/oas-examples/3.0/json/uspto.json", "3.0", 2, false},

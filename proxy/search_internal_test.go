@@ -1,0 +1,41 @@
+package proxy
+
+import (
+	"testing"
+	"unicode/utf8"
+)
+
+func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
+	for _, c := range []struct{ query, want string }{
+		{"balance of addr1qx2fxv2umyhttkxyxp8x0dl", "balance of addr"},
+		{"pool pool1pu5jlj4q9w9jlx, please", "pool pool, please"},
+		{"run 3fa85f64-5717-4562-b3fc-2c963f66afa6", "run -5717-4562-b3fc-"},
+		{"tx 8f3ce2a90b7d41c6", "tx "},
+		// Words that only look like codes stay: a version, a digit or two.
+		{"oauth2 sha256 base64 ipv4 k8s e2e", "oauth2 sha256 base64 ipv4 k8s e2e"},
+		{"job 42 of run 2024", "job 42 of run 2024"},
+		{"", ""},
+	} {
+		if got := withoutValues(c.query); got != c.want {
+			t.Errorf("withoutValues(%q) = %q, want %q", c.query, got, c.want)
+		}
+	}
+}
+
+func FuzzWithoutValues(f *testing.F) {
+	for _, s := range []string{"balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		if !utf8.ValidString(query) {
+			return // Search refuses it before this runs
+		}
+		got := withoutValues(query)
+		if len(got) > len(query) || !utf8.ValidString(got) {
+			t.Fatalf("withoutValues(%q) = %q: longer or not UTF-8", query, got)
+		}
+		if again := withoutValues(got); again != got {
+			t.Fatalf("withoutValues is not idempotent on %q: %q then %q", query, got, again)
+		}
+	})
+}
