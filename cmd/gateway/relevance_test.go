@@ -40,8 +40,8 @@ var relevanceAPIs = []struct {
 	{"okta", "@okta/openapi/dist/spec.yaml", 0.88, false},
 	{"directus", "@directus/specs/dist/openapi.json", 0.90, false},
 	{"github", "@octokit/openapi/generated/api.github.com.json", 0.89, false},
-	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.73, false},
-	{"netlify", "@netlify/open-api/dist/swagger.json", 0.0, true},
+	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.80, false},
+	{"netlify", "@netlify/open-api/dist/swagger.json", 0.76, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
