@@ -60,19 +60,7 @@ tools:
 		{"a verb meets its noun in -ency", "what does this job depend on", "list_job_dependencies"},
 		{"a verb meets its noun in -ance", "how did the last run perform", "get_run_performance"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var names []string
-			for _, l := range found {
-				names = append(names, l.Tool.Name)
-			}
-			if len(names) == 0 || names[0] != c.first {
-				t.Errorf("search %q found %v, want %s first", c.query, names, c.first)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
 	}
 }
 
@@ -199,15 +187,19 @@ tools:
 		{"an abbreviation in a path meets the word", "did my transaction go through", "get_tx"},
 		{"two abbreviations in a description meet the words", "which environment variables does the site have", "get_site_env"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			found, err := core.SearchCatalog(proxy.SearchQuery{Query: c.query, Limit: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if names := listedNames(found); len(names) == 0 || names[0] != c.first {
-				t.Errorf("search %q found %v, want %s first", c.query, names, c.first)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
+	}
+}
+
+// wantFirst checks that an offline search for query ranks first first.
+func wantFirst(t *testing.T, core *proxy.Core, query, first string) {
+	t.Helper()
+	found, err := core.SearchCatalog(proxy.SearchQuery{Query: query, Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := listedNames(found); len(names) == 0 || names[0] != first {
+		t.Errorf("search %q found %v, want %s first", query, names, first)
 	}
 }
 
