@@ -473,8 +473,9 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 // the synonyms of all of them, and what a question word asks for ("who":
 // users), at weightSynonym (a word's own weight wins). Each term belongs
 // to the query word it stands for (its group), and a tool scores the best
-// term of each group.
-func queryTerms(query string) map[string]qterm {
+// term of each group. one is aboutOne(query): a question about the one
+// thing a query points at asks for that thing, not for a list.
+func queryTerms(query string, one bool) map[string]qterm {
 	out := map[string]qterm{}
 	var own []string
 	addOwn := func(t string) {
@@ -513,7 +514,6 @@ func queryTerms(query string) map[string]qterm {
 			}
 		}
 	}
-	one := aboutOne(query)
 	for i, w := range ws {
 		// "What is the pledge of this pool" asks about the one it
 		// points at, not for a list.
