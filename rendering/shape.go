@@ -300,8 +300,6 @@ func writeKey(b *bytes.Buffer, k string) {
 	b.WriteByte(':')
 }
 
-// AppendString appends s as a JSON string without HTML escaping, so tags
-// read as written. Invalid UTF-8 becomes U+FFFD.
 // plainByte marks the ASCII bytes AppendString copies as they are.
 var plainByte = func() (t [256]bool) {
 	for c := 0x20; c < utf8.RuneSelf; c++ {
@@ -310,6 +308,8 @@ var plainByte = func() (t [256]bool) {
 	return t
 }()
 
+// AppendString appends s as a JSON string without HTML escaping, so tags
+// read as written. Invalid UTF-8 becomes U+FFFD.
 func AppendString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')

@@ -109,7 +109,9 @@ func plainRecord(r slog.Record) bool {
 
 // appendJSONString appends s as the JSON handler writes a string:
 // encoding/json's escaping without the HTML rule, invalid UTF-8 as
-// \ufffd, and U+2028 and U+2029 escaped.
+// \ufffd, and U+2028 and U+2029 escaped. It is not rendering.AppendString,
+// which writes U+FFFD itself and escapes DEL: a log line must be the
+// JSON handler's, byte for byte, and a tool result need not be.
 func appendJSONString(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	b = append(b, '"')
