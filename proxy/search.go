@@ -484,7 +484,7 @@ func queryTerms(query string, one bool) map[string]qterm {
 			own = append(own, t)
 		}
 	}
-	ws := words(withoutValues(query))
+	ws := words(contracted.Replace(withoutValues(query)))
 	used := make([]bool, len(ws))
 	for i, w := range ws {
 		if used[i] {
@@ -516,8 +516,9 @@ func queryTerms(query string, one bool) map[string]qterm {
 	}
 	for i, w := range ws {
 		// "What is the pledge of this pool" asks about the one it
-		// points at, not for a list.
-		if one && (w == "what" || w == "which") {
+		// points at, not for a list ("which groups is this person in"
+		// still asks for one).
+		if one && (w == "what" || w == "which") && i+1 < len(ws) && (ws[i+1] == "is" || ws[i+1] == "was") {
 			continue
 		}
 		if qw := questionWords[w]; len(qw) > 0 {
@@ -589,6 +590,10 @@ func withoutValues(query string) string {
 	}
 	return b.String()
 }
+
+// contracted spells out the contractions of "is" after a question word,
+// which words would cut to a lone letter and drop.
+var contracted = strings.NewReplacer("what's", "what is", "what’s", "what is", "What's", "What is", "What’s", "What is")
 
 // qterm is one term of a query: its weight and the query word it stands
 // for (its group).

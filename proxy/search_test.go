@@ -158,7 +158,8 @@ tools:
 
 // A query that points at one thing ("this pool", an identifier it
 // quotes) wants the tool that addresses one thing by its key, and the
-// same words without a pointer still want the collection. A quoted
+// same words without a pointer still want the collection; "what is" then
+// asks about that thing, while "which groups" still asks for a list. A quoted
 // identifier counts by its type prefix (pool1…, addr1…), not by the
 // fragments of its code, and the abbreviations APIs write in names and
 // paths (txs, env, addr) meet the words a user writes.
@@ -176,12 +177,16 @@ tools:
   - { name: list_blocks, description: Lists the latest blocks., request: { upstream: up, method: GET, path: /blocks } }
   - { name: get_addr, description: One addr and what it holds., request: { upstream: up, method: GET, path: "/addrs/{addr}" }, input: { type: object, properties: { addr: { type: string } }, required: [addr] } }
   - { name: list_sites, description: Lists the sites., request: { upstream: up, method: GET, path: /sites } }
+  - { name: get_user_group, description: One group of a user., request: { upstream: up, method: GET, path: "/users/{user_id}/groups/{group_id}" }, input: { type: object, properties: { user_id: { type: string }, group_id: { type: string } }, required: [user_id, group_id] } }
+  - { name: list_user_groups, description: The groups of a user., request: { upstream: up, method: GET, path: "/users/{user_id}/groups" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
   - { name: get_site_env, description: The env vars of a site., request: { upstream: up, method: GET, path: "/sites/{site_id}/env" }, input: { type: object, properties: { site_id: { type: string } }, required: [site_id] } }
 `
 	core := searchCore(t, "chain.yaml", src)
 	for _, c := range []struct{ name, query, first string }{
 		{"no pointer asks for the collection", "what stake pools are there", "list_pools"},
 		{"this points at one", "what is the pledge of this stake pool", "get_pool"},
+		{"what's is what is", "what's the pledge of this stake pool", "get_pool"},
+		{"which with a plural still asks for a list", "which groups is this user in", "list_user_groups"},
 		{"a quoted identifier points at one", "what is the pledge of pool1pu5jlj4q9w9jlxeu370a3c9myx47md5j5m2str0naunn2q3lkdy", "get_pool"},
 		{"an identifier counts by its type prefix", "what does addr1qx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3 hold", "get_addr"},
 		{"an abbreviation in a path meets the word", "did my transaction go through", "get_tx"},
