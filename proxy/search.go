@@ -60,8 +60,8 @@ const (
 	// weightIntent is what a tool of the kind the query's verb asks for
 	// (read or write) adds, as a share of the score.
 	weightIntent = 1.0
-	// weightOne is what a tool that addresses one thing by its key adds,
-	// as a share of the score, when the query points at one (aboutOne).
+	// weightOne is what a tool whose path takes a key ({id}) adds, as a
+	// share of the score, when the query points at one thing (aboutOne).
 	weightOne = 0.4
 	// weightGeneric scales the words for a generic record, asked for
 	// when a query word matches no visible tool (related).
@@ -96,7 +96,7 @@ type searchIndex struct {
 	length   []float32  // each document's weighted length
 	names    [][]string // each document's distinct name terms
 	read     []bool     // whether each document is a read tool
-	scoped   []bool     // whether each document's path names one thing ({id})
+	scoped   []bool     // whether each document's path takes a key ({id})
 	scores   sync.Pool  // of *scratch
 }
 
@@ -430,15 +430,36 @@ func queryIntent(query string) intent {
 }
 
 // aboutOne reports whether a query is about one thing it points at: "this
-// pool", "job 42", or an identifier it quotes ("that" is as often a
-// relative pronoun: "the runs that failed"). Such a query
-// wants a tool that addresses one thing by its key (GET /pools/{id}), not
-// the collection (GET /pools).
+// pool", "job 42", "run #17", or an identifier it quotes. Such a query
+// wants a tool whose path takes a key (GET /pools/{id}, GET
+// /users/{id}/groups) rather than a top-level collection (GET /pools).
+// "that" does not point (it is as often a relative pronoun: "the runs
+// that failed"), nor does a number that is part of a word (ec2, oauth2)
+// or that counts or dates ("the last 10 deploys", "in 2024").
 func aboutOne(query string) bool {
-	return withoutValues(query) != query || slices.ContainsFunc(words(query), func(w string) bool {
-		return w == "this" || isNumber(w)
+	if withoutValues(query) != query {
+		return true
+	}
+	tokens := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '#'
 	})
+	for i, tok := range tokens {
+		if tok == "this" {
+			return true
+		}
+		if n := strings.TrimPrefix(tok, "#"); i > 0 && isNumber(n) {
+			if prev := tokens[i-1]; !stopWords[prev] && !quantityWords[prev] {
+				return true
+			}
+		}
+	}
+	return false
 }
+
+// quantityWords come before a number that counts or dates, not one that
+// names a thing ("the last 10 runs", "since 2024").
+var quantityWords = map[string]bool{"last": true, "first": true, "top": true, "past": true, "next": true, "since": true,
+	"before": true, "after": true, "until": true, "every": true, "latest": true, "recent": true, "only": true, "over": true, "under": true}
 
 // verbIntents maps a stemmed verb to the kind of tool it asks for.
 var verbIntents = map[string]intent{}
@@ -473,8 +494,8 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 // the synonyms of all of them, and what a question word asks for ("who":
 // users), at weightSynonym (a word's own weight wins). Each term belongs
 // to the query word it stands for (its group), and a tool scores the best
-// term of each group. one is aboutOne(query): a question about the one
-// thing a query points at asks for that thing, not for a list.
+// term of each group. one is aboutOne(query): when the query points at
+// one thing, "what is" asks about it rather than for a list.
 func queryTerms(query string, one bool) map[string]qterm {
 	out := map[string]qterm{}
 	var own []string
@@ -542,10 +563,12 @@ func queryTerms(query string, one bool) map[string]qterm {
 }
 
 // withoutValues drops the identifiers a query quotes ("the balance of
-// addr1qx2fxv2u…", "pool 3fa85f64"): a run of letters and digits of
-// eight or more that changes between them three times or more is a
-// value, whose pieces are no words. What is kept of one is the type
-// prefix many identifiers carry (addr1…, pool1…, cus1…): three or more
+// addr1qx2fxv2u…", "commit 3f4add9e2c1b", a UUID): a run of letters and
+// digits, joined by - or _ or not, of eight or more of them that changes
+// between letter and digit three times or more is a value, whose pieces
+// are no words (scored, they would count as words no tool uses and crowd
+// the query's own out of its maxQueryTerms). What is kept of one is
+// the type prefix many identifiers carry (addr1…, pool1…): three or more
 // letters before its first digit.
 func withoutValues(query string) string {
 	var b strings.Builder
@@ -553,15 +576,25 @@ func withoutValues(query string) string {
 	flush := func(end int) {
 		run := query[start:end]
 		start = -1
-		changes, n, prefix := 0, 0, -1
-		var prev rune
+		n, changes, letters, prefixEnd := 0, 0, 0, -1
+		var prev rune = -1
 		for i, r := range run {
-			n++
-			if i > 0 && unicode.IsDigit(r) != unicode.IsDigit(prev) {
-				changes++
-				if prefix < 0 {
-					prefix = i
+			if r == '-' || r == '_' {
+				if prefixEnd < 0 {
+					prefixEnd = i
 				}
+				continue
+			}
+			n++
+			digit := unicode.IsDigit(r)
+			if digit && prefixEnd < 0 {
+				prefixEnd = i
+			}
+			if !digit && prefixEnd < 0 {
+				letters++
+			}
+			if prev >= 0 && digit != unicode.IsDigit(prev) {
+				changes++
 			}
 			prev = r
 		}
@@ -569,19 +602,21 @@ func withoutValues(query string) string {
 			b.WriteString(run)
 			return
 		}
-		if first, _ := utf8.DecodeRuneInString(run); prefix >= 3 && unicode.IsLetter(first) {
-			b.WriteString(run[:prefix])
+		if letters >= 3 {
+			b.WriteString(run[:prefixEnd])
 		}
 	}
 	for i, r := range query {
 		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
+		// - and _ join a run only between letters and digits.
+		joiner := (r == '-' || r == '_') && start >= 0 && i+1 < len(query) && isAlnumAt(query, i+1)
 		switch {
-		case alnum && start < 0:
+		case (alnum || joiner) && start < 0:
 			start = i
-		case !alnum && start >= 0:
+		case !alnum && !joiner && start >= 0:
 			flush(i)
 		}
-		if !alnum {
+		if !alnum && !joiner {
 			b.WriteRune(r)
 		}
 	}
@@ -591,8 +626,15 @@ func withoutValues(query string) string {
 	return b.String()
 }
 
-// contracted spells out the contractions of "is" after a question word,
-// which words would cut to a lone letter and drop.
+// isAlnumAt reports whether the rune at byte offset i of s is a letter or
+// a digit.
+func isAlnumAt(s string, i int) bool {
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
+}
+
+// contracted spells out "what's", which words would cut to "what" (a lone
+// letter is dropped), so that "what's" reads as "what is".
 var contracted = strings.NewReplacer("what's", "what is", "what’s", "what is", "What's", "What is", "What’s", "What is")
 
 // qterm is one term of a query: its weight and the query word it stands
@@ -832,9 +874,8 @@ func init() {
 		{"address", "addr"},
 		{"environment", "env"},
 		{"information", "info"},
-		{"parameter", "param", "params"},
-		{"statistic", "stat"},
-		{"database", "db"},
+		{"parameter", "param"},
+		{"database", "db", "dbs"},
 		{"message", "msg"},
 		{"certificate", "cert"},
 		{"specification", "spec"},

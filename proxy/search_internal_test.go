@@ -9,8 +9,14 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 	for _, c := range []struct{ query, want string }{
 		{"balance of addr1qx2fxv2umyhttkxyxp8x0dl", "balance of addr"},
 		{"pool pool1pu5jlj4q9w9jlx, please", "pool pool, please"},
-		{"run 3fa85f64-5717-4562-b3fc-2c963f66afa6", "run -5717-4562-b3fc-"},
+		{"run 3fa85f64-5717-4562-b3fc-2c963f66afa6", "run "},
 		{"tx 8f3ce2a90b7d41c6", "tx "},
+		{"show commit 3f4add9e2c1b", "show commit "},
+		{"refund cus_9a8b7c6d5e4f now", "refund cus now"},
+		// The prefix is counted in letters, not bytes.
+		{"ééé1a2b3c4d éé1a2b3c4d", "ééé "},
+		// Hyphens and underscores join a run only between its characters.
+		{"sign-in -- read_only x2y3z4w5v6-", "sign-in -- read_only -"},
 		// Words that only look like codes stay: a version, a digit or two.
 		{"oauth2 sha256 base64 ipv4 k8s e2e", "oauth2 sha256 base64 ipv4 k8s e2e"},
 		{"job 42 of run 2024", "job 42 of run 2024"},
@@ -18,6 +24,26 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 	} {
 		if got := withoutValues(c.query); got != c.want {
 			t.Errorf("withoutValues(%q) = %q, want %q", c.query, got, c.want)
+		}
+	}
+}
+
+func TestAboutOne(t *testing.T) {
+	for query, want := range map[string]bool{
+		"what is the pledge of this pool":       true,
+		"cancel job 42":                         true,
+		"rerun run #17":                         true,
+		"balance of addr1qx2fxv2umyhttkxyxp8x0": true,
+		"the runs that failed":                  false,
+		"what is running on our ec2 instances":  false,
+		"oauth2 clients":                        false,
+		"the last 10 deploys":                   false,
+		"deploys in 2024":                       false,
+		"42":                                    false,
+		"":                                      false,
+	} {
+		if got := aboutOne(query); got != want {
+			t.Errorf("aboutOne(%q) = %v, want %v", query, got, want)
 		}
 	}
 }

@@ -186,9 +186,10 @@ tools:
 		{"no pointer asks for the collection", "what stake pools are there", "list_pools"},
 		{"this points at one", "what is the pledge of this stake pool", "get_pool"},
 		{"what's is what is", "what's the pledge of this stake pool", "get_pool"},
-		{"which with a plural still asks for a list", "which groups is this user in", "list_user_groups"},
+		{"which still asks for a list", "which groups is this user in", "list_user_groups"},
 		{"a quoted identifier points at one", "what is the pledge of pool1pu5jlj4q9w9jlxeu370a3c9myx47md5j5m2str0naunn2q3lkdy", "get_pool"},
 		{"an identifier counts by its type prefix", "what does addr1qx2fxv2umyhttkxyxp8x0dlpdt3k6cwng5pxj3 hold", "get_addr"},
+		{"the pieces of an identifier are no words", "k1a2b3c4d5e6f7g8h9i0j1k2l3m4n5o6p7q8r9s0t1u2v3w4x5y6z7aa8bb9cc0dd1ee2ff3gg4hh5ii6jj7kk8: which environment variables does the site have", "get_site_env"},
 		{"an abbreviation in a path meets the word", "did my transaction go through", "get_tx"},
 		{"two abbreviations in a description meet the words", "which environment variables does the site have", "get_site_env"},
 	} {
