@@ -641,6 +641,16 @@ var docChecks = map[string]func(s *docSession, out string) string{
 	`curl -s http://127.0.0.1:8080/admin/mcp/call -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' -d '{"name":"get_job","arguments":{"job_id":"job-acme-0007"}}'`: func(s *docSession, out string) string {
 		return wants(out, `job-acme-0007`, `"is_error":false`)
 	},
+	// The page's example of a miss, and of the override that fixes it.
+	`go run ./cmd/gateway tools search --catalog estate.yaml onboard a new hire`: func(s *docSession, out string) string {
+		if strings.Contains(out, "create_user ") {
+			return "create_user is among the first five: the page's example of a miss no longer misses; pick another"
+		}
+		return wants(out, " 1. ")
+	},
+	`go run ./cmd/gateway tools search --catalog estate.yaml --limit 1 onboard a new hire`: func(s *docSession, out string) string {
+		return wants(out, " 1. create_user ")
+	},
 	`go run ./cmd/gateway tools search --catalog estate.yaml revoke all sessions of a user`: func(s *docSession, out string) string {
 		first, _, _ := strings.Cut(out, "\n")
 		return wants(strings.ToLower(first), "session")
