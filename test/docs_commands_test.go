@@ -107,6 +107,7 @@ var notRunnable = map[string]string{
 	"gateway check --catalog FILE --openapi SPEC [--upstream NAME] [--format text|json] [--probe [--token T | --workspace W]]":                                                                                              "a synopsis",
 	"gateway token --sub S --workspace W --scopes \"a b\" (--secret-env VAR | --key FILE) [flags]":                                                                                                                          "a synopsis",
 	"gateway import openapi SPEC --upstream NAME [--base-url URL] [--tags a,b] [--include-writes] [--reads 'POST /*/filter']... [--workspace-param P[,P...]] [--allow-unbound] [--actor-header H] [--standalone] [-o FILE]": "a synopsis",
+	"gateway tools search [--catalog FILE] [--limit N] --tasks FILE [--min-recall R]":                                                                                                                                       "a synopsis",
 	"gateway tools search [--catalog FILE] [--limit N] [--kind read|write] [--tag T] QUERY...":                                                                                                                              "a synopsis",
 
 	// A deployment: a cluster, a registry, an identity provider, a host name.
@@ -650,6 +651,9 @@ var docChecks = map[string]func(s *docSession, out string) string{
 	},
 	`go run ./cmd/gateway tools search --catalog estate.yaml --limit 1 onboard a new hire`: func(s *docSession, out string) string {
 		return wants(out, " 1. create_user ")
+	},
+	`go run ./cmd/gateway tools search --catalog estate.yaml --tasks agents.tasks --min-recall 0.9`: func(s *docSession, out string) string {
+		return wants(out, "2 tasks: recall@5 1.000 (2 found)")
 	},
 	`go run ./cmd/gateway tools search --catalog estate.yaml revoke all sessions of a user`: func(s *docSession, out string) string {
 		first, _, _ := strings.Cut(out, "\n")

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -50,33 +48,18 @@ const relevanceTarget = 0.9
 // mrrDepth is how deep MRR looks: a tool ranked below it counts as 0.
 const mrrDepth = proxy.MaxSearchLimit
 
-type relevanceTask struct {
-	text    string
-	answers []string
-	heldOut bool // on an odd line: not used to tune the ranking's weights
-}
-
-func readTasks(t *testing.T, name string) []relevanceTask {
+// readTasks reads testdata/relevance/NAME.tasks, the format
+// gateway tools search --tasks reads.
+func readTasks(t *testing.T, name string) []searchTask {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "relevance", name+".tasks"))
+	path := filepath.Join("testdata", "relevance", name+".tasks")
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var tasks []relevanceTask
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text := sc.Text()
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		task, answers, ok := strings.Cut(text, "\t")
-		if !ok || task == "" || answers == "" {
-			t.Fatalf("%s.tasks:%d: want task<TAB>tool,tool, got %q", name, line, text)
-		}
-		tasks = append(tasks, relevanceTask{task, strings.Split(answers, ","), line%2 == 1})
-	}
-	if err := sc.Err(); err != nil {
+	tasks, err := readSearchTasks(f, path)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return tasks
@@ -183,14 +166,14 @@ func TestRelevance(t *testing.T) {
 				if err != nil {
 					t.Fatalf("search %q: %v", task.text, err)
 				}
-				rank := slices.IndexFunc(ranked, func(l *proxy.Listed) bool { return slices.Contains(task.answers, l.Tool.Name) }) + 1
+				rank := answerRank(ranked, task.answers)
 				if rank > 0 {
 					rr += 1 / float64(rank)
 				}
 				// A fresh set's tasks count on their own, not in the
 				// halves, whose gap is read as the sign of overfitting.
 				half := 0
-				if task.heldOut {
+				if task.line%2 == 1 { // held out
 					half = 1
 				}
 				if api.fresh {
