@@ -653,7 +653,7 @@ var docChecks = map[string]func(s *docSession, out string) string{
 		return wants(out, " 1. create_user ")
 	},
 	`go run ./cmd/gateway tools search --catalog estate.yaml --tasks agents.tasks --min-recall 0.9`: func(s *docSession, out string) string {
-		return wants(out, "2 tasks: recall@5 1.000 (2 found)")
+		return wants(out, "2 tasks: recall@5 1.000 (2 of 2)")
 	},
 	`go run ./cmd/gateway tools search --catalog estate.yaml revoke all sessions of a user`: func(s *docSession, out string) string {
 		first, _, _ := strings.Cut(out, "\n")
