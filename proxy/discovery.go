@@ -237,8 +237,9 @@ func (q *SearchQuery) check() error {
 		return badSearch("limit must be between 1 and %d", MaxSearchLimit)
 	}
 	// Tokenised, stemmed and expanded once per search.
-	q.one = aboutOne(q.Query)
-	q.terms, q.want = queryTerms(q.Query, q.one), queryIntent(q.Query)
+	clean := withoutValues(q.Query)
+	q.one = aboutOne(q.Query, clean)
+	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")
 	}

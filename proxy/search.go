@@ -435,9 +435,10 @@ func queryIntent(query string) intent {
 // /users/{id}/groups) rather than a top-level collection (GET /pools).
 // "that" does not point (it is as often a relative pronoun: "the runs
 // that failed"), nor does a number that is part of a word (ec2, oauth2)
-// or that counts or dates ("the last 10 deploys", "in 2024").
-func aboutOne(query string) bool {
-	if withoutValues(query) != query {
+// or that counts or dates ("the last 10 deploys", "in 2024"). clean is
+// withoutValues(query), read once per search.
+func aboutOne(query, clean string) bool {
+	if clean != query {
 		return true
 	}
 	tokens := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool {
@@ -494,9 +495,10 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 // the synonyms of all of them, and what a question word asks for ("who":
 // users), at weightSynonym (a word's own weight wins). Each term belongs
 // to the query word it stands for (its group), and a tool scores the best
-// term of each group. one is aboutOne(query): when the query points at
-// one thing, "what is" asks about it rather than for a list.
-func queryTerms(query string, one bool) map[string]qterm {
+// term of each group. clean is the query withoutValues; one is aboutOne:
+// when the query points at one thing, "what is" asks about it rather
+// than for a list.
+func queryTerms(clean string, one bool) map[string]qterm {
 	out := map[string]qterm{}
 	var own []string
 	addOwn := func(t string) {
@@ -505,7 +507,7 @@ func queryTerms(query string, one bool) map[string]qterm {
 			own = append(own, t)
 		}
 	}
-	ws := words(contracted.Replace(withoutValues(query)))
+	ws := words(contracted.Replace(clean))
 	used := make([]bool, len(ws))
 	for i, w := range ws {
 		if used[i] {
@@ -633,9 +635,18 @@ func isAlnumAt(s string, i int) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
-// contracted spells out "what's", which words would cut to "what" (a lone
-// letter is dropped), so that "what's" reads as "what is".
-var contracted = strings.NewReplacer("what's", "what is", "what’s", "what is", "What's", "What is", "What’s", "What is")
+// contracted spells out "what's", in any of its casings and apostrophes,
+// which words would cut to "what" (a lone letter is dropped), so that it
+// reads as "what is".
+var contracted = func() *strings.Replacer {
+	var pairs []string
+	for _, what := range []string{"what", "What", "WHAT"} {
+		for _, apos := range []string{"'", "’"} {
+			pairs = append(pairs, what+apos+"s", what+" is", what+apos+"S", what+" is")
+		}
+	}
+	return strings.NewReplacer(pairs...)
+}()
 
 // qterm is one term of a query: its weight and the query word it stands
 // for (its group).

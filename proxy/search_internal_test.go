@@ -42,7 +42,7 @@ func TestAboutOne(t *testing.T) {
 		"42":                                    false,
 		"":                                      false,
 	} {
-		if got := aboutOne(query); got != want {
+		if got := aboutOne(query, withoutValues(query)); got != want {
 			t.Errorf("aboutOne(%q) = %v, want %v", query, got, want)
 		}
 	}
