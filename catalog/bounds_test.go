@@ -126,8 +126,8 @@ func TestNumericBounds(t *testing.T) {
 		{"max_token_lifetime-negative", doc{"auth": `{ max_token_lifetime: -1ns, jwt: { jwks_url: "https://idp.example.com/jwks", algorithms: [RS256], issuer: i, audience: a } }`},
 			one(`auth.max_token_lifetime: duration "-1ns" is negative`)},
 
-		// prerequisites: a probe's cache greater than 0 (0 used to mean
-		// the default in one place and "no cache" in none).
+		// prerequisites: a probe's cache is greater than 0 (a 0 could
+		// read as "the default" or as "no cache"; it is refused).
 		{"probe-cache-0", probe("cache: 0s"), one(`prerequisite "kb": probe cache must be greater than 0 (omit it for the default 1m0s)`)},
 		{"probe-cache-1ns", probe("cache: 1ns"), nil},
 		{"probe-cache-absent", probe(""), nil},

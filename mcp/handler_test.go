@@ -838,8 +838,7 @@ func TestProtectedResourceMetadata(t *testing.T) {
 }
 
 // BenchmarkHandlerToolsList is one modern tools/list page of 100 tools
-// through the whole handler (mcp.Dispatch, which it measured before issue
-// 12, is gone: every surface goes through the handler's pipeline).
+// through the whole handler, the pipeline every surface goes through.
 func BenchmarkHandlerToolsList(b *testing.B) {
 	e := newEnv(b, manyTools(100))
 	h := mcp.NewHandler(&mcp.Options{State: e.current, Logger: slog.New(slog.NewJSONHandler(io.Discard, nil))})

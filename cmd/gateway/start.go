@@ -3,10 +3,10 @@ package main
 // Waiting for the identity provider at start.
 //
 // With a jwks_url, the first catalog cannot be installed until the key
-// set is fetched. An identity provider that is slow or down when the
-// gateway starts (both start together after an outage, say) used to make
-// the gateway exit, and an orchestrator then restarted it in a loop.
-// Instead the listener answers at once, the MCP routes say 503 "mcp
+// set is fetched. An identity provider may be slow or down when the
+// gateway starts (both start together after an outage, say); exiting then
+// would only have an orchestrator restart the gateway in a loop. So the
+// listener answers at once, the MCP routes say 503 "mcp
 // server not initialised" and /readyz 503, and the install is retried
 // with jittered exponential backoff until a fetch succeeds or
 // auth.jwt.start_deadline passes; then the gateway exits non-zero with
