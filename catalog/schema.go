@@ -196,6 +196,15 @@ func oneLine(s string) string {
 // marshalJSON encodes v compactly, with sorted keys and without HTML
 // escaping (a description saying "a < b" stays readable).
 func marshalJSON(v any) ([]byte, error) {
+	if b, ok := appendJSON(nil, v); ok {
+		return b, nil
+	}
+	return marshalJSONSlow(v)
+}
+
+// marshalJSONSlow is marshalJSON by encoding/json, for what appendJSON
+// does not write.
+func marshalJSONSlow(v any) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -227,8 +236,10 @@ func compileSchema(input map[string]any, id string) (Validator, []byte, []*schem
 	if err != nil {
 		return nil, nil, []*schemaError{{msg: err.Error()}}
 	}
-	if errs := checkSchema(js, id); errs != nil {
-		return nil, nil, errs
+	if !plainSchema(input) {
+		if errs := checkSchema(js, id); errs != nil {
+			return nil, nil, errs
+		}
 	}
 	return inputSchema{&lazySchema{id: id, js: js}}, js, nil
 }
@@ -294,8 +305,8 @@ func checkSchemasInParallel(tools []*Tool) {
 					schema map[string]any
 					id     string
 				}{{tools[i].Input, path + "/input.json"}, {tools[i].OutputSchema, path + "/output.json"}} {
-					if s.schema == nil {
-						continue
+					if s.schema == nil || plainSchema(s.schema) {
+						continue // a plain schema needs no compile
 					}
 					if js, err := marshalJSON(s.schema); err == nil {
 						checkSchema(js, s.id)
