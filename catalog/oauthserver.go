@@ -19,8 +19,8 @@ const (
 	// DefaultRefreshTokenTTL is how long a refresh token lives unused;
 	// each refresh issues a new one with a new life.
 	DefaultRefreshTokenTTL = Duration(7 * 24 * 3600e9)
-	// DefaultRegistrationsPerMinute caps dynamic client registrations on
-	// each node.
+	// DefaultRegistrationsPerMinute caps dynamic client registrations, in
+	// the whole fleet when replicas count limits together.
 	DefaultRegistrationsPerMinute = 10
 	// DefaultClientMetadataTimeout bounds the fetch of a Client ID
 	// Metadata Document.
@@ -76,8 +76,9 @@ type OAuthRegistration struct {
 	Meta `yaml:"-"`
 	// Enabled: default true.
 	Enabled bool `yaml:"enabled"`
-	// PerMinute caps registrations per node; default
-	// DefaultRegistrationsPerMinute.
+	// PerMinute caps registrations a minute, counted where the gateway
+	// counts its limits (shared by a fleet with GATEWAY_STATE_STORE);
+	// default DefaultRegistrationsPerMinute.
 	PerMinute int `yaml:"per_minute"`
 }
 

@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 	"github.com/zitadel/oidc/v3/pkg/op"
 
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 )
 
 // ClientError is a client's metadata refused, with the RFC 7591 error
@@ -247,7 +249,8 @@ func (s *Server) registered(ctx context.Context, id string) (*Metadata, error) {
 	return md, nil
 }
 
-// serveRegister is RFC 7591 dynamic registration: rate-limited per node,
+// serveRegister is RFC 7591 dynamic registration: rate-limited by
+// registration.per_minute (across the fleet when its limits are shared),
 // answered 403 when turned off.
 func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	if !allowCORS(w, r, "POST") {
@@ -262,9 +265,11 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusForbidden, "access_denied", "dynamic client registration is turned off here; use a Client ID Metadata Document")
 		return
 	}
-	if !s.regs.Allow() {
-		w.Header().Set("Retry-After", "60")
-		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many registrations; try again in a minute")
+	if ref := s.limits.Take(r.Context(), []fleet.Counter{s.registrations()}); ref != nil {
+		secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+			fmt.Sprintf("too many registrations (registration.per_minute is %d); try again in %d s", s.cfg.Registration.PerMinute, secs))
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
@@ -520,4 +525,11 @@ func allowCORS(w http.ResponseWriter, r *http.Request, methods string) bool {
 		return false
 	}
 	return true
+}
+
+// registrations is the counter dynamic registrations take from: one
+// per issuer, a burst of per_minute and per_minute a minute after it.
+func (s *Server) registrations() fleet.Counter {
+	n := s.cfg.Registration.PerMinute
+	return fleet.Counter{Rule: "oauth_server.registration", Key: s.issuer, RPS: float64(n) / 60, Burst: n}
 }

@@ -4,17 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgw/gateway/test/redistest"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/oauthserver"
+	"github.com/mcpgw/gateway/test/redistest"
 )
 
 const loopback = `"127.0.0.0/8", "::1/128"`
@@ -256,16 +258,73 @@ func TestRegistrationRefusalsNameTheField(t *testing.T) {
 	}
 }
 
-func TestRegistrationIsRateLimitedPerNode(t *testing.T) {
-	e := newEnv(t, 2, loopback)
-	var codes []int
-	for range 3 {
-		resp, _ := postJSON(t, e.url+"/oauth/register", `{"redirect_uris":["http://127.0.0.1:1/cb"]}`)
+// register posts n registrations to the server at base and returns the
+// statuses, and the last refusal's Retry-After and body.
+func register(t *testing.T, base string, n int) (codes []int, retryAfter, refusal string) {
+	t.Helper()
+	for range n {
+		resp, body := postJSON(t, base+"/oauth/register", `{"redirect_uris":["http://127.0.0.1:1/cb"]}`)
 		codes = append(codes, resp.StatusCode)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			retryAfter, refusal = resp.Header.Get("Retry-After"), body
+		}
 	}
+	return codes, retryAfter, refusal
+}
+
+func TestRegistrationIsRateLimited(t *testing.T) {
+	e := newEnv(t, 2, loopback)
+	codes, retry, body := register(t, e.url, 3)
 	if fmt.Sprint(codes) != "[201 201 429]" {
 		t.Errorf("three registrations with per_minute 2: %v, want [201 201 429]", codes)
 	}
+	// per_minute 2 frees one registration every 30 s: the refusal says
+	// when, and which setting refused it.
+	if n, err := strconv.Atoi(retry); err != nil || n < 1 || n > 30 {
+		t.Errorf("Retry-After %q, want 1 to 30 seconds", retry)
+	}
+	if !strings.Contains(body, `"error":"temporarily_unavailable"`) || !strings.Contains(body, "registration.per_minute is 2") {
+		t.Errorf("refusal %s, want temporarily_unavailable naming registration.per_minute", body)
+	}
+}
+
+// The cap is the fleet's, not each replica's: two replicas counting in
+// one Redis register per_minute clients between them, as does a server
+// a reload made over the process's limiter.
+func TestRegistrationLimitIsSharedByReplicas(t *testing.T) {
+	e := newEnv(t, 3, loopback)
+	t.Run("reload", func(t *testing.T) {
+		limits, _ := fleet.New(&fleet.Options{})
+		defer limits.Close()
+		before := e.replica(limits)
+		codes1, _, _ := register(t, before, 2)
+		after := e.replica(limits) // the reloaded catalog's server
+		codes2, _, _ := register(t, after, 2)
+		if got := fmt.Sprint(codes1, codes2); got != "[201 201] [201 429]" {
+			t.Errorf("2 registrations, a reload, 2 more, with per_minute 3: %s, want [201 201] [201 429]", got)
+		}
+	})
+	t.Run("redis", func(t *testing.T) {
+		url := redistest.Start(t)
+		prefix := "oauthtest:" + strconv.FormatInt(time.Now().UnixNano(), 36) + ":" // the same for both
+		var replicas []string
+		for range 2 {
+			limits, err := fleet.New(&fleet.Options{Redis: url, Prefix: prefix})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer limits.Close()
+			replicas = append(replicas, e.replica(limits))
+		}
+		var codes []int
+		for i := range 6 {
+			c, _, _ := register(t, replicas[i%2], 1)
+			codes = append(codes, c...)
+		}
+		if fmt.Sprint(codes) != "[201 201 201 429 429 429]" {
+			t.Errorf("6 registrations alternating between 2 replicas, per_minute 3: %v, want [201 201 201 429 429 429]", codes)
+		}
+	})
 }
 
 // A client whose id is the URL of its metadata document: the document is

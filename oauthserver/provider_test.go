@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 	"github.com/mcpgw/gateway/oauthserver"
 )
 
@@ -146,6 +147,7 @@ tools:
 // env is one authorization server in front of one provider process.
 type env struct {
 	t        *testing.T
+	cat      *catalog.Catalog
 	srv      *oauthserver.Server
 	store    *oauthserver.FileStore
 	url      string // the gateway's origin and the issuer
@@ -183,7 +185,21 @@ func newEnvWith(t *testing.T, registrationsPerMinute int, allowPrivate string, n
 	hs.Config.Handler = s
 	hs.Start()
 	t.Cleanup(hs.Close)
-	return &env{t: t, srv: s, store: store, url: base, resource: base + "/mcp"}
+	return &env{t: t, cat: cat, srv: s, store: store, url: base, resource: base + "/mcp"}
+}
+
+// replica is another authorization server of e's catalog and store,
+// counting its limits with limits: a second replica of a fleet, or the
+// server a reload makes. It answers at the URL it returns.
+func (e *env) replica(limits *fleet.Limiter) string {
+	e.t.Helper()
+	s, err := oauthserver.New(e.cat, &oauthserver.Options{Store: e.store, Keys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}, Limits: limits})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	hs := httptest.NewServer(s)
+	e.t.Cleanup(hs.Close)
+	return hs.URL
 }
 
 // browser is a person's browser: cookies, and no redirect followed on its

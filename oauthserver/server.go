@@ -34,10 +34,10 @@ import (
 	"github.com/rs/cors"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
-	"golang.org/x/time/rate"
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/fleet"
 )
 
 // Options configures [New]. The zero value is usable.
@@ -57,6 +57,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Now: nil is time.Now.
 	Now func() time.Time
+	// Limits counts dynamic registrations against
+	// registration.per_minute. The process's limiter, shared by the
+	// replicas of a fleet when it counts in Redis, makes the cap hold for
+	// the whole fleet and across reloads. Nil: a limiter of this Server
+	// alone.
+	Limits *fleet.Limiter
 }
 
 // Server is the authorization server one catalog describes. It is safe
@@ -79,7 +85,7 @@ type Server struct {
 	router http.Handler
 	fed    *federation
 	fetch  *metadataFetcher
-	regs   *rate.Limiter
+	limits *fleet.Limiter
 	verify authz.Verifier
 }
 
@@ -113,7 +119,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Server, error) {
 		cfg: c, principal: cat.Auth.Principal, issuer: c.Issuer, basePath: strings.TrimSuffix(iu.Path, "/"),
 		resource: cat.MCPResource(), accessTTL: c.AccessTokenTTL.D(), refreshTTL: c.RefreshTokenTTL.D(),
 		store: opts.Store, log: opts.Logger, now: opts.Now,
-		regs: rate.NewLimiter(rate.Limit(float64(c.Registration.PerMinute)/60), c.Registration.PerMinute),
+		limits: opts.Limits,
 	}
 	if rm := cat.Auth.ResourceMetadata; rm != nil {
 		s.scopes = rm.ScopesSupported
@@ -123,6 +129,9 @@ func New(cat *catalog.Catalog, opts *Options) (*Server, error) {
 	}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if s.limits == nil {
+		s.limits, _ = fleet.New(&fleet.Options{Now: s.now}) // local: no error
 	}
 	if s.store == nil {
 		s.store, _ = OpenFileStore("")

@@ -25,6 +25,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcpgw/gateway/test/redistest"
 )
 
 // The gateway as its MCP clients' authorization server, with sign-in at a
@@ -442,5 +444,44 @@ func TestGoSDKClientSignsInAtTheProvider(t *testing.T) {
 	}
 	if asked != 1 || !slices.Contains(names, "knowledge_search") {
 		t.Errorf("signed in %d times; alice (acme) sees %v", asked, names)
+	}
+}
+
+// Two replicas behind one public URL, counting their limits in one Redis,
+// register registration.per_minute clients between them, not each: a
+// client that spreads its registrations over the fleet gains nothing.
+func TestReplicasShareTheRegistrationLimit(t *testing.T) {
+	redis := redistest.Start(t)
+	addr := freeAddr(t)
+	public := "http://" + addr
+	issuer := startProvider(t, public+"/oauth/callback")
+	up := startUpstream(t)
+	cat := oauthCatalog(t)
+	env := []string{approvalKeys(), "GATEWAY_PUBLIC_URL=" + public, "OIDC_ISSUER=" + issuer,
+		"GATEWAY_STATE_STORE=" + redis, "GATEWAY_OAUTH_STORE=" + redis}
+	replicas := []*gateway{
+		launch(t, launchConfig{upstreamURL: up.URL, catalog: cat, args: []string{"--listen", addr}, env: env}),
+		launch(t, launchConfig{upstreamURL: up.URL, catalog: cat, env: env}),
+	}
+	var as struct {
+		Registration string `json:"registration_endpoint"`
+	}
+	getJSON(t, public+"/.well-known/oauth-authorization-server", &as)
+	ep, err := url.Parse(as.Registration)
+	if err != nil || ep.Path == "" {
+		t.Fatalf("registration_endpoint %q", as.Registration)
+	}
+	var codes []int
+	for i := range 12 { // the bundled catalog's per_minute is 10
+		resp, err := http.Post(replicas[i%2].URL+ep.Path, "application/json", strings.NewReader(`{"redirect_uris":["http://127.0.0.1:1/cb"]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes = append(codes, resp.StatusCode)
+	}
+	want := "[201 201 201 201 201 201 201 201 201 201 429 429]"
+	if fmt.Sprint(codes) != want {
+		t.Errorf("12 registrations alternating between 2 replicas: %v, want %s", codes, want)
 	}
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // stateStoreEnv names the Redis server where the replicas of a fleet
-// count their limits together: limits.rules, limits.rate and the
-// upstreams' max_concurrent caps. Unset, a Redis approval store
+// count their limits together: limits.rules, limits.rate, the upstreams'
+// max_concurrent caps and the authorization server's registrations. Unset, a Redis approval store
 // (GATEWAY_APPROVAL_STORE=redis://…) serves for both; otherwise each
 // process counts alone.
 const stateStoreEnv = "GATEWAY_STATE_STORE"

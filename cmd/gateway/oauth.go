@@ -46,7 +46,13 @@ func (rt *runtime) oauthServerFor(cat *catalog.Catalog) (*oauthserver.Server, er
 			rt.logger.Warn("no "+approval.KeysEnv+": the authorization server signs with a key of this process only, so its tokens die with it and other replicas refuse them", "env", approval.KeysEnv)
 		}
 	}
-	return oauthserver.New(cat, &oauthserver.Options{Store: rt.oauthStore, Keys: rt.oauthKeys, Logger: rt.logger})
+	// The process's limiter: registration.per_minute then holds across
+	// reloads, and across the fleet when its limits are counted in Redis.
+	limits, err := rt.openFleet()
+	if err != nil {
+		return nil, err
+	}
+	return oauthserver.New(cat, &oauthserver.Options{Store: rt.oauthStore, Keys: rt.oauthKeys, Logger: rt.logger, Limits: limits})
 }
 
 func (rt *runtime) openOAuthStore(cat *catalog.Catalog) (oauthserver.Store, error) {
