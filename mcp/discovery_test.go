@@ -336,3 +336,54 @@ tools:
 		}
 	}
 }
+
+// The meta tools read their arguments as any tool's are read: call_tool's
+// arguments null is refused as a direct call's is, search_tools' limit
+// 5.0 is the integer 5 and its kind null is no kind; and search_tools is
+// a call the view gate guards, not an empty answer for those it denies.
+func TestMetaToolsReadArgumentsAsDirectCallsDo(t *testing.T) {
+	e := newEnv(t, discoveryCatalog)
+	call := func(tok, tool, args string) (bool, string) {
+		t.Helper()
+		r := e.do(req{path: "/mcp/few", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"` + tool + `","arguments":` + args + `}}`,
+			header: map[string]string{"Authorization": "Bearer " + tok}})
+		var body struct {
+			Result struct {
+				IsError bool
+				Content []struct{ Text string }
+			}
+			Error *struct{ Message string }
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil || r.status != 200 {
+			t.Fatalf("%s(%s) = %d %s", tool, args, r.status, r.body)
+		}
+		if body.Error != nil {
+			return true, body.Error.Message
+		}
+		if len(body.Result.Content) == 0 {
+			t.Fatalf("%s(%s) = %s", tool, args, r.body)
+		}
+		return body.Result.IsError, body.Result.Content[0].Text
+	}
+	reader := token(t, "read")
+	for _, tc := range []struct {
+		tool, args string
+		refused    bool
+		want       string
+	}{
+		{"call_tool", `{"name":"list_items","arguments":null}`, true, "arguments must be an object"},
+		{"call_tool", `{"name":"list_items"}`, false, ""},
+		{"search_tools", `{"query":"item","limit":2.0}`, false, `"get_item"`},
+		{"search_tools", `{"query":"item","limit":2.5}`, true, "limit an integer"},
+		{"search_tools", `{"query":"item","kind":null}`, true, "kind read or write"},
+		{"search_tools", `{"query":"item","kind":"read"}`, false, `"get_item"`},
+	} {
+		refused, text := call(reader, tc.tool, tc.args)
+		if refused != tc.refused || !strings.Contains(text, tc.want) {
+			t.Errorf("%s(%s) = refused %v %q, want refused %v containing %q", tc.tool, tc.args, refused, text, tc.refused, tc.want)
+		}
+	}
+	if refused, text := call(token(t, "other"), "search_tools", `{"query":"item"}`); !refused || !strings.Contains(text, `the "view" gate denies this caller`) {
+		t.Errorf("search_tools for a caller the view gate denies = refused %v %q, want the gate's refusal", refused, text)
+	}
+}

@@ -479,3 +479,34 @@ func (a *recAudit) ids() []string {
 }
 
 func str(v any) string { s, _ := v.(string); return s }
+
+// A caller who cannot call a tool (hidden by a gate, or no such tool)
+// spends none of the budgets keyed by that tool or its upstream, which
+// others share: a 429 there would both deny them and say the tool exists.
+func TestLimitsCountOnlyCallsOfToolsTheCallerCanCall(t *testing.T) {
+	e := newEnv(t, withLimits("  rate:\n    per_tool: { set_limit: { rps: 0.001, burst: 1 } }\n"+
+		"  rules:\n    - { name: up-calls, per: [upstream], rate: { rps: 0.001, burst: 2 } }\n"))
+	call := func(tok, name string) response {
+		return e.do(req{body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + name + `","arguments":{"id":"a"}}}`, header: map[string]string{"Authorization": "Bearer " + tok}})
+	}
+	reader, writer := tokenFor(t, "alice", "read"), tokenFor(t, "bob", "read write")
+	for range 4 {
+		if r := call(reader, "set_limit"); r.status != 403 {
+			t.Fatalf("a reader's set_limit = %d %s, want 403 (the write gate), never 429", r.status, r.body)
+		}
+		if r := call(reader, "no_such_tool"); r.status != 200 || !strings.Contains(string(r.body), "unknown tool") {
+			t.Fatalf("an unknown tool = %d %s, want unknown tool, never 429", r.status, r.body)
+		}
+	}
+	// The writer finds both budgets whole.
+	for i, step := range []struct {
+		tool   string
+		status int
+		limit  string
+	}{{"set_limit", 200, ""}, {"set_limit", 429, "tool"}, {"get_item", 200, ""}, {"get_item", 429, "up-calls"}} {
+		r := call(writer, step.tool)
+		if r.status != step.status || step.limit != "" && !strings.Contains(string(r.body), `"limit":"`+step.limit+`"`) {
+			t.Fatalf("writer's call %d (%s) = %d %s, want %d %s", i, step.tool, r.status, r.body, step.status, step.limit)
+		}
+	}
+}

@@ -171,12 +171,14 @@ func (pl *pipeline) verify(x *exchange, token string, present bool) *failure {
 }
 
 // admit runs the limits: for a tools/call (call true) the rate limits of
-// the principal and tool, then, for every request, an in-flight slot.
+// the principal and, when the caller may call it, the tool (see
+// proxy.Core.Counted), then, for every request, an in-flight slot.
 // Releasing the slot, even a nil one, gives it back.
 func (pl *pipeline) admit(x *exchange, call bool, tool string) (s *slot, f *failure) {
 	if call {
 		x.tool = tool
-		if rl := pl.limits.checkRate(x.ctx, x.st.cfg, x.principal, tool); rl != nil {
+		counted := x.st.core.Counted(x.ctx, x.principal, x.toolset, tool)
+		if rl := pl.limits.checkRate(x.ctx, x.st.cfg, x.principal, counted); rl != nil {
 			x.log.Debug("rate limited", "tool", text.Clip(tool, 128), "limit", rl.kind, "retry_after", rl.retry)
 			msg := "rate limited"
 			if rl.rule {

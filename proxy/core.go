@@ -453,6 +453,16 @@ func (c *Core) CallIn(ctx context.Context, p *authz.Principal, set, name string,
 	if discoveryEnabled(c.cat.DiscoveryFor(set)) {
 		switch name {
 		case catalog.SearchToolsName:
+			// A call like any other: a caller the view gate turns away is
+			// refused (challenged, when the gate says so), not answered
+			// with an empty list.
+			if d := c.policy.Decide(ctx, p, &catalog.Tool{Name: name}); !d.Allowed {
+				c.metrics.ToolCall(catalog.SearchToolsName, OutcomeDenied, 0)
+				if d.Challenge != nil {
+					return &Result{IsError: true, Text: d.Reason, Outcome: OutcomeDenied}, &ChallengeError{Gate: d.ChallengeGate, Scopes: d.Challenge.Scopes}
+				}
+				return toolError(OutcomeDenied, d.Reason), nil
+			}
 			res := c.searchTools(ctx, p, set, args)
 			c.metrics.ToolCall(catalog.SearchToolsName, res.Outcome, 0)
 			return res, nil
@@ -493,6 +503,32 @@ func (c *Core) CallIn(ctx context.Context, p *authz.Principal, set, name string,
 		span.SetAttributes(attribute.String("gateway.tool", t.def.Name), attribute.String("gateway.outcome", outcome))
 	}
 	return res, err
+}
+
+// Counted returns the tool a call of name in set counts against for rate
+// limits: name when p may call that tool there (it is in set, and its
+// gates and prerequisites let p call it), "" otherwise. Limits keyed by
+// a tool or its upstream then count only calls of tools the caller can
+// see: someone who cannot call a tool can neither spend its budget, which
+// others share, nor learn from a 429 that it exists. The call itself is
+// answered as before (unknown tool, or denied). The discovery meta tools
+// count as themselves.
+func (c *Core) Counted(ctx context.Context, p *authz.Principal, set, name string) string {
+	members, err := c.toolset(set)
+	if err != nil || p == nil {
+		return ""
+	}
+	if name == catalog.SearchToolsName || name == catalog.CallToolName {
+		if discoveryEnabled(c.cat.DiscoveryFor(set)) {
+			return name
+		}
+		return ""
+	}
+	t := c.tools[name]
+	if t == nil || members != nil && !members[t] || !c.policy.Decide(ctx, p, t.def).Allowed {
+		return ""
+	}
+	return name
 }
 
 func outcomeOf(res *Result, err error) string {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -174,9 +175,9 @@ func unwrapCallTool(raw []byte) (string, []byte, error) {
 		return "", nil, fmt.Errorf("call_tool calls a tool, not %s", *a.Name)
 	}
 	args := bytes.TrimSpace(a.Arguments)
-	if len(args) == 0 || string(args) == "null" {
+	if len(args) == 0 {
 		args = nil
-	} else if args[0] != '{' {
+	} else if args[0] != '{' { // null too, as a direct call's arguments
 		return "", nil, errors.New("call_tool's arguments must be an object")
 	}
 	return *a.Name, args, nil
@@ -298,23 +299,26 @@ func (c *Core) SearchCatalog(q SearchQuery) ([]*Listed, error) {
 // searchTools answers the search_tools meta tool for p on set.
 func (c *Core) searchTools(ctx context.Context, p *authz.Principal, set string, raw []byte) *Result {
 	var a struct {
-		Query *string  `json:"query"`
-		Tags  []string `json:"tags"`
-		Kind  string   `json:"kind"`
-		Limit *int     `json:"limit"`
+		Query *string         `json:"query"`
+		Tags  []string        `json:"tags"`
+		Kind  json.RawMessage `json:"kind"`  // a string; null is not one
+		Limit *float64        `json:"limit"` // 5.0 is the integer 5, as in any tool's arguments
 	}
-	if decodeExact(raw, &a, "query", "tags", "kind", "limit") != nil {
+	var kind string
+	if decodeExact(raw, &a, "query", "tags", "kind", "limit") != nil ||
+		a.Kind != nil && (a.Kind[0] != '"' || json.Unmarshal(a.Kind, &kind) != nil) ||
+		a.Limit != nil && *a.Limit != math.Trunc(*a.Limit) {
 		return toolError(OutcomeToolError, "invalid arguments: search_tools takes {query, tags?, kind?, limit?}: query a string, tags a list of strings, kind read or write, limit an integer")
 	}
 	if a.Query == nil {
 		return toolError(OutcomeToolError, "invalid arguments: query is required")
 	}
-	q := SearchQuery{Query: *a.Query, Tags: a.Tags, Kind: a.Kind}
+	q := SearchQuery{Query: *a.Query, Tags: a.Tags, Kind: kind}
 	if a.Limit != nil {
 		if *a.Limit < 1 {
 			return toolError(OutcomeToolError, fmt.Sprintf("invalid arguments: limit must be between 1 and %d", MaxSearchLimit))
 		}
-		q.Limit = *a.Limit
+		q.Limit = int(min(*a.Limit, float64(MaxSearchLimit+1)))
 	}
 	found, err := c.Search(ctx, p, set, q)
 	if err != nil {
