@@ -4,7 +4,8 @@ package catalog
 // finds before the next begins:
 //
 //  1. yaml.v3 parses the bytes into a yaml.Node tree (one document only),
-//     so every value keeps its line and column.
+//     so every value keeps its line and column; a large catalog's tools
+//     sequence is parsed in pieces on every core (yamlsplit.go).
 //  2. A small reflective walker (decode.go) maps the tree onto the model
 //     strictly, expanding ${VAR} inside each decoded scalar (expand.go).
 //  3. applyDefaults fills what the operator left out (defaults.go).
@@ -241,6 +242,11 @@ func parseYAML(data []byte, p *problems) (root *yaml.Node) {
 			root = nil
 		}
 	}()
+	if len(data) >= splitMinBytes {
+		if doc, ok := parseSplit(data, splitParts()); ok {
+			return doc.Content[0]
+		}
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
