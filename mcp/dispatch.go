@@ -310,6 +310,9 @@ func (x *exchange) toolsCall(name string, named bool) (value, *failure) {
 		return nil, f
 	}
 	x.withAsking()
+	if !x.modern && x.version < "2025-06-18" {
+		x.ctx = proxy.WithoutOutputSchemas(x.ctx) // for search_tools' answer
+	}
 	res, f := x.call(name, args)
 	if f != nil {
 		return nil, f

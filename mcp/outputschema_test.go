@@ -320,6 +320,21 @@ func TestOutputSchemaOnlyWhereStructuredContentIs(t *testing.T) {
 			t.Errorf("%s: tools/call has structuredContent %v, want %v", tc.version, got, tc.want)
 		}
 	}
+	// search_tools describes the tools it finds as tools/list would.
+	if !strings.Contains(outputCatalog, "\ntools:\n") {
+		t.Fatal("outputCatalog has no top-level tools:")
+	}
+	d := newEnvWith(t, strings.Replace(outputCatalog, "\ntools:\n", "\ndiscovery: { mode: on }\ntools:\n", 1), envConfig{upstream: outputUpstream()})
+	for _, tc := range []struct {
+		version string
+		want    bool
+	}{{"2025-03-26", false}, {"2025-06-18", true}} {
+		r := d.do(req{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"search_tools","arguments":{"query":"job"}}}`, header: with(auth(t, "read"), "Mcp-Protocol-Version", tc.version)})
+		body := string(r.body)
+		if !strings.Contains(body, `inputSchema`) || strings.Contains(body, `outputSchema`) != tc.want {
+			t.Errorf("%s: search_tools = %s, want tools with outputSchema %v", tc.version, body, tc.want)
+		}
+	}
 }
 
 // BenchmarkOutputSchemaCall is one tools/call of the same answer without

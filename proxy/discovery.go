@@ -324,14 +324,24 @@ func (c *Core) searchTools(ctx context.Context, p *authz.Principal, set string, 
 	if err != nil {
 		return toolError(OutcomeToolError, err.Error())
 	}
-	return c.searchResult(found)
+	return c.searchResult(found, ctx.Value(noOutputSchemasKey{}) != nil)
+}
+
+type noOutputSchemasKey struct{}
+
+// WithoutOutputSchemas marks ctx as a call from a client on a protocol
+// revision older than 2025-06-18, which has no outputSchema:
+// search_tools then describes each tool as tools/list shows it to that
+// client.
+func WithoutOutputSchemas(ctx context.Context) context.Context {
+	return context.WithValue(ctx, noOutputSchemasKey{}, true)
 }
 
 // searchResult encodes the found tools as {"tools": [...]}, each as the
 // MCP Tool object tools/list would show (name, title, description,
 // inputSchema, outputSchema, annotations), within the catalog's structured
 // bytes bound: tools past it are left out and the answer says so.
-func (c *Core) searchResult(found []*Listed) *Result {
+func (c *Core) searchResult(found []*Listed, noOutputSchemas bool) *Result {
 	budget := int(c.cat.Limits.StructuredBytes)
 	if budget <= 0 {
 		budget = int(catalog.DefaultStructuredBytes)
@@ -340,6 +350,9 @@ func (c *Core) searchResult(found []*Listed) *Result {
 	left := 0
 	for i, l := range found {
 		entry := l.MCP // the tool as tools/list would show it
+		if noOutputSchemas && l.MCPBefore20250618 != nil {
+			entry = l.MCPBefore20250618
+		}
 		if len(b)+len(entry)+256 > budget {
 			left = len(found) - i
 			break
