@@ -231,6 +231,11 @@ func TestDiscoveryOverREST(t *testing.T) {
 	if got := names(r.body); r.status != 200 || !slices.Equal(got, []string{"count_widgets"}) {
 		t.Fatalf("GET tools?q= = %d %s", r.status, r.body)
 	}
+	// A filter alone is a search too, never the whole listing unfiltered.
+	r = e.do(req{method: "GET", path: "/admin/mcp/tools?tag=widgets", header: auth(t, "read")})
+	if got := names(r.body); r.status != 200 || !slices.Equal(got, []string{"count_widgets"}) {
+		t.Fatalf("GET tools?tag=widgets = %d %s, want count_widgets alone", r.status, r.body)
+	}
 	r = e.do(req{method: "GET", path: "/admin/mcp/tools?q=vault", header: auth(t, "read")})
 	if got := names(r.body); r.status != 200 || len(got) != 0 {
 		t.Fatalf("GET tools?q=vault as a reader = %d %s, want nothing", r.status, r.body)

@@ -34,7 +34,9 @@ func (h *handler) serveRESTTools(w http.ResponseWriter, r *http.Request, x *exch
 		tools []*proxy.Listed
 		err   error
 	)
-	if qs := r.URL.Query(); qs.Has("q") {
+	// Any search parameter makes it a search: a filter must never be
+	// dropped silently into the whole listing.
+	if qs := r.URL.Query(); qs.Has("q") || qs.Has("tag") || qs.Has("kind") || qs.Has("limit") {
 		tools, err = x.st.core.Search(x.ctx, x.principal, x.toolset, restSearch(qs))
 	} else {
 		tools, err = x.st.core.ListIn(x.ctx, x.principal, x.toolset)
