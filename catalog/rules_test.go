@@ -326,6 +326,12 @@ func TestRequestPathRules(t *testing.T) {
 		{"query", path(`/a?b=1`), one(`tool "r": request.path must not hold a query or fragment (use request.query)`)},
 		{"fragment", path(`/a#b`), one(`tool "r": request.path must not hold a query or fragment (use request.query)`)},
 		{"relative", path(`a/b`), one(`tool "r": request.path "a/b" must start with /`)},
+		{"dot-dot", path(`/../../globex/data`), one(`tool "r": request.path must not hold a "." or ".." segment`)},
+		{"dot-dot-after-a-segment", path(`/x/y/../z`), one(`tool "r": request.path must not hold a "." or ".." segment`)},
+		{"dot", path(`/a/./b`), one(`tool "r": request.path must not hold a "." or ".." segment`)},
+		{"encoded-dot-dot", path(`/a/%2E%2e/b`), one(`tool "r": request.path must not hold a "." or ".." segment`)},
+		{"trailing-dot-dot", path(`/a/..`), one(`tool "r": request.path must not hold a "." or ".." segment`)},
+		{"dots-in-a-name", path(`/v1.2/a..b/.well-known/x..json`), nil},
 		{"probe-space", doc{"prerequisites": `{ p: { probe: { upstream: svc, path: "/ws /x" } } }`}, one(`prerequisite "p": probe path must not contain spaces or control characters`)},
 	})
 }
@@ -336,4 +342,27 @@ func longGate(n int) doc {
 	name := strings.Repeat("g", n)
 	return tool("name: r, description: R., gate: "+name[:n-1]+"x, request: { upstream: svc, path: /r }",
 		"gates", "{ "+name+": { scopes: [op] } }")
+}
+
+// An argument never fills a header (or _method) that steers how the
+// upstream or a proxy reads the request; a literal value may.
+func TestSteeringHeadersTakeNoArgument(t *testing.T) {
+	withHeader := func(h, v string) doc {
+		return tool(`name: r, description: R., input: { type: object, properties: { v: { type: string } } }, request: { upstream: svc, path: /r, headers: { ` + h + `: "` + v + `" } }`)
+	}
+	refused := func(h string) []string {
+		return one(`tool "r": header ` + h + `: an argument must not fill it: it steers how the upstream or a proxy reads the request (its method, client, host, path or connection); give it a literal value or leave it out`)
+	}
+	runProblems(t, []problemCase{
+		{"method-override", withHeader("X-HTTP-Method-Override", "{v}"), refused("X-HTTP-Method-Override")},
+		{"forwarded-for", withHeader("X-Forwarded-For", "10.0.0.{v}"), refused("X-Forwarded-For")},
+		{"forwarded", withHeader("Forwarded", "for={v}"), refused("Forwarded")},
+		{"original-url", withHeader("X-Original-URL", "{v}"), refused("X-Original-URL")},
+		{"upgrade", withHeader("Upgrade", "{v}"), refused("Upgrade")},
+		{"literal-is-the-operators", withHeader("X-Forwarded-Proto", "https"), nil},
+		{"workspace-is-the-tokens", withHeader("X-Forwarded-Host", "{workspace}.example.com"), nil},
+		{"ordinary-header", withHeader("X-Request-Source", "{v}"), nil},
+		{"method-query", tool(`name: r, description: R., input: { type: object, properties: { v: { type: string } } }, request: { upstream: svc, path: /r, query: { _method: "{v}" } }`),
+			one(`tool "r": query _method: an argument must not fill it: frameworks read it as the request's method; give it a literal value or leave it out`)},
+	})
 }

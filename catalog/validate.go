@@ -80,6 +80,10 @@ var (
 	asymmetric   = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
 	hmacAlgs     = []string{"HS256", "HS384", "HS512"}
 	framingHeads = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}
+
+	// HopByHopHeaders are the connection's, not the request's (RFC 9110
+	// section 7.6.1): an argument must never fill one.
+	HopByHopHeaders = []string{"Keep-Alive", "Te", "Trailer", "Upgrade", "Proxy-Connection", "Expect"}
 )
 
 func (v *checker) top() {
@@ -979,6 +983,9 @@ func (tc *toolCheck) request() {
 			continue
 		}
 		tc.placeholders(tpl, p)
+		if name == "_method" && slices.ContainsFunc(tpl.Parts, func(pt Part) bool { return pt.Name != "" }) {
+			tc.add(p, tc.subj, "query _method: an argument must not fill it: frameworks read it as the request's method; give it a literal value or leave it out")
+		}
 		r.QueryParams = append(r.QueryParams, Param{Name: name, Template: tpl})
 	}
 
@@ -998,6 +1005,7 @@ func (tc *toolCheck) request() {
 			}
 		}
 		tc.placeholders(tpl, p)
+		tc.steeringHeader(name, tpl, p)
 		tc.upstreamHeader(r, name, tpl, p)
 		tc.credentialHeader(r, name, p)
 		tc.authHeader(r, name, p)
@@ -1065,6 +1073,23 @@ func pathRule(t Template) string {
 			if c <= ' ' || c == 0x7f {
 				return "must not contain spaces or control characters"
 			}
+		}
+	}
+	// A literal "." or ".." segment (%2e spelt or not) walks out of the
+	// base URL's path at whichever server normalises it: never what a
+	// tool means. A placeholder's value is escaped, so only the text
+	// between placeholders, whole segments of it, can hold one.
+	var lit strings.Builder
+	for _, part := range t.Parts {
+		if part.Name != "" {
+			lit.WriteString("x") // a placeholder fills its segment
+			continue
+		}
+		lit.WriteString(part.Text)
+	}
+	for _, seg := range strings.Split(lit.String(), "/") {
+		if s := strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); s == "." || s == ".." {
+			return `must not hold a "." or ".." segment`
 		}
 	}
 	return ""
@@ -1178,6 +1203,34 @@ func (tc *toolCheck) gjsonPath(pos Pos, key, p string) {
 	}
 	if e := checkPath(p); e != nil {
 		tc.add(pos, tc.subj, "%s %q is not a valid gjson path: %s", key, p, e.msg)
+	}
+}
+
+// SteeringHeader reports a header that changes how the upstream, or a
+// proxy in front of it, reads a request rather than what it asks: the
+// method (X-HTTP-Method-Override and its kin), the client's address,
+// host or scheme (Forwarded, X-Forwarded-*, X-Real-IP, X-Client-IP), the
+// path (X-Original-URL, X-Rewrite-URL) or the body's coding.
+func SteeringHeader(name string) bool {
+	switch h := http.CanonicalHeaderKey(name); h {
+	case "X-Http-Method-Override", "X-Http-Method", "X-Method-Override", "Forwarded", "X-Real-Ip", "X-Client-Ip",
+		"X-Original-Url", "X-Rewrite-Url", "X-Original-Host", "X-Host", "Content-Encoding", "True-Client-Ip":
+		return true
+	default:
+		return strings.HasPrefix(h, "X-Forwarded-")
+	}
+}
+
+// steeringHeader refuses a tool header in which an argument would choose
+// the request's method, origin, path or connection (SteeringHeader,
+// HopByHopHeaders): the agent would make a GET a DELETE at the upstream,
+// or pass for another client. A literal value is the operator's.
+func (tc *toolCheck) steeringHeader(name string, tpl Template, p Pos) {
+	if !SteeringHeader(name) && !slices.Contains(HopByHopHeaders, http.CanonicalHeaderKey(name)) {
+		return
+	}
+	if slices.ContainsFunc(tpl.Parts, func(pt Part) bool { return pt.Name != "" && pt.Name != ReservedWorkspace && pt.Name != ReservedActor }) {
+		tc.add(p, tc.subj, "header %s: an argument must not fill it: it steers how the upstream or a proxy reads the request (its method, client, host, path or connection); give it a literal value or leave it out", name)
 	}
 }
 

@@ -109,8 +109,15 @@ func (im *importer) serverURL() (string, string) {
 		}
 		raw := serverDefaults(s)
 		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(raw, "{}") {
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" || strings.ContainsAny(raw, "{}") {
 			continue
+		}
+		if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.RawFragment != "" {
+			// A password or an API key in the URL must not reach the
+			// catalog, and the catalog refuses a base_url holding them:
+			// the credentials go under the upstream's headers.
+			u.User, u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment = nil, "", false, "", ""
+			return strings.TrimSuffix(u.String(), "/"), "the document's first server URL, without the credentials, query or fragment it held"
 		}
 		return strings.TrimSuffix(raw, "/"), "the document's first server URL"
 	}

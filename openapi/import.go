@@ -15,6 +15,8 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpgw/gateway/catalog"
 )
 
 // Options configures [Import]. The zero value imports every read
@@ -218,6 +220,22 @@ func (t *tool) flag(note string) {
 // upstream's credentials and what the gateway's HTTP client sets.
 var gatewayHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Content-Type", "Accept", "Content-Length", "Host", "Transfer-Encoding", "Connection"}
 
+// overrideParam reports a parameter that would let an argument change
+// how the upstream, or a proxy in front of it, reads the request rather
+// than what it asks: its method (X-HTTP-Method-Override, ?_method=), the
+// client's address or host (X-Forwarded-*, Forwarded), its path
+// (X-Original-URL), or the connection (hop-by-hop headers). The catalog
+// refuses an argument in those headers; the import leaves them out.
+func overrideParam(in, name string) bool {
+	switch in {
+	case openapi3.ParameterInQuery:
+		return name == "_method"
+	case openapi3.ParameterInHeader:
+		return catalog.SteeringHeader(name) || slices.Contains(catalog.HopByHopHeaders, http.CanonicalHeaderKey(name))
+	}
+	return false
+}
+
 // credHeader is the canonical name of the header the upstream's
 // credentials go in (see credentials), or "".
 func (im *importer) credHeader() string {
@@ -384,6 +402,12 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		im.skip(method, path, "path does not start with /")
 		return nil
 	}
+	if dotSegment(path) {
+		// It would leave the base URL's path (another tenant's, say) at
+		// whichever server normalises it; the catalog refuses it too.
+		im.skip(method, path, `path holds a "." or ".." segment`)
+		return nil
+	}
 	im.classify(t, op)
 	if len(op.Callbacks) > 0 {
 		im.skip(method, path, "callbacks are not mapped")
@@ -404,6 +428,16 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		}
 	}
 	return t
+}
+
+// dotSegment reports a "." or ".." path segment, %2e spelt or not.
+func dotSegment(path string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		if s := strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); s == "." || s == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // classify decides read or write, and a write's annotations from its

@@ -176,6 +176,10 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, p *op
 		t.notes = append(t.notes, fmt.Sprintf("object %s parameter %q left out", p.In, p.Name))
 		return true
 	}
+	if overrideParam(p.In, p.Name) {
+		t.notes = append(t.notes, fmt.Sprintf("%s parameter %q left out: an argument must not steer the request's method, origin or path", p.In, p.Name))
+		return true
+	}
 	ph := "{" + a + "}"
 	switch p.In {
 	case openapi3.ParameterInPath:

@@ -3,6 +3,7 @@ package openapi_test
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -393,5 +394,89 @@ func TestSensitiveOperationsAreFlagged(t *testing.T) {
 				t.Errorf("Flagged = %v, want %q", res.Flagged, c.why)
 			}
 		})
+	}
+}
+
+// A document's paths and parameters cannot steer the request out of the
+// operator's base path, or change its method, client or connection at
+// the upstream: such paths are skipped, such parameters left out, and
+// what is imported loads.
+func TestPathsAndParametersCannotSteerTheRequest(t *testing.T) {
+	doc := `openapi: 3.0.3
+info: {title: t, version: '1'}
+servers: [{url: 'https://api.example.com/v1/tenants/acme'}]
+paths:
+  /../../globex/data:
+    get: {operationId: escape, responses: {'200': {description: ok}}}
+  /x/{id}/%2E%2E/y:
+    get: {operationId: escapeEncoded, parameters: [{name: id, in: path, required: true, schema: {type: string}}], responses: {'200': {description: ok}}}
+  /items:
+    get:
+      operationId: listItems
+      parameters:
+        - {name: X-HTTP-Method-Override, in: header, schema: {type: string}}
+        - {name: X-Forwarded-For, in: header, required: true, schema: {type: string}}
+        - {name: Forwarded, in: header, schema: {type: string}}
+        - {name: X-Original-URL, in: header, schema: {type: string}}
+        - {name: Upgrade, in: header, schema: {type: string}}
+        - {name: _method, in: query, schema: {type: string}}
+        - {name: X-Request-Source, in: header, schema: {type: string}}
+        - {name: q, in: query, schema: {type: string}}
+      responses: {'200': {description: ok}}
+`
+	res := importRaw(t, doc, openapi.Options{Upstream: "up", Standalone: true})
+	var skipped []string
+	for _, s := range res.Skipped {
+		skipped = append(skipped, s.Path+": "+s.Reason)
+	}
+	want := []string{`/../../globex/data: path holds a "." or ".." segment`, `/x/{id}/%2E%2E/y: path holds a "." or ".." segment`}
+	if !slices.Equal(skipped, want) {
+		t.Errorf("skipped %q, want %q", skipped, want)
+	}
+	cat, err := catalog.Parse("steer.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res.YAML)
+	}
+	if len(cat.Tools) != 1 {
+		t.Fatalf("%d tools, want list_items alone", len(cat.Tools))
+	}
+	r := cat.Tools[0].Request
+	if got := slices.Sorted(maps.Keys(r.Headers)); !slices.Equal(got, []string{"X-Request-Source"}) {
+		t.Errorf("headers %v, want X-Request-Source alone", got)
+	}
+	if got := slices.Sorted(maps.Keys(r.Query)); !slices.Equal(got, []string{"q"}) {
+		t.Errorf("query %v, want q alone", got)
+	}
+}
+
+// A server URL's password, key or fragment never reaches the catalog,
+// and the default base_url that remains loads without its variable set.
+func TestServerURLCredentialsStayOut(t *testing.T) {
+	for _, server := range []string{
+		"https://admin:hunter2@api.example.com/v1",
+		"https://api.example.com/v1?api_key=sk_live_hunter2#frag",
+		"https://api.example.com/v1?",
+		"https://{cred}api.example.com/v1",
+	} {
+		doc := "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: '" + server + "', variables: {cred: {default: 'root:hunter2@'}}}]\n" +
+			"paths:\n  /items:\n    get: {operationId: listItems, responses: {'200': {description: ok}}}\n"
+		res := importRaw(t, doc, openapi.Options{Upstream: "up", Standalone: true})
+		if strings.Contains(string(res.YAML), "hunter2") {
+			t.Errorf("%s: the secret is in the catalog:\n%s", server, res.YAML)
+		}
+		env := func(k string) (string, bool) {
+			if k == "UP_URL" {
+				return "", false // the import's default stands
+			}
+			return placeholders(k)
+		}
+		cat, err := catalog.Parse("creds.yaml", res.YAML, &catalog.LoadOptions{Getenv: env})
+		if err != nil {
+			t.Errorf("%s: %v\n%s", server, err, res.YAML)
+			continue
+		}
+		if got := cat.Upstreams["up"].BaseURL; got != "https://api.example.com/v1" {
+			t.Errorf("%s: base_url %q, want https://api.example.com/v1", server, got)
+		}
 	}
 }
