@@ -496,7 +496,7 @@ func (im *importer) input(t *tool, item *openapi3.PathItem, op *openapi3.Operati
 		return nil, nil, false
 	}
 	props, required := as.props, as.required
-	if why := im.fence(t, props); len(why) > 0 {
+	if why := im.fence(t, props, item, op); len(why) > 0 {
 		if !im.opts.AllowUnbound {
 			im.skip(method, path, "not tenant-bound: %s (--allow-unbound imports it with a note)", strings.Join(why, "; "))
 			return nil, nil, false

@@ -480,3 +480,30 @@ func TestServerURLCredentialsStayOut(t *testing.T) {
 		}
 	}
 }
+
+// A tenant property past what the import keeps of a schema (deeper than
+// its depth bound, or past its width bound) still fences the operation:
+// the cut would have passed it through an open object unseen.
+func TestTenantPropertyPastTheCutIsFenced(t *testing.T) {
+	deep := "{type: object, properties: {owner: {type: string}}}"
+	for range 9 {
+		deep = "{type: object, properties: {a: " + deep + "}}"
+	}
+	var wide strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&wide, "p%03d: {type: string}, ", i)
+	}
+	wide.WriteString("zz_owner: {type: string}")
+	for name, body := range map[string]string{"deep": "spec: " + deep, "wide": wide.String()} {
+		doc := workspaceDoc("post", "/orgs/{org}/things", "{name: org, in: path, required: true, schema: {type: string}}", body)
+		res := importRaw(t, doc, openapi.Options{Upstream: "up", IncludeWrites: true, WorkspaceParam: "org", Standalone: true})
+		if res.Tools != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Reason, "looks like a tenant") {
+			t.Errorf("%s: %d tools, skipped %v; want the operation skipped for its tenant property", name, res.Tools, res.Skipped)
+		}
+	}
+	// The same operation without the tenant property is imported.
+	doc := workspaceDoc("post", "/orgs/{org}/things", "{name: org, in: path, required: true, schema: {type: string}}", "spec: {type: object, properties: {a: {type: string}}}")
+	if res := importRaw(t, doc, openapi.Options{Upstream: "up", IncludeWrites: true, WorkspaceParam: "org", Standalone: true}); res.Tools != 1 {
+		t.Errorf("a clean operation: %d tools, skipped %v", res.Tools, res.Skipped)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
 )
 
 // The tenant fence of an import. With a shared upstream credential (one
@@ -148,10 +150,76 @@ func propertyNamed(s map[string]any, match func(string) bool) string {
 	return walk(s)
 }
 
+// maxRawWalk bounds the distinct schemas one search of an operation's
+// own schemas visits; a request past it is too large to clear.
+const maxRawWalk = 20000
+
+// rawPropertyNamed is propertyNamed over the operation's own schemas, the
+// request body's and the parameters', before the import cuts them to its
+// depth, width and node bounds: a tenant property the cut dropped (seven
+// levels down, or the 201st of an object) would otherwise be passed
+// through an open object unseen. The body's top-level names that bind the
+// workspace are skipped (they become {workspace}). over is true when the
+// walk ran out of budget before it could clear the request.
+func rawPropertyNamed(item *openapi3.PathItem, op *openapi3.Operation, w *workspaceNames) (name string, over bool) {
+	seen := map[*openapi3.Schema]bool{}
+	budget := maxRawWalk
+	var walk func(r *openapi3.SchemaRef, top bool) string
+	walk = func(r *openapi3.SchemaRef, top bool) string {
+		if r == nil || r.Value == nil || seen[r.Value] {
+			return ""
+		}
+		if budget--; budget < 0 {
+			over = true
+			return ""
+		}
+		s := r.Value
+		seen[s] = true
+		for _, n := range sortedKeys(s.Properties) {
+			if w.looksLike(n) && !(top && w.binds("body", n)) {
+				return n
+			}
+		}
+		subs := []*openapi3.SchemaRef{s.Items, s.AdditionalProperties.Schema, s.Not}
+		for _, n := range sortedKeys(s.Properties) {
+			subs = append(subs, s.Properties[n])
+		}
+		for _, list := range []openapi3.SchemaRefs{s.AllOf, s.AnyOf, s.OneOf} {
+			for _, sub := range list {
+				// A branch's top-level properties are the body's own.
+				if n := walk(sub, top); n != "" {
+					return n
+				}
+			}
+		}
+		for _, sub := range subs {
+			if n := walk(sub, false); n != "" {
+				return n
+			}
+		}
+		return ""
+	}
+	if rb := op.RequestBody; rb != nil && rb.Value != nil {
+		for _, mime := range sortedKeys(rb.Value.Content) {
+			if mt := rb.Value.Content[mime]; mt != nil {
+				if n := walk(mt.Schema, true); n != "" {
+					return n, over
+				}
+			}
+		}
+	}
+	for _, p := range mergedParameters(item, op) {
+		if n := walk(p.Schema, false); n != "" {
+			return n, over
+		}
+	}
+	return "", over
+}
+
 // fence returns why t, with its arguments props, is not bound to the
 // caller's workspace; none when it is, or when the import has no
 // --workspace-param.
-func (im *importer) fence(t *tool, props map[string]any) []string {
+func (im *importer) fence(t *tool, props map[string]any, item *openapi3.PathItem, op *openapi3.Operation) []string {
 	w := im.ws
 	if w == nil {
 		return nil
@@ -178,6 +246,16 @@ func (im *importer) fence(t *tool, props map[string]any) []string {
 			if n := propertyNamed(sub, w.looksLike); n != "" {
 				why = append(why, fmt.Sprintf("argument %q holds a property %q that looks like a tenant", a, n))
 			}
+		}
+	}
+	if len(why) == 0 {
+		// What the import keeps of the schemas is clear; what it cut must
+		// be too.
+		switch n, over := rawPropertyNamed(item, op, w); {
+		case n != "":
+			why = append(why, fmt.Sprintf("the request holds a property %q that looks like a tenant, past what the import keeps of its schema", n))
+		case over:
+			why = append(why, fmt.Sprintf("the request's schema is larger than the %d schemas the import checks for a tenant property", maxRawWalk))
 		}
 	}
 	return why
