@@ -345,6 +345,14 @@ func (im *importer) name() {
 		}
 		return strings.Compare(a.method+" "+a.path, b.method+" "+b.path)
 	})
+	// The discovery meta tools' names are the gateway's: a tool taking
+	// one would be refused once discovery is on.
+	for _, meta := range []string{catalog.SearchToolsName, catalog.CallToolName} {
+		if im.names[meta] == 0 {
+			im.names[meta] = 1
+		}
+	}
+	next := map[string]int{} // base → the next suffix to try, so that n equal names cost n, not n²
 	for _, t := range im.tools {
 		base := t.name
 		if len(base) > maxName {
@@ -352,9 +360,17 @@ func (im *importer) name() {
 			t.nameNote = fmt.Sprintf("name cut to %d characters", maxName)
 		}
 		name := base
-		for n := 2; im.names[name] > 0; n++ {
-			name = base + "_" + strconv.Itoa(n)
-			t.nameNote = fmt.Sprintf("%q was taken by another operation", base)
+		if im.names[name] > 0 {
+			n := max(next[base], 2)
+			for name = base + "_" + strconv.Itoa(n); im.names[name] > 0; n++ {
+				name = base + "_" + strconv.Itoa(n+1)
+			}
+			next[base] = n + 1
+			if im.names[base] > 0 && (base == catalog.SearchToolsName || base == catalog.CallToolName) {
+				t.nameNote = fmt.Sprintf("%q is the name of a discovery meta tool", base)
+			} else {
+				t.nameNote = fmt.Sprintf("%q was taken by another operation", base)
+			}
 		}
 		im.names[name]++
 		t.name = name
@@ -447,13 +463,39 @@ func (im *importer) classify(t *tool, op *openapi3.Operation) {
 	if t.kind != "write" {
 		return
 	}
-	switch t.method {
-	case http.MethodDelete, http.MethodPut:
+	switch {
+	case t.method == http.MethodDelete || t.method == http.MethodPut:
 		t.destructive, t.idempotent = ptr(true), ptr(true)
+		t.notes = append(t.notes, "annotations guessed from the method "+t.method)
+	case t.method == http.MethodPatch:
+		// It changes what exists: not only additive (MCP's reading of
+		// destructive: false).
+		t.destructive, t.idempotent = ptr(true), ptr(false)
+		t.notes = append(t.notes, "annotations guessed from the method "+t.method)
+	case destroys(t.opPath, op.OperationID) != "":
+		t.destructive, t.idempotent = ptr(true), ptr(false)
+		t.notes = append(t.notes, fmt.Sprintf("annotations guessed from the method %s and the word %q", t.method, destroys(t.opPath, op.OperationID)))
 	default:
 		t.destructive, t.idempotent = ptr(false), ptr(false)
+		t.notes = append(t.notes, "annotations guessed from the method "+t.method)
 	}
-	t.notes = append(t.notes, "annotations guessed from the method "+t.method)
+}
+
+// destroyVerbs in a POST's name say it removes or undoes rather than adds
+// (POST /repos/{id}/delete, purgeAllAccounts).
+var destroyVerbs = []string{"delete", "destroy", "drop", "purge", "remove", "revoke", "reset", "clear", "wipe", "erase", "truncate", "terminate", "uninstall", "kill"}
+
+// destroys returns the first destroy verb in the path's last segment or
+// the operationId, or "".
+func destroys(p, operationID string) string {
+	segs := strings.Split(strings.Trim(p, "/"), "/")
+	words := slices.Concat(strings.Split(snake(segs[len(segs)-1]), "_"), strings.Split(snake(operationID), "_"))
+	for _, w := range words {
+		if slices.Contains(destroyVerbs, w) {
+			return w
+		}
+	}
+	return ""
 }
 
 // describe names the tool and writes what an agent reads about it: the

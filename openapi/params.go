@@ -65,6 +65,9 @@ func mergedParameters(item *openapi3.PathItem, op *openapi3.Operation) []*openap
 	return out
 }
 
+// maxParameters is the most parameters an imported operation may have.
+const maxParameters = 500
+
 // parameters maps the operation's parameters to t's arguments, bindings
 // and templates, and sets t.path; false (after im.skip) when the
 // operation cannot be imported.
@@ -75,6 +78,13 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 	// another of the same argument name, and two parameters would become
 	// one argument used twice.
 	params := mergedParameters(item, op)
+	if len(params) > maxParameters {
+		// Each is an argument and a schema node: a document with 100,000
+		// of them would cost minutes to compile, for a tool no agent can
+		// fill in anyway.
+		im.skip(method, path, "%d parameters; at most %d are mapped", len(params), maxParameters)
+		return false
+	}
 	for _, p := range params {
 		// A parameter behind a reference the import cannot follow costs
 		// this operation only.

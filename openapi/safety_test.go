@@ -507,3 +507,67 @@ func TestTenantPropertyPastTheCutIsFenced(t *testing.T) {
 		t.Errorf("a clean operation: %d tools, skipped %v", res.Tools, res.Skipped)
 	}
 }
+
+// Names stay unique and clear of the discovery meta tools' (in linear
+// time: 20,000 equal operationIds took minutes), and a POST whose name
+// says it removes is destructive, as PATCH is.
+func TestImportedNamesAndAnnotations(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://api.example.com'}]\npaths:\n")
+	op := func(path, method, id string) {
+		params := ""
+		if strings.Contains(path, "{id}") {
+			params = "parameters: [{name: id, in: path, required: true, schema: {type: string}}], "
+		}
+		fmt.Fprintf(&b, "  %s:\n    %s: {%soperationId: %s, responses: {'200': {description: ok}}}\n", path, method, params, id)
+	}
+	op("/repos/{id}/delete", "post", "deleteRepo")
+	op("/accounts/purge", "post", "purgeAllAccounts")
+	op("/things", "post", "createThing")
+	op("/things/{id}", "patch", "editThing")
+	op("/search", "get", "searchTools")
+	op("/call", "get", "callTool")
+	for i := range 300 {
+		op(fmt.Sprintf("/dup/%d", i), "get", "dup")
+	}
+	res := importRaw(t, b.String(), openapi.Options{Upstream: "up", IncludeWrites: true})
+	cat := loadFragment(t, res)
+	names := map[string]bool{}
+	for _, tool := range cat.Tools {
+		if names[tool.Name] {
+			t.Errorf("name %q twice", tool.Name)
+		}
+		names[tool.Name] = true
+	}
+	for _, n := range []string{"search_tools_2", "call_tool_2", "dup", "dup_2", "dup_300"} {
+		if !names[n] {
+			t.Errorf("no tool %q", n)
+		}
+	}
+	if names["search_tools"] || names["call_tool"] {
+		t.Error("an imported tool took a discovery meta tool's name")
+	}
+	for _, tc := range []struct {
+		name        string
+		destructive bool
+	}{{"delete_repo", true}, {"purge_all_accounts", true}, {"create_thing", false}, {"edit_thing", true}} {
+		tool := cat.Tool(tc.name)
+		if tool == nil || tool.Annotations.Destructive == nil || *tool.Annotations.Destructive != tc.destructive {
+			t.Errorf("%s: annotations %+v, want destructive %v", tc.name, tool, tc.destructive)
+		}
+	}
+}
+
+// An operation with more parameters than an agent could fill is skipped,
+// not compiled for minutes (100,000 of them took five).
+func TestTooManyParametersAreSkipped(t *testing.T) {
+	var ps strings.Builder
+	for i := range 501 {
+		fmt.Fprintf(&ps, "{name: p%d, in: query, schema: {type: string}}, ", i)
+	}
+	doc := workspaceDoc("get", "/items", strings.TrimSuffix(ps.String(), ", "), "")
+	res := importRaw(t, doc+"  /ok:\n    get: {operationId: ok, responses: {'200': {description: ok}}}\n", openapi.Options{Upstream: "up"})
+	if res.Tools != 1 || len(res.Skipped) != 1 || res.Skipped[0].Reason != "501 parameters; at most 500 are mapped" {
+		t.Errorf("%d tools, skipped %v; want /items skipped for its 501 parameters", res.Tools, res.Skipped)
+	}
+}
