@@ -2,8 +2,10 @@ package openapi
 
 import (
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -204,7 +206,12 @@ func (im *importer) credentials() (header, value, note string) {
 		case "oauth2", "openidconnect":
 			return "Authorization", "Bearer ${" + env + "_TOKEN}", fmt.Sprintf(from, env+"_TOKEN to a token the gateway holds")
 		case "apikey":
-			if strings.EqualFold(s.In, "header") && catalog.ValidHeaderName(s.Name) {
+			h := http.CanonicalHeaderKey(s.Name)
+			if strings.EqualFold(s.In, "header") && catalog.ValidHeaderName(s.Name) &&
+				!slices.Contains([]string{"Host", "Content-Length", "Transfer-Encoding", "Connection"}, h) && !slices.Contains(catalog.HopByHopHeaders, h) {
+				// (A key "sent" in a framing header is no key: the
+				// gateway's client sets those, and the catalog refuses
+				// them, which would cost every operation.)
 				return s.Name, "${" + env + "_API_KEY}", fmt.Sprintf(from, env+"_API_KEY")
 			}
 		}

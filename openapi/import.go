@@ -404,7 +404,7 @@ func arg(name string) string {
 	if a == "" || a[0] >= '0' && a[0] <= '9' {
 		a = "p_" + a
 	}
-	if a == "workspace" || a == "actor" {
+	if a == "workspace" || a == "actor" || a == "now" { // the catalog's own placeholders
 		a += "_"
 	}
 	return a
@@ -498,6 +498,12 @@ func destroys(p, operationID string) string {
 	return ""
 }
 
+// maxTags and maxTagBytes bound an imported tool's tags.
+const (
+	maxTags     = 20
+	maxTagBytes = 100
+)
+
 // describe names the tool and writes what an agent reads about it: the
 // operationId (or the method and path), summary, description and tags.
 func describe(t *tool, op *openapi3.Operation) {
@@ -523,7 +529,24 @@ func describe(t *tool, op *openapi3.Operation) {
 		desc = t.method + " " + t.opPath
 	}
 	t.description = bound(desc, MaxDescription)
-	t.tags = slices.Sorted(slices.Values(slices.Compact(slices.Sorted(slices.Values(op.Tags)))))
+	// Tags are search words and listing hints: empty ones (which the
+	// catalog refuses) and ones past a word's length are dropped, and an
+	// operation keeps its first maxTags.
+	var tags []string
+	dropped := 0
+	for _, tag := range op.Tags {
+		switch tag = strings.TrimSpace(tag); {
+		case slices.Contains(tags, tag):
+		case tag == "" || len(tag) > maxTagBytes || len(tags) == maxTags:
+			dropped++
+		default:
+			tags = append(tags, tag)
+		}
+	}
+	if dropped > 0 {
+		t.notes = append(t.notes, fmt.Sprintf("%d tags left out: empty, over %d bytes, or past the first %d", dropped, maxTagBytes, maxTags))
+	}
+	t.tags = slices.Sorted(slices.Values(tags))
 }
 
 // input builds the tool's input schema from the operation's parameters

@@ -571,3 +571,29 @@ func TestTooManyParametersAreSkipped(t *testing.T) {
 		t.Errorf("%d tools, skipped %v; want /items skipped for its 501 parameters", res.Tools, res.Skipped)
 	}
 }
+
+// What the catalog would refuse in one operation's details costs a note,
+// not the operation: an empty or overlong tag, a parameter named like a
+// computed time, an API key "sent" in a framing header.
+func TestDetailsTheCatalogRefusesCostANote(t *testing.T) {
+	var tags strings.Builder
+	tags.WriteString(`"", "   ", "` + strings.Repeat("x", 101) + `"`)
+	for i := range 30 {
+		fmt.Fprintf(&tags, ", t%02d", i)
+	}
+	doc := "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://api.example.com'}]\n" +
+		"components: {securitySchemes: {k: {type: apiKey, in: header, name: Host}}}\nsecurity: [{k: []}]\npaths:\n" +
+		"  /logs/{now}:\n    get: {operationId: logsAt, tags: [" + tags.String() + "], parameters: [{name: now, in: path, required: true, schema: {type: string}}], responses: {'200': {description: ok}}}\n"
+	res := importRaw(t, doc, openapi.Options{Upstream: "up"})
+	if res.Tools != 1 {
+		t.Fatalf("%d tools, skipped %v", res.Tools, res.Skipped)
+	}
+	cat := loadFragment(t, res)
+	tool := cat.Tool("logs_at")
+	if tool == nil || len(tool.Tags) != 20 || tool.Request.Path != "/logs/{now_}" {
+		t.Fatalf("tool %+v", tool)
+	}
+	if _, ok := cat.Upstreams["up"].Headers["Host"]; ok {
+		t.Error("the upstream sets Host")
+	}
+}
