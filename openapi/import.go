@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -61,6 +62,13 @@ type Options struct {
 	// Standalone writes a whole catalog (server, placeholder auth, gates)
 	// instead of a fragment holding only upstreams and tools.
 	Standalone bool
+	// Previous is what an earlier import wrote to the file this one
+	// replaces (nil: none). A tool keeps its name there when it calls the
+	// same method and path, and no other operation takes a name it had:
+	// the catalog's overrides name tools, and one written for DELETE
+	// /pets/{id} must never move to an operation the document added
+	// since. Unreadable, it is ignored.
+	Previous []byte
 }
 
 // Flagged is a guess the import made about an imported tool that an
@@ -352,8 +360,28 @@ func (im *importer) name() {
 			im.names[meta] = 1
 		}
 	}
+	// A previous import's names first: each stays with its operation,
+	// and is taken for any other.
+	prior := previousNames(im.opts.Previous)
+	named := map[*tool]bool{}
+	claimed := map[string]bool{}
+	for _, name := range slices.Sorted(maps.Values(prior)) {
+		im.names[name]++
+	}
+	for _, t := range im.tools {
+		if name, ok := prior[t.method+" "+t.path]; ok && !claimed[name] {
+			claimed[name] = true
+			if name != t.name {
+				t.nameNote = fmt.Sprintf("the name an earlier import gave %s %s", t.method, t.path)
+			}
+			t.name, named[t] = name, true
+		}
+	}
 	next := map[string]int{} // base → the next suffix to try, so that n equal names cost n, not n²
 	for _, t := range im.tools {
+		if named[t] {
+			continue
+		}
 		base := t.name
 		if len(base) > maxName {
 			base = cutName(base)
@@ -375,6 +403,38 @@ func (im *importer) name() {
 		im.names[name]++
 		t.name = name
 	}
+}
+
+// priorName is a name the import could have written.
+var priorName = regexp.MustCompile(`^[a-z0-9_]{1,64}$`)
+
+// previousNames reads the tools of an earlier import's output: "METHOD
+// path" → name.
+func previousNames(prev []byte) map[string]string {
+	var doc struct {
+		Tools []struct {
+			Name    string `yaml:"name"`
+			Request struct {
+				Method string `yaml:"method"`
+				Path   string `yaml:"path"`
+			} `yaml:"request"`
+		} `yaml:"tools"`
+	}
+	if len(prev) == 0 || yaml.Unmarshal(prev, &doc) != nil {
+		return nil
+	}
+	out := map[string]string{}
+	taken := map[string]bool{}
+	for _, t := range doc.Tools {
+		key := strings.ToUpper(t.Request.Method) + " " + t.Request.Path
+		if !priorName.MatchString(t.Name) || t.Name == catalog.SearchToolsName || t.Name == catalog.CallToolName || t.Request.Path == "" || taken[t.Name] {
+			continue
+		}
+		if _, dup := out[key]; !dup {
+			out[key], taken[t.Name] = t.Name, true
+		}
+	}
+	return out
 }
 
 // maxName is the longest tool name the import proposes, leaving room

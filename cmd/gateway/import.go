@@ -56,7 +56,7 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&opts.AllowUnbound, "allow-unbound", false, "with --workspace-param, import operations that are not tenant-bound too, each with a note")
 	fs.StringVar(&opts.ActorHeader, "actor-header", "", "header parameter carrying the acting identity: the upstream's actor_header, never an argument")
 	fs.BoolVar(&opts.Standalone, "standalone", false, "write a complete catalog with placeholder auth instead of a fragment")
-	fs.StringVar(&out, "o", "", "output file (default stdout)")
+	fs.StringVar(&out, "o", "", "output file (default stdout); an earlier import there keeps its tool names on their operations")
 	// The document comes first (gateway import openapi SPEC --upstream x);
 	// flags may also precede it.
 	rest := args[1:]
@@ -83,6 +83,13 @@ func runImport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	opts.Reads = reads
+	if out != "" {
+		// Re-importing over an earlier import keeps its names on their
+		// operations, so the catalog's overrides keep naming the same ones.
+		if prev, err := os.ReadFile(out); err == nil {
+			opts.Previous = prev
+		}
+	}
 	data, err := os.ReadFile(spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "gateway import openapi: %v\n", err)
