@@ -1087,12 +1087,20 @@ func pathRule(t Template) string {
 		}
 		lit.WriteString(part.Text)
 	}
-	for _, seg := range strings.Split(lit.String(), "/") {
-		if s := strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); s == "." || s == ".." {
-			return `must not hold a "." or ".." segment`
-		}
+	if DotSegment(lit.String()) {
+		return `must not hold a "." or ".." segment`
 	}
 	return ""
+}
+
+// DotSegment reports a "." or ".." segment in path, %2e spelt or not.
+func DotSegment(path string) bool {
+	for _, seg := range strings.Split(path, "/") {
+		if s := strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); s == "." || s == ".." {
+			return true
+		}
+	}
+	return false
 }
 
 // body compiles every string of a body template, checking placeholders.

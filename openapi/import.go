@@ -478,7 +478,7 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		im.skip(method, path, "path does not start with /")
 		return nil
 	}
-	if dotSegment(path) {
+	if catalog.DotSegment(path) {
 		// It would leave the base URL's path (another tenant's, say) at
 		// whichever server normalises it; the catalog refuses it too.
 		im.skip(method, path, `path holds a "." or ".." segment`)
@@ -504,16 +504,6 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		}
 	}
 	return t
-}
-
-// dotSegment reports a "." or ".." path segment, %2e spelt or not.
-func dotSegment(path string) bool {
-	for _, seg := range strings.Split(path, "/") {
-		if s := strings.ReplaceAll(strings.ToLower(seg), "%2e", "."); s == "." || s == ".." {
-			return true
-		}
-	}
-	return false
 }
 
 // classify decides read or write, and a write's annotations from its
