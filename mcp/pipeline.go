@@ -177,7 +177,10 @@ func (pl *pipeline) verify(x *exchange, token string, present bool) *failure {
 func (pl *pipeline) admit(x *exchange, call bool, tool string) (s *slot, f *failure) {
 	if call {
 		x.tool = tool
-		counted := x.st.core.Counted(x.ctx, x.principal, x.toolset, tool)
+		counted := tool // no limit reads it unless ToolKeyed
+		if x.st.cfg.ToolKeyed {
+			counted = x.st.core.Counted(x.ctx, x.principal, x.toolset, tool)
+		}
 		if rl := pl.limits.checkRate(x.ctx, x.st.cfg, x.principal, counted); rl != nil {
 			x.log.Debug("rate limited", "tool", text.Clip(tool, 128), "limit", rl.kind, "retry_after", rl.retry)
 			msg := "rate limited"

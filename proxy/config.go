@@ -46,6 +46,10 @@ type Config struct {
 	// ToolUpstream maps each tool, by name, to its upstream's name, for
 	// the rules keyed or matched by upstream.
 	ToolUpstream map[string]string
+	// ToolKeyed is true when some limit is keyed or matched by a tool or
+	// its upstream (a per_tool bucket, a rule that NeedsTool): only then
+	// does a call's tool matter to the limits (see [Core.Counted]).
+	ToolKeyed bool
 	// ViewScopes are the view gate's scopes, which every use of the
 	// surface needs; nil without a view gate.
 	ViewScopes []string
@@ -169,6 +173,7 @@ func resolveConfig(cat *catalog.Catalog, instructions string) *Config {
 	for _, r := range cat.Limits.Rules {
 		c.Rules = append(c.Rules, limitRuleOf(r))
 	}
+	c.ToolKeyed = len(c.Rate.PerTool) > 0 || slices.ContainsFunc(c.Rules, (*LimitRule).NeedsTool)
 	if len(c.Rules) > 0 {
 		c.ToolUpstream = make(map[string]string, len(cat.Tools))
 		// search_tools has no upstream: only rules that need none apply.

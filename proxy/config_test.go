@@ -69,6 +69,7 @@ limits:
 		PublicURL:    "https://mcp.example.com",
 		RequestBytes: 2048, MaxInFlight: 7,
 		Rate:       proxy.RateLimits{PerPrincipal: &proxy.Bucket{RPS: 2, Burst: 3}, PerTool: map[string]*proxy.Bucket{"get": {RPS: 1, Burst: 1}}},
+		ToolKeyed:  true,
 		ViewScopes: []string{"v"},
 		ResourceMetadata: &proxy.ResourceMetadata{Resource: "https://mcp.example.com/m",
 			AuthorizationServers: []string{"https://login.example.com/"}, ScopesSupported: []string{"r"}},

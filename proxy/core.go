@@ -475,10 +475,7 @@ func (c *Core) CallIn(ctx context.Context, p *authz.Principal, set, name string,
 			name, args = inner, innerArgs
 		}
 	}
-	t := c.tools[name]
-	if t != nil && members != nil && !members[t] {
-		t = nil
-	}
+	t := c.inSet(members, name)
 	if t == nil {
 		c.metrics.ToolCall(UnknownToolLabel, OutcomeUnknownTool, 0)
 		return nil, &UnknownToolError{Name: name}
@@ -524,11 +521,21 @@ func (c *Core) Counted(ctx context.Context, p *authz.Principal, set, name string
 		}
 		return ""
 	}
-	t := c.tools[name]
-	if t == nil || members != nil && !members[t] || !c.policy.Decide(ctx, p, t.def).Allowed {
+	if t := c.inSet(members, name); t == nil || !c.policy.Decide(ctx, p, t.def).Allowed {
 		return ""
 	}
 	return name
+}
+
+// inSet returns the tool called name when members (a toolset's, nil for
+// the whole catalog) select it, else nil: a tool outside the set is
+// unknown there.
+func (c *Core) inSet(members map[*tool]bool, name string) *tool {
+	t := c.tools[name]
+	if t != nil && members != nil && !members[t] {
+		return nil
+	}
+	return t
 }
 
 func outcomeOf(res *Result, err error) string {
