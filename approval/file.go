@@ -19,8 +19,10 @@ import (
 // and a crash leaves the old file or the new one, never half of one. A
 // FileStore with an empty path keeps everything in memory.
 //
-// Finished and expired requests are dropped from the file a day after
-// they end, so it does not grow without bound.
+// Decided requests are dropped from the file a day after they end,
+// requests that expired undecided [KeepUndecided] after, so it does not
+// grow without bound: what one requester can add undecided is capped
+// (see [Limits]); the rest needs an approver.
 type FileStore struct {
 	path string
 
@@ -142,11 +144,14 @@ func (s *FileStore) update(f func(*fileData) (bool, error)) error {
 
 func (d *fileData) prune(now time.Time) {
 	for id, r := range d.Requests {
-		end := r.Expires
-		if r.Status == StatusExecuted || r.Status == StatusRejected {
+		end, keep := r.Expires, keepFinished
+		switch r.Status {
+		case StatusPending:
+			keep = KeepUndecided
+		case StatusExecuted, StatusRejected:
 			end = maxTime(r.Decided, r.Executed)
 		}
-		if now.Sub(end) > keepFinished {
+		if now.Sub(end) > keep {
 			delete(d.Requests, id)
 		}
 	}
@@ -179,13 +184,13 @@ func (s *FileStore) Create(_ context.Context, r *Request, lim Limits) error {
 			return false, fmt.Errorf("approval %s already exists", r.ID)
 		}
 		d.prune(r.Created)
-		var pending []*Request
+		var held []*Request
 		for _, p := range d.Requests {
-			if p.Workspace == r.Workspace && p.StatusAt(r.Created) == StatusPending {
-				pending = append(pending, p)
+			if p.Workspace == r.Workspace && p.Status == StatusPending {
+				held = append(held, p)
 			}
 		}
-		if err := admit(r, pending, lim); err != nil {
+		if err := admit(r, held, lim); err != nil {
 			if pe, ok := err.(*PendingError); ok {
 				pe.Request = clone(pe.Request)
 			}

@@ -20,8 +20,8 @@ import (
 // milliseconds); a state change is one Lua script that compares the
 // status and the expiry and sets the new state, so two nodes racing to
 // claim the same approval see one winner. Requests are listed per
-// workspace through a sorted set; keys expire a day after the request
-// does.
+// workspace through a sorted set; a request's key expires a day after
+// it ends, or KeepUndecided after it expires undecided.
 type RedisStore struct {
 	rdb    *redis.Client
 	prefix string
@@ -72,7 +72,7 @@ func callHash(parts ...string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// pendingKeys are the sorted sets of the requests pending (scored by
+// pendingKeys are the sorted sets of the undecided requests (scored by
 // expiry in milliseconds) that r counts in: its call's, its requester's
 // in its workspace, and its workspace's. Create admits through them;
 // a decision takes r out of them.
@@ -91,13 +91,16 @@ func (s *RedisStore) nonceKey(n string) string {
 
 // createScript stores a pending request when its call has none pending
 // and its requester and workspace are under their caps, all in one step.
+// The caps count undecided requests until KeepUndecided past their
+// expiry (see Limits), when they leave the sets and their hash expires.
 // KEYS: the request, the workspace index, the call index, then the
 // pending sets (call, requester, workspace). ARGV: id, data, status,
 // expiry ms, created score, now ms, ttl ms, requester cap, workspace cap
-// (0: none). Answers {"ok"}, {"pending", id}, {"requester"},
-// {"workspace"} or {"exists"}.
+// (0: none), now less KeepUndecided ms. Answers {"ok"}, {"pending", id},
+// {"requester"}, {"workspace"} or {"exists"}.
 var createScript = redis.NewScript(`
-for i = 4, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[6]) end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[6])
+for i = 5, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[10]) end
 local cur = redis.call('ZRANGE', KEYS[4], 0, 0)
 if #cur > 0 then return {'pending', cur[1]} end
 local maxReq, maxWs = tonumber(ARGV[8]), tonumber(ARGV[9])
@@ -123,12 +126,14 @@ func (s *RedisStore) Create(ctx context.Context, r *Request, lim Limits) error {
 	if err != nil {
 		return err
 	}
-	// At least a minute, so a request whose clock is far behind is not
-	// deleted as it is stored.
-	ttl := max(time.Until(r.Expires)+keepFinished, time.Minute)
+	// Undecided, a request is kept KeepUndecided past its expiry (a
+	// decision keeps it a day longer); at least a minute, so a request
+	// whose clock is far behind is not deleted as it is stored.
+	ttl := max(time.Until(r.Expires)+KeepUndecided, time.Minute)
 	keys := append([]string{s.reqKey(r.ID), s.wsKey(r.Workspace), s.callKey(r.Key())}, s.pendingKeys(r)...)
 	out, err := createScript.Run(ctx, s.rdb, keys, r.ID, data, string(r.Status), r.Expires.UnixMilli(),
-		strconv.FormatInt(r.Created.UnixNano(), 10), r.Created.UnixMilli(), ttl.Milliseconds(), lim.PerRequester, lim.PerWorkspace).StringSlice()
+		strconv.FormatInt(r.Created.UnixNano(), 10), r.Created.UnixMilli(), ttl.Milliseconds(), lim.PerRequester, lim.PerWorkspace,
+		r.Created.Add(-KeepUndecided).UnixMilli()).StringSlice()
 	if err != nil {
 		return fmt.Errorf("approval store: %w", err)
 	}
@@ -187,9 +192,11 @@ func (s *RedisStore) List(ctx context.Context, workspace string, now time.Time) 
 }
 
 // casScript sets a request's status and data when its status is ARGV[1]
-// and it has not expired at ARGV[2] (milliseconds), and takes it (ARGV[5])
-// out of the sorted sets KEYS[2…] (the pending sets, on a decision): 1
-// when set, 0 when not, -1 when there is no such request.
+// and it has not expired at ARGV[2] (milliseconds), keeps it ARGV[6]
+// milliseconds longer (a decided request stays a day past its end), and
+// takes it (ARGV[5]) out of the sorted sets KEYS[2…] (the pending sets,
+// on a decision): 1 when set, 0 when not, -1 when there is no such
+// request.
 var casScript = redis.NewScript(`
 local st = redis.call('HGET', KEYS[1], 'status')
 if not st then return -1 end
@@ -197,6 +204,7 @@ if st ~= ARGV[1] then return 0 end
 local exp = tonumber(redis.call('HGET', KEYS[1], 'expires'))
 if tonumber(ARGV[2]) >= exp then return 0 end
 redis.call('HSET', KEYS[1], 'status', ARGV[3], 'data', ARGV[4])
+if redis.call('PTTL', KEYS[1]) < tonumber(ARGV[6]) then redis.call('PEXPIRE', KEYS[1], ARGV[6]) end
 for i = 2, #KEYS do redis.call('ZREM', KEYS[i], ARGV[5]) end
 return 1
 `)
@@ -220,7 +228,8 @@ func (s *RedisStore) transition(ctx context.Context, id string, from Status, now
 	if from == StatusPending {
 		keys = append(keys, s.pendingKeys(r)...)
 	}
-	n, err := casScript.Run(ctx, s.rdb, keys, string(from), strconv.FormatInt(now.UnixMilli(), 10), string(r.Status), data, id).Int()
+	keep := max(time.Until(r.Expires), 0) + keepFinished
+	n, err := casScript.Run(ctx, s.rdb, keys, string(from), strconv.FormatInt(now.UnixMilli(), 10), string(r.Status), data, id, keep.Milliseconds()).Int()
 	if err != nil {
 		return nil, fmt.Errorf("approval store: %w", err)
 	}

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Status is where a pending approval stands.
@@ -92,7 +94,8 @@ type Store interface {
 	// request for the same call (workspace, requester, actor, tool,
 	// digest) is pending at r.Created: then it stores nothing and
 	// returns a *PendingError with that request. It also stores nothing,
-	// and returns a *LimitError, when r would be over a cap of lim.
+	// and returns a *LimitError, when r would be over a cap of lim
+	// (counting undecided requests, see [Limits]).
 	// Both checks and the store are one atomic step, so racing calls
 	// make one pending request.
 	Create(ctx context.Context, r *Request, lim Limits) error
@@ -125,14 +128,24 @@ type Store interface {
 	Close() error
 }
 
-// Limits caps the requests pending at once. Zero: no cap.
+// Limits caps the requests awaiting a decision. Zero: no cap.
+//
+// A request counts from when it is made until it is decided, or until
+// [KeepUndecided] after it expires undecided, when the store drops it:
+// so the caps bound what a store holds, not only what is pending at one
+// instant (expired requests counted for nothing would let one requester
+// pile up a day of them).
 type Limits struct {
-	// PerRequester caps the pending requests of one requester (subject)
-	// in one workspace.
+	// PerRequester caps the undecided requests of one requester
+	// (subject) in one workspace.
 	PerRequester int
-	// PerWorkspace caps the pending requests of one workspace.
+	// PerWorkspace caps the undecided requests of one workspace.
 	PerWorkspace int
 }
+
+// KeepUndecided is how long a request that expired undecided is kept (so
+// a retry is told it expired) and counted against the caps.
+const KeepUndecided = 10 * time.Minute
 
 // PendingError is Create's answer when the same call already has a
 // pending request: the caller waits on that one.
@@ -150,15 +163,17 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("%d approvals are pending for this %s, the most allowed", e.Max, e.Scope)
+	return fmt.Sprintf("%d approvals await a decision for this %s, the most allowed", e.Max, e.Scope)
 }
 
-// admit decides whether r may join the requests pending now (the
-// requests of r's workspace still pending at r.Created), under lim.
-func admit(r *Request, pending []*Request, lim Limits) error {
+// admit decides whether r may join held, the undecided requests of r's
+// workspace (pending, or expired undecided and not yet dropped), under
+// lim: a request for r's call still pending at r.Created is waited on,
+// and every held request counts against the caps.
+func admit(r *Request, held []*Request, lim Limits) error {
 	mine := 0
-	for _, p := range pending {
-		if sameCall(p, r) {
+	for _, p := range held {
+		if sameCall(p, r) && p.StatusAt(r.Created) == StatusPending {
 			return &PendingError{Request: p}
 		}
 		if p.Requester == r.Requester {
@@ -168,7 +183,7 @@ func admit(r *Request, pending []*Request, lim Limits) error {
 	switch {
 	case lim.PerRequester > 0 && mine >= lim.PerRequester:
 		return &LimitError{Scope: "requester", Max: lim.PerRequester}
-	case lim.PerWorkspace > 0 && len(pending) >= lim.PerWorkspace:
+	case lim.PerWorkspace > 0 && len(held) >= lim.PerWorkspace:
 		return &LimitError{Scope: "workspace", Max: lim.PerWorkspace}
 	}
 	return nil
@@ -210,12 +225,46 @@ const (
 // token's subject and actor) and their workspace.
 type Decider struct{ Subject, Actor, Workspace string }
 
-// Requested reports whether d is the person who requested r: the same
-// subject, or the same actor under another subject (a second token of one
-// person, the actor being who the principal mapper says acts, an email
-// say). One person gets one say, whichever token they hold.
+// Requested reports whether d is the person who requested r: a name d
+// goes by (subject or actor) is a name the requester went by, compared
+// as people read names (see [samePerson]). A second token of one person
+// (another subject, the same actor, an email say), or the same email
+// cased differently by another identity provider, is still that person:
+// one person gets one say, whichever token they hold. Erring this way
+// costs a colleague's click; erring the other way is self-approval.
 func (d Decider) Requested(r *Request) bool {
-	return d.Subject == r.Requester || (d.Actor != "" && d.Actor == r.Actor)
+	for _, mine := range [...]string{d.Subject, d.Actor} {
+		if mine == "" {
+			continue
+		}
+		if samePerson(mine, r.Requester) || samePerson(mine, r.Actor) {
+			return true
+		}
+	}
+	return false
+}
+
+// samePerson reports whether two names of people are the same name as a
+// person reads them: Unicode case folded, spaces and hidden characters
+// around and inside ignored ("Alice@Acme.com " is "alice@acme.com").
+// Empty names are no one.
+func samePerson(a, b string) bool {
+	a, b = personName(a), personName(b)
+	return a != "" && strings.EqualFold(a, b)
+}
+
+// personName is s without the characters a screen does not draw (see
+// [hidden]) and without surrounding space.
+func personName(s string) string {
+	if strings.IndexFunc(s, hidden) >= 0 {
+		s = strings.Map(func(r rune) rune {
+			if hidden(r) {
+				return -1
+			}
+			return r
+		}, s)
+	}
+	return strings.TrimFunc(s, unicode.IsSpace)
 }
 
 // CheckDecider applies the four-eyes rules to d, who wants to see or

@@ -429,8 +429,8 @@ func TestRacingCallsMakeOnePendingRequest(t *testing.T) {
 
 // Pending requests are capped per requester (in a workspace) and per
 // workspace: a request over a cap is refused with a LimitError naming it
-// and stored nowhere; requests that were decided or expired no longer
-// count; other workspaces have their own count. Racing creates never
+// and stored nowhere; requests that were decided no longer count, nor
+// expired ones once dropped; other workspaces have their own count. Racing creates never
 // overshoot a cap.
 func TestPendingRequestsAreCapped(t *testing.T) {
 	ctx := context.Background()
@@ -467,9 +467,19 @@ func TestPendingRequestsAreCapped(t *testing.T) {
 			if _, err := create(b, "alice", "acme", `{"n":3}`, time.Minute); err != nil {
 				t.Fatalf("after a decision = %v, want stored", err)
 			}
+			// An expired, undecided request still counts until the store
+			// drops it, KeepUndecided later: expiring is no way to make
+			// room, so what one requester piles up stays capped.
 			now = short.Expires
-			if _, err := create(a, "carol", "acme", `{"n":1}`, time.Minute); err != nil {
-				t.Fatalf("after an expiry = %v, want stored", err)
+			if _, err := create(a, "carol", "acme", `{"n":1}`, time.Minute); !isLimit(err, "workspace", 3) {
+				t.Fatalf("just after an expiry = %v, want a workspace LimitError of 3", err)
+			}
+			if l, _ := a.List(ctx, "acme", now); len(l) != 2 {
+				t.Fatalf("acme lists %d pending after the expiry, want 2 (the expired one is not pending)", len(l))
+			}
+			now = short.Expires.Add(approval.KeepUndecided + time.Millisecond)
+			if _, err := create(a, "carol", "acme", `{"n":1}`, time.Hour); err != nil {
+				t.Fatalf("once the expired request is dropped = %v, want stored", err)
 			}
 
 			// Racing callers of one workspace: exactly the cap is stored.
@@ -493,14 +503,53 @@ func TestPendingRequestsAreCapped(t *testing.T) {
 	}
 }
 
+// A requester who lets request after request expire undecided cannot
+// grow the store: at any time it holds at most their cap of them, so a
+// day of short-lived requests is the cap, not thousands.
+func TestExpiredRequestsDoNotPileUp(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "approvals.json")
+	s, err := approval.OpenFileStore(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lim := approval.Limits{PerRequester: 5, PerWorkspace: 50}
+	now := time.Now().Truncate(time.Millisecond)
+	made := 0
+	for round := range 40 {
+		for i := range 10 {
+			r := newRequest("mallory", "acme", fmt.Sprintf(`{"round":%d,"i":%d}`, round, i), now, time.Second)
+			if err := s.Create(ctx, r, lim); err == nil {
+				made++
+			} else if !isLimit(err, "requester", 5) {
+				t.Fatalf("Create = %v", err)
+			}
+		}
+		now = now.Add(3 * time.Minute)
+	}
+	var d struct{ Requests map[string]json.RawMessage }
+	b, _ := os.ReadFile(path)
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Requests) > 5 {
+		t.Errorf("after %d requests left to expire over two hours, the file holds %d, want at most the cap of 5", made, len(d.Requests))
+	}
+	// Each batch of 5 makes way KeepUndecided after it expires, within
+	// one 3-minute round more.
+	if refills := int(40 * 3 * time.Minute / (approval.KeepUndecided + 3*time.Minute)); made < 5*refills {
+		t.Errorf("only %d requests were admitted over two hours, want the cap again once expired ones are dropped", made)
+	}
+}
+
 func isLimit(err error, scope string, max int) bool {
 	le, ok := errors.AsType[*approval.LimitError](err)
 	return ok && le.Scope == scope && le.Max == max
 }
 
-// One person gets one say: the requester is whoever has the request's
-// subject, or its actor under another subject; an empty actor matches no
-// one.
+// One person gets one say: the requester is whoever goes by a name the
+// request's subject or actor went by, compared as people read names; an
+// empty actor matches no one.
 func TestDeciderRequestedIsTheSamePerson(t *testing.T) {
 	r := &approval.Request{Requester: "alice", Actor: "alice@example.com"}
 	noActor := &approval.Request{Requester: "alice"}
@@ -514,6 +563,17 @@ func TestDeciderRequestedIsTheSamePerson(t *testing.T) {
 		{"other-subject-same-actor", approval.Decider{Subject: "alice-2", Actor: "alice@example.com"}, r, true},
 		{"other-subject-other-actor", approval.Decider{Subject: "bob", Actor: "bob@example.com"}, r, false},
 		{"other-subject-both-actors-empty", approval.Decider{Subject: "bob"}, noActor, false},
+		// Names as a person reads them: another identity provider's
+		// casing, a trailing space or a zero-width character does not
+		// make a second person.
+		{"actor-cased-differently", approval.Decider{Subject: "alice-okta", Actor: "Alice@Example.COM"}, r, true},
+		{"subject-cased-differently", approval.Decider{Subject: "ALICE"}, noActor, true},
+		{"subject-with-space-and-zero-width", approval.Decider{Subject: " al\u200bice "}, noActor, true},
+		{"non-ascii-case", approval.Decider{Subject: "ÉLODIE"}, &approval.Request{Requester: "élodie"}, true},
+		// A name the requester went by is theirs, whichever field holds it.
+		{"subject-is-requesters-actor", approval.Decider{Subject: "alice@example.com"}, r, true},
+		{"actor-is-requesters-subject", approval.Decider{Subject: "svc-7", Actor: "alice"}, r, true},
+		{"hidden-only-names-match-no-one", approval.Decider{Subject: "bob", Actor: "\u200b"}, &approval.Request{Requester: "carol", Actor: "\u200b\u200b"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -615,8 +675,8 @@ func TestFileStoreNonceStaysSpentThroughItsExpirySecond(t *testing.T) {
 }
 
 // A spent nonce stays spent in Redis until it expires (and a minute
-// more), not for a second; and a decided request outlives its expiry by
-// a day, so it can still be read.
+// more), not for a second; an undecided request outlives its expiry by
+// KeepUndecided, and a decided one by a day, so it can still be read.
 func TestRedisKeepsNoncesAndRequestsForTheirLifetime(t *testing.T) {
 	ctx := context.Background()
 	url := redistest.Start(t)
@@ -641,8 +701,16 @@ func TestRedisKeepsNoncesAndRequestsForTheirLifetime(t *testing.T) {
 	if err := s.Create(ctx, r, approval.Limits{}); err != nil {
 		t.Fatal(err)
 	}
+	// Undecided, it is kept KeepUndecided past its hour; decided, a day
+	// past it.
+	if ttl := rdb.PTTL(ctx, prefix+"req:"+r.ID).Val(); ttl < time.Hour+approval.KeepUndecided-time.Minute || ttl > time.Hour+approval.KeepUndecided {
+		t.Errorf("undecided request kept in Redis for %v, want its hour and %v more", ttl, approval.KeepUndecided)
+	}
+	if _, err := s.Decide(ctx, r.ID, "bob", true, time.Now()); err != nil {
+		t.Fatal(err)
+	}
 	if ttl := rdb.PTTL(ctx, prefix+"req:"+r.ID).Val(); ttl < 24*time.Hour {
-		t.Errorf("request kept in Redis for %v, want its hour and a day more", ttl)
+		t.Errorf("decided request kept in Redis for %v, want its hour and a day more", ttl)
 	}
 }
 

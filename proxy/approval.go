@@ -349,11 +349,17 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	// The approver must see the whole call, and the store must stay
 	// small: arguments too large for the audit record are too large to
 	// hold for approval.
-	if limit := auditMax(t); len(canon) > limit {
+	limit := auditMax(t)
+	if len(canon) > limit {
 		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and its arguments (%d bytes) are over the %d bytes an approval can hold (audit.max_argument_bytes); nothing was stored or sent upstream", name, len(canon), limit)), ""
 	}
+	// The store keeps, and the approver sees, the arguments as the audit
+	// trail records them: writeOnly values (a password, a key) are
+	// "[redacted]", since an approver cannot judge a secret and the store
+	// is no place to keep one. The digest, taken of the arguments as
+	// sent, still holds the retry to these exact values.
 	nr := &approval.Request{ID: approval.NewID(), Tool: k.Tool, Workspace: k.Workspace, Requester: k.Subject, Actor: k.Actor,
-		Arguments: canon, Digest: k.Digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
+		Arguments: auditArgs(canon, t, limit), Digest: k.Digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
 		Created: now, Expires: now.Add(t.approval.ttl), Status: approval.StatusPending}
 	err = store.Create(ctx, nr, c.pendingCaps)
 	if pe, ok := errors.AsType[*approval.PendingError](err); ok {
@@ -366,7 +372,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 		if le.Scope == "workspace" {
 			who, key = fmt.Sprintf("workspace %q already has", p.Workspace), "per_workspace"
 		}
-		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and %s %d approvals pending, the most allowed (approval.max_pending.%s); wait until some are decided or expire. Nothing was stored or sent upstream.", name, who, le.Max, key)), ""
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and %s %d approvals awaiting a decision, the most allowed (approval.max_pending.%s); wait until some are decided, or until %s after they expire. Nothing was stored or sent upstream.", name, who, le.Max, key, approval.KeepUndecided)), ""
 	}
 	if err != nil {
 		return unavailable(err)
@@ -447,6 +453,7 @@ func (c *Core) PendingApprovals(ctx context.Context, p *authz.Principal) ([]*app
 	}
 	out := []*approval.Request{}
 	for _, r := range all {
+		c.currentRules(r)
 		if approval.CheckDecider(r, decider(p), c.policy.Passes(p, r.Approvers), false) == approval.RefusalNone || decider(p).Requested(r) {
 			out = append(out, r)
 		}
@@ -469,6 +476,7 @@ func (c *Core) GetApproval(ctx context.Context, p *authz.Principal, id string) (
 	if err != nil {
 		return nil, err
 	}
+	c.currentRules(r)
 	if !decider(p).Requested(r) && !c.policy.Passes(p, r.Approvers) {
 		return nil, &ApprovalError{Err: ErrApprovalNotFound, Reason: "no approval " + id + " in your workspace"}
 	}
@@ -500,6 +508,9 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 	if r.Status != approval.StatusPending {
 		return r, &ApprovalError{Err: approval.ErrConflict, Reason: fmt.Sprintf("approval %s is %s and can no longer be decided", id, r.Status)}
 	}
+	if !c.currentRules(r) {
+		return r, &ApprovalError{Err: approval.ErrConflict, Reason: fmt.Sprintf("approval %s can no longer be decided: the catalog no longer has %s needing four-eyes approval (it was reloaded since); a retry of the call follows the catalog as it is now", id, r.Tool)}
+	}
 	stage := StageRejected
 	if approve {
 		stage = StageApproved
@@ -518,6 +529,23 @@ func (c *Core) DecideApproval(ctx context.Context, p *authz.Principal, id string
 		return nil, err
 	}
 	return got, nil
+}
+
+// currentRules puts the catalog's current rules for deciding r on r: the
+// approvers gate its tool names now, and allow_self only when both the
+// request was made under it and the tool still sets it. A reload that
+// tightens who may approve holds for the requests already pending, and
+// one that loosens it does not let a requester approve their own. It
+// reports false, changing nothing, when the tool is gone or no longer
+// needs four-eyes approval: such a request cannot be decided.
+func (c *Core) currentRules(r *approval.Request) bool {
+	t := c.tools[r.Tool]
+	if t == nil || t.approval == nil || t.approval.approvers == "" {
+		return false
+	}
+	r.Approvers = t.approval.approvers
+	r.AllowSelf = r.AllowSelf && t.approval.allowSelf
+	return true
 }
 
 // decider is p as the four-eyes rules see them.

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,11 +31,27 @@ func TestApprovalRecordsRedactWriteOnlyArguments(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := idOf(t, res)
+	// The approver is shown the call with its secret redacted, and the
+	// store never holds it.
+	shown, err := rig.core.GetApproval(ctx, approver, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(shown.Arguments) != `{"secret":"[redacted]","user":"ann"}` {
+		t.Errorf("the approver is shown %s; want user shown and secret redacted", shown.Arguments)
+	}
+	if b, _ := os.ReadFile(rig.storePath); strings.Contains(string(b), "hunter2") {
+		t.Error("the approval store holds the writeOnly value")
+	}
 	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
 		t.Fatal(err)
 	}
+	// The retry with the same secret runs, and the upstream gets it.
 	if res, err := rig.core.Call(ctx, requester, "rotate", args); err != nil || res.IsError {
 		t.Fatalf("approved call = %+v, %v", res, err)
+	}
+	if len(rig.bodies) == 0 || !strings.Contains(rig.bodies[len(rig.bodies)-1], "hunter2") {
+		t.Errorf("the upstream received %q; want the secret sent", rig.bodies)
 	}
 	recs := readAudit(t, path)
 	var stages []string

@@ -3,8 +3,10 @@ package proxy_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/mcpgw/gateway/approval"
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/proxy"
 )
@@ -48,4 +50,84 @@ func TestSelfApprovalIsCheckedOnThePerson(t *testing.T) {
 	if !found {
 		t.Error("no approved record")
 	}
+}
+
+// Names are compared as people read them: the requester's email from
+// another identity provider, cased otherwise, is still the requester.
+func TestSelfApprovalIgnoresTheCaseOfNames(t *testing.T) {
+	rig := newApprovalRig(t)
+	ctx := context.Background()
+	alice := authz.NewPrincipal("alice", "", "alice@example.com", []string{"op"}, nil)
+	id := idOf(t, mustCall(t, rig.core, alice, "cancel", []byte(`{"q":"x"}`)))
+	for _, p := range []*authz.Principal{
+		authz.NewPrincipal("00u1okta", "", "Alice@Example.COM", []string{"approve"}, nil),
+		authz.NewPrincipal("ALICE", "", "", []string{"approve"}, nil),
+		authz.NewPrincipal("svc", "", "alice", []string{"approve"}, nil),
+	} {
+		if _, err := rig.core.DecideApproval(ctx, p, id, true); !errors.Is(err, proxy.ErrApprovalForbidden) {
+			t.Errorf("subject %q actor %q approving alice@example.com's call = %v, want forbidden (the same person)", p.Subject, p.Actor, err)
+		}
+	}
+	if _, err := rig.core.DecideApproval(ctx, approver, id, true); err != nil {
+		t.Fatalf("bob approving: %v", err)
+	}
+}
+
+// A reload holds the approvals already pending to the catalog as it is
+// now: a stricter approvers gate applies to them, turning allow_self off
+// stops a requester approving their own, turning it on does not let one
+// made without it, and a tool that no longer needs four-eyes approval
+// leaves its requests undecidable.
+func TestPendingApprovalsFollowTheReloadedCatalog(t *testing.T) {
+	ctx := context.Background()
+	const (
+		gates = "  approver: { scopes: [approve] }"
+		four  = "approval: { approvers: approver, ttl: 10m }"
+	)
+	boss := authz.NewPrincipal("carol", "", "carol", []string{"approve", "boss"}, nil)
+	selfApprover := authz.NewPrincipal("alice", "", "alice", []string{"op", "approve"}, nil)
+
+	t.Run("stricter-gate", func(t *testing.T) {
+		rig := newApprovalRig(t)
+		id := idOf(t, rig.call(t, []byte(`{"q":"a"}`)))
+		core := rig.reload(t, gates, gates+"\n  boss: { scopes: [boss] }", four, "approval: { approvers: boss, ttl: 10m }")
+		if _, err := core.DecideApproval(ctx, approver, id, true); err == nil {
+			t.Fatal("bob, who passes the old approvers gate but not the new one, approved a request made before the reload")
+		}
+		if l, _ := core.PendingApprovals(ctx, approver); len(l) != 0 {
+			t.Errorf("bob still lists %d approvals he may no longer decide", len(l))
+		}
+		if got, err := core.GetApproval(ctx, boss, id); err != nil || got.Approvers != "boss" {
+			t.Fatalf("carol sees %+v, %v; want the request under the boss gate", got, err)
+		}
+		if _, err := core.DecideApproval(ctx, boss, id, true); err != nil {
+			t.Fatalf("carol, who passes the new gate: %v", err)
+		}
+	})
+	t.Run("allow-self-turned-off", func(t *testing.T) {
+		rig := newApprovalRig(t)
+		rig.yaml = strings.Replace(rig.yaml, four, "approval: { approvers: approver, ttl: 10m, allow_self: true }", 1)
+		before := rig.reload(t)
+		id := idOf(t, mustCall(t, before, selfApprover, "cancel", []byte(`{"q":"a"}`)))
+		after := rig.reload(t, "allow_self: true", "allow_self: false")
+		if _, err := after.DecideApproval(ctx, selfApprover, id, true); !errors.Is(err, proxy.ErrApprovalForbidden) {
+			t.Fatalf("alice approving her own request after allow_self was turned off = %v, want forbidden", err)
+		}
+	})
+	t.Run("allow-self-turned-on", func(t *testing.T) {
+		rig := newApprovalRig(t)
+		id := idOf(t, mustCall(t, rig.core, selfApprover, "cancel", []byte(`{"q":"a"}`)))
+		after := rig.reload(t, four, "approval: { approvers: approver, ttl: 10m, allow_self: true }")
+		if _, err := after.DecideApproval(ctx, selfApprover, id, true); !errors.Is(err, proxy.ErrApprovalForbidden) {
+			t.Fatalf("alice approving her own request made without allow_self = %v, want forbidden", err)
+		}
+	})
+	t.Run("no-longer-four-eyes", func(t *testing.T) {
+		rig := newApprovalRig(t)
+		id := idOf(t, rig.call(t, []byte(`{"q":"a"}`)))
+		after := rig.reload(t, four, "approval: confirm")
+		if _, err := after.DecideApproval(ctx, approver, id, true); !errors.Is(err, approval.ErrConflict) {
+			t.Fatalf("deciding a request of a tool that no longer needs approval = %v, want a conflict", err)
+		}
+	})
 }

@@ -31,6 +31,36 @@ type approvalRig struct {
 	bodies    []string
 	keys      []string
 	now       time.Time
+	yaml      string // the catalog the cores were built from
+	sealer    *approval.Sealer
+}
+
+// reload returns the core a reload builds from the rig's catalog with
+// edits (old, new, old, new, …) made, sharing the rig's store file and
+// keys: what a gateway serves after an operator edits catalog.yaml.
+func (rig *approvalRig) reload(t *testing.T, edits ...string) *proxy.Core {
+	t.Helper()
+	y := rig.yaml
+	for i := 0; i+1 < len(edits); i += 2 {
+		if !strings.Contains(y, edits[i]) {
+			t.Fatalf("the rig's catalog has no %q", edits[i])
+		}
+		y = strings.Replace(y, edits[i], edits[i+1], 1)
+	}
+	cat, err := catalog.Parse("t.yaml", []byte(y), &catalog.LoadOptions{Getenv: func(string) (string, bool) { return "x", true }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := approval.OpenFileStore(rig.storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, err := proxy.New(cat, &proxy.Options{Audit: discardAudit{}, Now: func() time.Time { return rig.now },
+		Approvals: &proxy.Approvals{Sealer: rig.sealer, Store: store}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core
 }
 
 func newApprovalRig(t *testing.T) *approvalRig {
@@ -99,6 +129,7 @@ tools:
 		t.Fatal(err)
 	}
 	sealer, _ := approval.NewSealer(approval.RandomKey())
+	rig.yaml, rig.sealer = yaml, sealer
 	rig.storePath = filepath.Join(t.TempDir(), "approvals.json")
 	store, err := approval.OpenFileStore(rig.storePath)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/gateway/approval"
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/proxy"
 )
@@ -77,18 +78,26 @@ audit:
 	carol := authz.NewPrincipal("carol", "", "carol", []string{"op"}, nil)
 	idOf(t, call(requester, `{"q":"1"}`))
 	idOf(t, call(requester, `{"q":"2"}`))
-	if res := call(requester, `{"q":"3"}`); !res.IsError || !strings.Contains(res.Text, "you (alice) already have 2 approvals pending") ||
+	if res := call(requester, `{"q":"3"}`); !res.IsError || !strings.Contains(res.Text, "you (alice) already have 2 approvals awaiting a decision") ||
 		!strings.Contains(res.Text, "approval.max_pending.per_requester") || strings.Contains(res.Text, "apr_") {
 		t.Errorf("alice's third pending call = %+v; want an isError naming the per_requester cap", res)
 	}
 	idOf(t, call(bob, `{"q":"1"}`))
-	if res := call(carol, `{"q":"1"}`); !res.IsError || !strings.Contains(res.Text, `workspace "" already has 3 approvals pending`) ||
+	if res := call(carol, `{"q":"1"}`); !res.IsError || !strings.Contains(res.Text, `workspace "" already has 3 approvals awaiting a decision`) ||
 		!strings.Contains(res.Text, "approval.max_pending.per_workspace") {
 		t.Errorf("a fourth pending call in the workspace = %+v; want an isError naming the per_workspace cap", res)
 	}
 	// Another workspace has its own count.
 	other := authz.NewPrincipal("dave", "globex", "dave", []string{"op"}, nil)
 	idOf(t, call(other, `{"q":"1"}`))
+	// Letting requests expire makes no room until the store drops them:
+	// the message says when that is.
+	rig.now = rig.now.Add(10*time.Minute + time.Second)
+	if res := call(requester, `{"q":"3"}`); !res.IsError || !strings.Contains(res.Text, "until 10m0s after they expire") {
+		t.Errorf("alice's third call once her two expired = %+v; want still refused, saying when they stop counting", res)
+	}
+	rig.now = rig.now.Add(approval.KeepUndecided)
+	idOf(t, call(requester, `{"q":"3"}`))
 
 	big := fmt.Sprintf(`{"q":%q}`, strings.Repeat("x", 2000))
 	rig2 := newApprovalRigWith(t, discardAudit{}, "audit:\n  max_argument_bytes: 1KiB\n")

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -399,10 +400,15 @@ func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 			m[name] = json.RawMessage(`"[redacted]"`)
 		}
 	}
-	out, err := json.Marshal(m)
-	if err != nil {
+	// Keys sorted as json.Marshal sorts them, but values kept as they
+	// were written: no HTML escaping, so "<" reads as "<" to an approver.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(m) != nil {
 		return digestArgs(args)
 	}
+	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(out) > max {
 		return digestArgs(out)
 	}
