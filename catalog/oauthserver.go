@@ -22,6 +22,11 @@ const (
 	// DefaultRegistrationsPerMinute caps dynamic client registrations, in
 	// the whole fleet when replicas count limits together.
 	DefaultRegistrationsPerMinute = 10
+	// DefaultSignInsPerMinute caps the sign-ins begun at /oauth/authorize,
+	// in the whole fleet when replicas count limits together: each is
+	// kept until it ends or for ten minutes, so the cap bounds what the
+	// state store holds for people halfway through.
+	DefaultSignInsPerMinute = 600
 	// DefaultClientMetadataTimeout bounds the fetch of a Client ID
 	// Metadata Document.
 	DefaultClientMetadataTimeout = Duration(5e9)
@@ -57,6 +62,16 @@ type OAuthServer struct {
 	Registration OAuthRegistration `yaml:"registration"`
 	// ClientMetadata is how Client ID Metadata Documents are fetched.
 	ClientMetadata OAuthClientMetadata `yaml:"client_metadata"`
+	// SignIn bounds the sign-ins begun at /oauth/authorize.
+	SignIn OAuthSignIn `yaml:"sign_in"`
+}
+
+// OAuthSignIn bounds the sign-ins in progress.
+type OAuthSignIn struct {
+	Meta `yaml:"-"`
+	// PerMinute caps sign-ins begun a minute, counted where the gateway
+	// counts its limits; default DefaultSignInsPerMinute.
+	PerMinute int `yaml:"per_minute"`
 }
 
 // OAuthProvider is the OpenID provider the gateway federates sign-in to.
@@ -142,6 +157,9 @@ func oauthServerDefaults(c *Catalog) {
 	if !o.Registration.Has("per_minute") {
 		o.Registration.PerMinute = DefaultRegistrationsPerMinute
 	}
+	if !o.SignIn.Has("per_minute") {
+		o.SignIn.PerMinute = DefaultSignInsPerMinute
+	}
 	cm := &o.ClientMetadata
 	if !cm.Has("enabled") {
 		cm.Enabled = true
@@ -215,6 +233,9 @@ func (v *checker) oauthServer() {
 	}
 	if o.Registration.PerMinute <= 0 {
 		v.add(at(o.Registration.Meta, "per_minute", outer), subj, "registration.per_minute must be greater than 0 (turn registration off with enabled: false)")
+	}
+	if o.SignIn.PerMinute <= 0 {
+		v.add(at(o.SignIn.Meta, "per_minute", outer), subj, "sign_in.per_minute must be greater than 0")
 	}
 	cm := &o.ClientMetadata
 	if cm.Timeout <= 0 {

@@ -288,6 +288,66 @@ func TestRegistrationIsRateLimited(t *testing.T) {
 	}
 }
 
+// A sign-in is held in the state store until it ends: /oauth/authorize
+// refuses parameters too large to hold (a megabyte of state, a nonce, a
+// POSTed form) before storing anything, and refuses sign-ins beyond
+// sign_in.per_minute with 429 and Retry-After. A sign-in within the
+// bounds goes on to the consent page.
+func TestAuthorizeIsBounded(t *testing.T) {
+	e := newEnvWith(t, 10, loopback, nil, func(s string) string {
+		return strings.Replace(s, "access_token_ttl: 5m", "access_token_ttl: 5m\n    sign_in: { per_minute: 4 }", 1)
+	})
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	get := func(u string) (int, string, http.Header) {
+		t.Helper()
+		resp, body := newBrowser().do(t, "GET", u, nil)
+		return resp.StatusCode, body, resp.Header
+	}
+	big := strings.Repeat("s", 1<<20)
+	for name, extra := range map[string]url.Values{
+		"state": {"state": {big}}, "nonce": {"nonce": {strings.Repeat("n", 1025)}},
+		"redirect": {"redirect_uri": {"http://127.0.0.1:7777/callback?" + strings.Repeat("x", 2100)}},
+	} {
+		if code, body, _ := get(e.authorizeURL(c, extra)); code != http.StatusBadRequest || !strings.Contains(body, "invalid_request") || !strings.Contains(body, "bytes allowed") {
+			t.Errorf("%s too long: %d %.200s; want 400 invalid_request naming the bound", name, code, body)
+		}
+	}
+	many := url.Values{}
+	for i := range 70 {
+		many.Set(fmt.Sprintf("p%d", i), "x")
+	}
+	if code, body, _ := get(e.authorizeURL(c, many)); code != http.StatusBadRequest || !strings.Contains(body, "parameters") {
+		t.Errorf("70 extra parameters: %d %.200s; want 400", code, body)
+	}
+	form := url.Values{"response_type": {"code"}, "client_id": {c.id}, "state": {strings.Repeat("s", 20<<10)}}
+	resp, err := http.Post(e.url+"/oauth/authorize", "application/x-www-form-urlencoded", strings.NewReader(form.Encode()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("a 20 KiB POSTed form: %d, want 400", resp.StatusCode)
+	}
+	// The refusals above took nothing from the rate: four sign-ins start
+	// (the longest state allowed among them), the fifth waits.
+	var codes []int
+	var retry string
+	for i := range 5 {
+		st := fmt.Sprintf("st-%d", i)
+		if i == 0 {
+			st = strings.Repeat("s", 1024)
+		}
+		code, _, h := get(e.authorizeURL(c, url.Values{"state": {st}}))
+		codes, retry = append(codes, code), h.Get("Retry-After")
+	}
+	if fmt.Sprint(codes) != "[302 302 302 302 429]" {
+		t.Errorf("five sign-ins with sign_in.per_minute 4: %v, want [302 302 302 302 429]", codes)
+	}
+	if n, err := strconv.Atoi(retry); err != nil || n < 1 || n > 15 {
+		t.Errorf("Retry-After %q, want 1 to 15 seconds", retry)
+	}
+}
+
 // The cap is the fleet's, not each replica's: two replicas counting in
 // one Redis register per_minute clients between them, as does a server
 // a reload made over the process's limiter.
@@ -422,6 +482,42 @@ func TestRevocationOfAccessTokensAndOfOtherClientsTokens(t *testing.T) {
 	}
 	if r := e.refresh(t, c, tok.RefreshToken); r.Error != "invalid_grant" {
 		t.Errorf("refresh after the access token's revocation: %+v, want invalid_grant", r)
+	}
+}
+
+// A grant's id, which every access token carries in its claims, is not
+// a token: sent to /revoke by any client, the token's own included, it
+// ends nothing.
+func TestRevocationOfABareGrantIDEndsNothing(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	other := e.register(t, "http://127.0.0.1:7778/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	p, err := e.verify(t, tok.AccessToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var claims struct {
+		Grant string `json:"mcpgw_grant"`
+	}
+	if json.Unmarshal(p.Claims, &claims); !strings.HasPrefix(claims.Grant, "g_") {
+		t.Fatalf("the access token names no grant: %s", p.Claims)
+	}
+	for _, id := range []string{other.id, c.id} {
+		for _, token := range []string{claims.Grant, claims.Grant + ".x"} {
+			resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {token}, "client_id": {id}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if _, err := e.verify(t, tok.AccessToken); err != nil {
+				t.Fatalf("revoking %q as %s ended the grant: %v", token, id, err)
+			}
+		}
+	}
+	if r := e.refresh(t, c, tok.RefreshToken); r.Error != "" {
+		t.Errorf("refresh after the bare grant ids were sent: %+v", r)
 	}
 }
 

@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -250,6 +251,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r == nil {
 			return
 		}
+		if msg := oversizeAuthorize(r.Form); msg != "" {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
+			return
+		}
+		if ref := s.limits.Take(r.Context(), []fleet.Counter{s.signIns()}); ref != nil {
+			secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)
+			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+				fmt.Sprintf("too many sign-ins are starting (sign_in.per_minute is %d); try again in %d s", s.cfg.SignIn.PerMinute, secs))
+			return
+		}
 		s.router.ServeHTTP(w, r)
 	case "/token":
 		// RFC 8707 §2.2: a resource at the token endpoint must be one
@@ -288,9 +300,52 @@ func (s *Server) sameResource(res string) bool {
 
 type ctxKey struct{}
 
+// Bounds of an authorization request. A sign-in is stored, with its
+// state and nonce, until it ends or for ten minutes: unbounded, one
+// request could park a megabyte there. Real clients send a state and a
+// nonce of a few dozen bytes, a code challenge of 43 to 128.
+const (
+	maxAuthorizeBytes = 16 << 10 // the whole request (a POST's form)
+	maxAuthorizeValue = 2048     // any one value: a redirect URI, a client_id URL
+	maxAuthorizeState = 1024     // state and nonce, kept verbatim
+	maxAuthorizeCount = 64       // parameters, repeats included
+)
+
+// oversizeAuthorize names the bound an authorization request's
+// parameters break, or "".
+func oversizeAuthorize(form url.Values) string {
+	n := 0
+	for k, vs := range form {
+		n += len(vs)
+		limit := maxAuthorizeValue
+		if k == "state" || k == "nonce" {
+			limit = maxAuthorizeState
+		}
+		for _, v := range vs {
+			if len(k) > maxAuthorizeValue || len(v) > limit {
+				return fmt.Sprintf("parameter %.64q is longer than the %d bytes allowed", k, limit)
+			}
+		}
+	}
+	if n > maxAuthorizeCount {
+		return fmt.Sprintf("the request has %d parameters, more than the %d allowed", n, maxAuthorizeCount)
+	}
+	return ""
+}
+
+// signIns is the counter /oauth/authorize takes from: one per issuer, a
+// burst of per_minute and per_minute a minute after it.
+func (s *Server) signIns() fleet.Counter {
+	n := s.cfg.SignIn.PerMinute
+	return fleet.Counter{Rule: "oauth_server.sign_in", Key: s.issuer, RPS: float64(n) / 60, Burst: n}
+}
+
 // withResource reads the authorization request's resource indicators for
 // the validator, which cannot see the request.
 func (s *Server) withResource(w http.ResponseWriter, r *http.Request) *http.Request {
+	if r.Body != nil {
+		r.Body = http.MaxBytesReader(w, r.Body, maxAuthorizeBytes)
+	}
 	if err := r.ParseForm(); err != nil {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request cannot be read")
 		return nil

@@ -363,13 +363,12 @@ func (st *storage) RevokeToken(ctx context.Context, tokenOrID, _, clientID strin
 		st.revoke(ctx, c.Grant)
 		return nil
 	}
-	// The library passes an access token's id when it verified the token
-	// itself; the id names the grant.
-	g := grantOf(tokenOrID)
-	if !strings.HasPrefix(g, "g_") {
-		return nil
-	}
-	st.revoke(ctx, g)
+	// Anything else is no token of ours (RFC 7009 §2.2: answered as
+	// revoked, and nothing done). A bare grant id in particular revokes
+	// nothing: the library hands over what it could not read as given,
+	// so acting on one would let any client end another's grant by its
+	// id (which every access token carries), and store a revocation for
+	// every string it is sent.
 	return nil
 }
 
