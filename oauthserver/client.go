@@ -307,30 +307,48 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, out)
 }
 
-// metadataFetcher fetches Client ID Metadata Documents under SSRF rules
-// and keeps good ones for a few minutes.
+// metadataFetcher fetches Client ID Metadata Documents under SSRF rules.
+// Anyone may name any URL as a client_id, so what a stream of them can
+// make the gateway do is bounded: a good document is kept a few minutes
+// and a failure half a minute (a URL that fails is not fetched again per
+// request), callers asking for one URL at once share one fetch, and at
+// most metadataFetches run at a time (more are refused at once, never
+// queued).
 type metadataFetcher struct {
 	cfg   *catalog.OAuthClientMetadata
 	allow []netip.Prefix
 	hc    *http.Client
 	now   func() time.Time
+	slots chan struct{} // one per fetch running
 
-	mu    sync.Mutex
-	cache map[string]cachedMetadata
+	mu       sync.Mutex
+	cache    map[string]cachedMetadata
+	inflight map[string]*metadataCall
 }
 
 type cachedMetadata struct {
 	md  *Metadata
+	err error
 	exp time.Time
 }
 
+// metadataCall is one fetch, which callers of the same URL wait on.
+type metadataCall struct {
+	done chan struct{}
+	md   *Metadata
+	err  error
+}
+
 const (
-	metadataCacheTTL  = 5 * time.Minute
-	metadataCacheSize = 1024
+	metadataCacheTTL   = 5 * time.Minute
+	metadataFailureTTL = 30 * time.Second
+	metadataCacheSize  = 1024
+	metadataFetches    = 16
 )
 
 func newMetadataFetcher(cfg *catalog.OAuthClientMetadata, now func() time.Time) *metadataFetcher {
-	f := &metadataFetcher{cfg: cfg, now: now, cache: map[string]cachedMetadata{}}
+	f := &metadataFetcher{cfg: cfg, now: now, cache: map[string]cachedMetadata{},
+		inflight: map[string]*metadataCall{}, slots: make(chan struct{}, metadataFetches)}
 	for _, p := range cfg.AllowPrivateAddresses {
 		if pr, err := netip.ParsePrefix(p); err == nil {
 			f.allow = append(f.allow, pr.Masked())
@@ -437,16 +455,72 @@ func CheckClientIDURL(s string, allowedHosts []string) error {
 }
 
 func (f *metadataFetcher) get(ctx context.Context, id string) (*Metadata, error) {
-	now := f.now()
-	f.mu.Lock()
-	if c, ok := f.cache[id]; ok && now.Before(c.exp) {
-		f.mu.Unlock()
-		return c.md, nil
-	}
-	f.mu.Unlock()
 	if err := CheckClientIDURL(id, f.cfg.AllowedHosts); err != nil {
 		return nil, err
 	}
+	f.mu.Lock()
+	if c, ok := f.cache[id]; ok && f.now().Before(c.exp) {
+		f.mu.Unlock()
+		return c.md, c.err
+	}
+	if call := f.inflight[id]; call != nil {
+		f.mu.Unlock()
+		select {
+		case <-call.done:
+			return call.md, call.err
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	select {
+	case f.slots <- struct{}{}:
+	default:
+		f.mu.Unlock()
+		return nil, clientErr("invalid_client_metadata", "too many client metadata documents are being fetched at once; try again in a few seconds")
+	}
+	call := &metadataCall{done: make(chan struct{})}
+	f.inflight[id] = call
+	f.mu.Unlock()
+
+	// The fetch is the URL's, not this caller's: one who goes away does
+	// not fail the others waiting on it. It has its own timeout.
+	call.md, call.err = f.fetch(context.WithoutCancel(ctx), id)
+	<-f.slots
+	f.mu.Lock()
+	delete(f.inflight, id)
+	ttl := metadataCacheTTL
+	if call.err != nil {
+		ttl = metadataFailureTTL
+	}
+	f.keep(id, cachedMetadata{md: call.md, err: call.err, exp: f.now().Add(ttl)})
+	f.mu.Unlock()
+	close(call.done)
+	return call.md, call.err
+}
+
+// keep caches c under id, making room when the cache is full: first by
+// dropping what has expired, then the entry closest to expiring. f.mu is
+// held.
+func (f *metadataFetcher) keep(id string, c cachedMetadata) {
+	if len(f.cache) >= metadataCacheSize {
+		now := f.now()
+		soonest := ""
+		for k, v := range f.cache {
+			if !now.Before(v.exp) {
+				delete(f.cache, k)
+			} else if soonest == "" || v.exp.Before(f.cache[soonest].exp) {
+				soonest = k
+			}
+		}
+		if len(f.cache) >= metadataCacheSize {
+			delete(f.cache, soonest)
+		}
+	}
+	f.cache[id] = c
+}
+
+// fetch gets and checks the document at id.
+func (f *metadataFetcher) fetch(ctx context.Context, id string) (*Metadata, error) {
 	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout.D())
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, id, nil)
@@ -470,17 +544,7 @@ func (f *metadataFetcher) get(ctx context.Context, id string) (*Metadata, error)
 	if int64(len(body)) > limit {
 		return nil, clientErr("invalid_client_metadata", "the client metadata document is larger than %s", f.cfg.MaxBytes)
 	}
-	md, err := ParseMetadataDocument(id, body)
-	if err != nil {
-		return nil, err
-	}
-	f.mu.Lock()
-	if len(f.cache) >= metadataCacheSize {
-		clear(f.cache)
-	}
-	f.cache[id] = cachedMetadata{md: md, exp: now.Add(metadataCacheTTL)}
-	f.mu.Unlock()
-	return md, nil
+	return ParseMetadataDocument(id, body)
 }
 
 // fetchError names the class of a fetch failure without echoing more of

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -115,6 +116,32 @@ func TestRevokingARefreshTokenEndsItsAccessTokens(t *testing.T) {
 	}
 	if r := e.refresh(t, c, tok.RefreshToken); r.Error != "invalid_grant" {
 		t.Errorf("refresh after revocation: %+v, want invalid_grant", r)
+	}
+}
+
+// A sign-in gives one code: asking its callback URL again (someone who
+// learned the id from the person's history) gets no second code, and the
+// first still works.
+func TestSignInGivesOneCode(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	b := newBrowser()
+	q := e.signIn(t, b, e.authorizeURL(c, nil), "alice", "alice-pw")
+	var callback string
+	for _, u := range b.visited {
+		if strings.Contains(u, "/oauth/authorize/callback") {
+			callback = u
+		}
+	}
+	if callback == "" {
+		t.Fatalf("the sign-in never passed /oauth/authorize/callback: %v", b.visited)
+	}
+	resp, _ := newBrowser().do(t, "GET", callback, nil)
+	if loc, _ := url.Parse(resp.Header.Get("Location")); loc != nil && loc.Query().Get("code") != "" {
+		t.Errorf("a second visit of %s gave another code (%d)", callback, resp.StatusCode)
+	}
+	if tok := e.exchange(t, c, q.Get("code")); tok.AccessToken == "" {
+		t.Errorf("the first code no longer exchanges: %+v", tok)
 	}
 }
 
@@ -438,6 +465,87 @@ func TestClientIDMetadataDocument(t *testing.T) {
 			t.Errorf("got %d %q, want the fetch refused for a private address", resp.StatusCode, body)
 		}
 	})
+}
+
+// Anyone may name any URL as a client_id, so fetching documents is
+// bounded: callers of one URL share one fetch, a URL that fails is not
+// fetched again for each request, and at most 16 fetches run at once
+// (more are refused at once, not queued).
+func TestClientMetadataFetchesAreBounded(t *testing.T) {
+	var fetches sync.Map // path → *atomic.Int64
+	count := func(path string) int64 {
+		n, _ := fetches.LoadOrStore(path, new(atomic.Int64))
+		return n.(*atomic.Int64).Load()
+	}
+	release := make(chan struct{})
+	entered := make(chan string, 64)
+	docs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := fetches.LoadOrStore(r.URL.Path, new(atomic.Int64))
+		n.(*atomic.Int64).Add(1)
+		if strings.HasPrefix(r.URL.Path, "/fail") {
+			http.Error(w, "down", http.StatusInternalServerError)
+			return
+		}
+		entered <- r.URL.Path
+		<-release
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, "http://"+r.Host+r.URL.Path)
+	})
+	ds := httptest.NewServer(docs)
+	defer ds.Close()
+	e := newEnv(t, 10, loopback)
+	authorize := func(path string) (int, string) {
+		c := &client{id: ds.URL + path, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+		resp, body := newBrowser().do(t, "GET", e.authorizeURL(c, nil), nil)
+		return resp.StatusCode, body
+	}
+
+	for range 5 {
+		if code, body := authorize("/fail.json"); code != http.StatusBadRequest || !strings.Contains(body, "HTTP 500") {
+			t.Fatalf("a failing document: %d %s", code, body)
+		}
+	}
+	if n := count("/fail.json"); n != 1 {
+		t.Errorf("five sign-ins naming a failing document fetched it %d times, want once", n)
+	}
+
+	// 20 different documents that hang: 16 fetches run, 4 are refused.
+	var wg sync.WaitGroup
+	var refused atomic.Int64
+	for i := range 20 {
+		wg.Go(func() {
+			if code, body := authorize(fmt.Sprintf("/hang/%d.json", i)); code == http.StatusBadRequest && strings.Contains(body, "too many client metadata documents") {
+				refused.Add(1)
+			}
+		})
+	}
+	running := 0
+	deadline := time.After(10 * time.Second)
+	for running < 16 || refused.Load() < 4 {
+		select {
+		case <-entered:
+			running++
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("after 10 s: %d fetches running, %d refused; want 16 and 4", running, refused.Load())
+		}
+	}
+	close(release)
+	wg.Wait()
+	if running != 16 || refused.Load() != 4 {
+		t.Errorf("20 hanging documents: %d fetched, %d refused; want 16 and 4", running, refused.Load())
+	}
+	// Six callers of one document at once share a fetch.
+	for range 6 {
+		wg.Go(func() {
+			if code, _ := authorize("/shared.json"); code != http.StatusFound {
+				t.Errorf("a sign-in naming a good document: %d", code)
+			}
+		})
+	}
+	wg.Wait()
+	if n := count("/shared.json"); n != 1 {
+		t.Errorf("six sign-ins naming one document fetched it %d times, want once", n)
+	}
 }
 
 // Revoking an access token ends its grant too; revoking another client's

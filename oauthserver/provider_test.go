@@ -205,7 +205,8 @@ func (e *env) replica(limits *fleet.Limiter) string {
 // browser is a person's browser: cookies, and no redirect followed on its
 // own, so each hop can be checked.
 type browser struct {
-	c *http.Client
+	c       *http.Client
+	visited []string // every URL asked, in order
 }
 
 func newBrowser() *browser {
@@ -227,6 +228,7 @@ func (b *browser) do(t *testing.T, method, u string, form url.Values) (*http.Res
 	if form != nil {
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
+	b.visited = append(b.visited, u)
 	resp, err := b.c.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, u, err)

@@ -28,6 +28,7 @@ const (
 	keyUpstream    = "up:"      // upstream state → auth request id
 	keyCode        = "code:"    // sha(code) → auth request id
 	keyCodeSpent   = "spent:"   // sha(code) → grant: a replay revokes the grant
+	keyCodeIssued  = "issued:"  // auth request id → "1": one code per sign-in
 	keyRefresh     = "rt:"      // sha(refresh token) → refreshRecord
 	keyRefreshUsed = "rtused:"  // sha(refresh token) → grant: reuse revokes the grant
 	keyRevoked     = "revoked:" // grant → "1"
@@ -226,8 +227,20 @@ func (st *storage) AuthRequestByCode(ctx context.Context, code string) (op.AuthR
 	return a, nil
 }
 
+// SaveAuthCode stores the one code of sign-in id. The library mints a
+// code each time /authorize/callback?id= is asked after the person signed
+// in; only the first is stored, so whoever else learns the id (a shared
+// screen, a browser history) gets no second code for the person.
 func (st *storage) SaveAuthCode(ctx context.Context, id, code string) error {
-	return st.store().Put(ctx, keyCode+hashKey(code), []byte(id), st.s.now().Add(codeTTL))
+	now := st.s.now()
+	first, err := st.store().Create(ctx, keyCodeIssued+id, []byte("1"), now.Add(authRequestTTL))
+	if err != nil {
+		return err
+	}
+	if !first {
+		return errors.New("this sign-in already gave its code; start again from your MCP client")
+	}
+	return st.store().Put(ctx, keyCode+hashKey(code), []byte(id), now.Add(codeTTL))
 }
 
 func (st *storage) DeleteAuthRequest(ctx context.Context, id string) error {
