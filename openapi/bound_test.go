@@ -1,15 +1,18 @@
 package openapi_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
+	"gopkg.in/yaml.v3"
 )
 
 // schemaNodes counts the schema objects in a JSON Schema.
@@ -128,3 +131,90 @@ func TestImportSharesTheSchemaBudget(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// chainDocument is a document whose n component schemas each only refer
+// to the next, the last holding the schema, with an operation reading
+// each of the first ops; with loop, the last refers back to the first
+// and no schema is ever reached. Swagger 2.0 when swagger.
+func chainDocument(n, ops int, loop, swagger bool) []byte {
+	prefix := "#/components/schemas/"
+	if swagger {
+		prefix = "#/definitions/"
+	}
+	schemas := map[string]any{}
+	for i := range n {
+		schemas["A"+strconv.Itoa(i)] = map[string]any{"$ref": prefix + "A" + strconv.Itoa(i+1)}
+	}
+	schemas["A"+strconv.Itoa(n)] = map[string]any{"type": "object", "properties": map[string]any{"chained": map[string]any{"type": "string"}}}
+	if loop {
+		schemas["A"+strconv.Itoa(n)] = map[string]any{"$ref": prefix + "A0"}
+	}
+	paths := map[string]any{}
+	for i := range ops {
+		ref := map[string]any{"$ref": prefix + "A" + strconv.Itoa(i)}
+		ok := map[string]any{"description": "ok", "content": map[string]any{"application/json": map[string]any{"schema": ref}}}
+		if swagger {
+			ok = map[string]any{"description": "ok", "schema": ref}
+		}
+		paths["/p"+strconv.Itoa(i)] = map[string]any{"get": map[string]any{"operationId": "p" + strconv.Itoa(i), "responses": map[string]any{"200": ok}}}
+	}
+	doc := map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "t", "version": "1"}, "paths": paths,
+		"components": map[string]any{"schemas": schemas}}
+	if swagger {
+		doc = map[string]any{"swagger": "2.0", "info": map[string]any{"title": "t", "version": "1"}, "paths": paths, "definitions": schemas}
+	}
+	b, _ := json.Marshal(doc)
+	return b
+}
+
+// A chain of thousands of components that each only name the next is
+// read as what it stands for, the schema at its end, in JSON, in YAML
+// and in Swagger 2.0; a chain that loops without reaching a schema skips
+// the operations that need it, saying so. Neither walks the chain once
+// per link (which took over a minute here): a deadline far above the
+// second it takes bounds it.
+func TestImportReadsLongChainsOfReferences(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	js := chainDocument(8000, 200, false, false)
+	var tree any
+	json.Unmarshal(js, &tree)
+	yml, _ := yaml.Marshal(tree)
+	for name, data := range map[string][]byte{"json": js, "yaml": yml, "swagger": chainDocument(8000, 200, false, true)} {
+		t.Run(name, func(t *testing.T) {
+			doc, err := openapi.ReadContext(ctx, data)
+			if err != nil {
+				t.Fatalf("Read = %v", err)
+			}
+			res, err := openapi.ImportContext(ctx, doc, openapi.Options{Upstream: "u", Standalone: true})
+			if err != nil {
+				t.Fatalf("Import = %v", err)
+			}
+			cat, err := catalog.Parse(name, res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+			if err != nil {
+				t.Fatalf("the imported catalog does not load: %v", err)
+			}
+			if len(cat.Tools) != 200 {
+				t.Fatalf("%d tools, want 200; skipped %v", len(cat.Tools), res.Skipped)
+			}
+			if out := string(cat.Tools[0].OutputJSON); !strings.Contains(out, `"chained"`) {
+				t.Errorf("tool %s's output schema is %s; want the schema at the chain's end", cat.Tools[0].Name, out)
+			}
+		})
+	}
+	t.Run("loop", func(t *testing.T) {
+		for _, swagger := range []bool{false, true} {
+			doc, err := openapi.ReadContext(ctx, chainDocument(8000, 200, true, swagger))
+			if err != nil {
+				t.Fatalf("Read = %v", err)
+			}
+			res, err := openapi.ImportContext(ctx, doc, openapi.Options{Upstream: "u", Standalone: true})
+			if err != nil || len(res.Skipped) != 200 {
+				t.Fatalf("Import of a looping chain = %v, %d skipped; want every operation skipped", err, len(res.Skipped))
+			}
+			if why := res.Skipped[0].Reason; !strings.Contains(why, "loop of references") {
+				t.Errorf("skipped because %q; want the loop named", why)
+			}
+		}
+	})
+}

@@ -208,7 +208,9 @@ func loadModel(ctx context.Context, data []byte) *openapi3.T {
 	if err != nil || ctx.Err() != nil {
 		return nil
 	}
-	preResolve(doc, refs)
+	if !preResolve(doc, refs) {
+		return nil // a chain that ends nowhere: the tree says where
+	}
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
@@ -316,11 +318,15 @@ func stringKeys(v any, depth int) (any, error) {
 }
 
 // markRefs walks the document and replaces every object whose "$ref"
-// cannot be followed (another file, a URL, or a pointer to nothing in the
-// document) by a marker saying why, and drops discriminator mappings to
-// other files (they only name which schema a value is, and the import
-// reads the schemas themselves). Nothing is fetched.
+// cannot be followed (another file, a URL, a pointer to nothing in the
+// document, a loop of references that never reaches a value) by a marker
+// saying why, points every reference at the end of its chain (A → B → C,
+// where B is only a reference, becomes A → C, so a resolver never walks a
+// chain once per link), and drops discriminator mappings to other files
+// (they only name which schema a value is, and the import reads the
+// schemas themselves). Nothing is fetched.
 func markRefs(ctx context.Context, root map[string]any) (changed bool, err error) {
+	chains := &refChains{root: root, memo: map[string]refEnd{}}
 	steps := 0
 	var walk func(v any, depth int) (any, error)
 	walk = func(v any, depth int) (any, error) {
@@ -335,9 +341,17 @@ func markRefs(ctx context.Context, root map[string]any) (changed bool, err error
 		switch x := v.(type) {
 		case map[string]any:
 			if ref, ok := x["$ref"].(string); ok {
-				if why := followable(root, ref); why != "" {
+				end := chains.end(ref)
+				if end.loop {
+					end.why = fmt.Sprintf("$ref %q leads into a loop of references that never reaches a value", bound(ref, 200))
+				}
+				if end.why != "" {
 					changed = true
-					return map[string]any{unresolvedExt: why}, nil
+					return map[string]any{unresolvedExt: end.why}, nil
+				}
+				if end.ref != ref {
+					x["$ref"] = end.ref
+					changed = true
 				}
 			}
 			if disc, ok := x["discriminator"].(map[string]any); ok {
@@ -372,14 +386,67 @@ func markRefs(ctx context.Context, root map[string]any) (changed bool, err error
 	return changed, err
 }
 
-// followable returns why ref cannot be followed inside root, or "".
-func followable(root map[string]any, ref string) string {
+// refChains finds where chains of references end, each link once.
+type refChains struct {
+	root map[string]any
+	memo map[string]refEnd
+}
+
+// refEnd is where a chain of references ends: the last reference (whose
+// target is a value, not only another reference), or why it cannot be
+// followed, or in a loop.
+type refEnd struct {
+	ref, why string
+	loop     bool
+}
+
+// end follows ref through targets that are only a reference (an object
+// whose one member is "$ref") to the reference whose target is a value.
+func (c *refChains) end(ref string) refEnd {
+	if e, ok := c.memo[ref]; ok {
+		return e
+	}
+	var links []string
+	on := map[string]bool{}
+	var e refEnd
+	for cur := ref; ; {
+		if known, ok := c.memo[cur]; ok {
+			e = known
+			break
+		}
+		if on[cur] {
+			e = refEnd{loop: true}
+			break
+		}
+		target, why := lookup(c.root, cur)
+		if why != "" {
+			e = refEnd{why: why}
+			break
+		}
+		on[cur] = true
+		links = append(links, cur)
+		next, only := target["$ref"].(string)
+		if !only || len(target) != 1 {
+			e = refEnd{ref: cur}
+			break
+		}
+		cur = next
+	}
+	for _, l := range links {
+		c.memo[l] = e
+	}
+	return e
+}
+
+// lookup returns the object ref points to inside root, or why it cannot
+// be followed.
+func lookup(root map[string]any, ref string) (map[string]any, string) {
 	if !strings.HasPrefix(ref, "#") {
-		return fmt.Sprintf("$ref %q points outside the document; only local references (#/...) are read, never fetched", bound(ref, 200))
+		return nil, fmt.Sprintf("$ref %q points outside the document; only local references (#/...) are read, never fetched", bound(ref, 200))
 	}
 	frag, err := url.PathUnescape(ref[1:])
 	if err != nil || frag == "" || frag[0] != '/' {
-		return fmt.Sprintf("$ref %q is not a JSON pointer into the document", bound(ref, 200))
+		return nil, fmt.Sprintf("$ref %q is not a JSON pointer into the document", bound(ref, 200))
 	}
 	var cur any = root
 	for _, tok := range strings.Split(frag[1:], "/") {
@@ -388,23 +455,24 @@ func followable(root map[string]any, ref string) string {
 		case map[string]any:
 			next, ok := c[tok]
 			if !ok {
-				return fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
+				return nil, fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
 			}
 			cur = next
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(c) {
-				return fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
+				return nil, fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
 			}
 			cur = c[i]
 		default:
-			return fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
+			return nil, fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
 		}
 	}
-	if _, ok := cur.(map[string]any); !ok {
-		return fmt.Sprintf("$ref %q points to a value that is not an object", bound(ref, 200))
+	obj, ok := cur.(map[string]any)
+	if !ok {
+		return nil, fmt.Sprintf("$ref %q points to a value that is not an object", bound(ref, 200))
 	}
-	return ""
+	return obj, ""
 }
 
 // unresolved returns why the object carrying ext could not be read, or "".
