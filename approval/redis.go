@@ -92,13 +92,19 @@ func (s *RedisStore) nonceKey(n string) string {
 // createScript stores a pending request when its call has none pending
 // and its requester and workspace are under their caps, all in one step.
 // The caps count undecided requests until KeepUndecided past their
-// expiry (see Limits), when they leave the sets and their hash expires.
+// expiry (see Limits), when they leave the sets and their hash expires;
+// an expired request of the same call no longer counts, as the new one
+// replaces it.
 // KEYS: the request, the workspace index, the call index, then the
 // pending sets (call, requester, workspace). ARGV: id, data, status,
 // expiry ms, created score, now ms, ttl ms, requester cap, workspace cap
 // (0: none), now less KeepUndecided ms. Answers {"ok"}, {"pending", id},
 // {"requester"}, {"workspace"} or {"exists"}.
 var createScript = redis.NewScript(`
+local gone = redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', ARGV[6])
+for _, id in ipairs(gone) do
+  for i = 5, 6 do redis.call('ZREM', KEYS[i], id) end
+end
 redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', ARGV[6])
 for i = 5, 6 do redis.call('ZREMRANGEBYSCORE', KEYS[i], '-inf', ARGV[10]) end
 local cur = redis.call('ZRANGE', KEYS[4], 0, 0)

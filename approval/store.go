@@ -168,14 +168,19 @@ func (e *LimitError) Error() string {
 
 // admit decides whether r may join held, the undecided requests of r's
 // workspace (pending, or expired undecided and not yet dropped), under
-// lim: a request for r's call still pending at r.Created is waited on,
-// and every held request counts against the caps.
+// lim: a request for r's call still pending at r.Created is waited on;
+// one for r's call that expired is r's to replace, and counts no more;
+// every other held request counts against the caps.
 func admit(r *Request, held []*Request, lim Limits) error {
-	mine := 0
+	mine, all := 0, 0
 	for _, p := range held {
-		if sameCall(p, r) && p.StatusAt(r.Created) == StatusPending {
-			return &PendingError{Request: p}
+		if sameCall(p, r) {
+			if p.StatusAt(r.Created) == StatusPending {
+				return &PendingError{Request: p}
+			}
+			continue
 		}
+		all++
 		if p.Requester == r.Requester {
 			mine++
 		}
@@ -183,7 +188,7 @@ func admit(r *Request, held []*Request, lim Limits) error {
 	switch {
 	case lim.PerRequester > 0 && mine >= lim.PerRequester:
 		return &LimitError{Scope: "requester", Max: lim.PerRequester}
-	case lim.PerWorkspace > 0 && len(held) >= lim.PerWorkspace:
+	case lim.PerWorkspace > 0 && all >= lim.PerWorkspace:
 		return &LimitError{Scope: "workspace", Max: lim.PerWorkspace}
 	}
 	return nil

@@ -355,6 +355,13 @@ func TestAuthorizeIsBounded(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest {
 		t.Errorf("a 20 KiB POSTed form: %d, want 400", resp.StatusCode)
 	}
+	// Nor do sign-ins naming a client that is not there: they store
+	// nothing, and must not spend everyone's budget.
+	for range 6 {
+		if code, _, _ := get(e.authorizeURL(&client{id: "nope", redirect: c.redirect, verifier: c.verifier}, nil)); code == http.StatusTooManyRequests || code == http.StatusFound {
+			t.Fatalf("a sign-in for an unknown client: %d, want refused as unknown", code)
+		}
+	}
 	// The refusals above took nothing from the rate: four sign-ins start
 	// (the longest state allowed among them), the fifth waits.
 	var codes []int
@@ -479,6 +486,7 @@ func TestClientMetadataFetchesAreBounded(t *testing.T) {
 	}
 	release := make(chan struct{})
 	entered := make(chan string, 64)
+	var sharedGate atomic.Pointer[chan struct{}]
 	docs := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n, _ := fetches.LoadOrStore(r.URL.Path, new(atomic.Int64))
 		n.(*atomic.Int64).Add(1)
@@ -488,6 +496,9 @@ func TestClientMetadataFetchesAreBounded(t *testing.T) {
 		}
 		entered <- r.URL.Path
 		<-release
+		if g := sharedGate.Load(); g != nil && r.URL.Path == "/shared.json" {
+			<-*g
+		}
 		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, "http://"+r.Host+r.URL.Path)
 	})
 	ds := httptest.NewServer(docs)
@@ -534,7 +545,12 @@ func TestClientMetadataFetchesAreBounded(t *testing.T) {
 	if running != 16 || refused.Load() != 4 {
 		t.Errorf("20 hanging documents: %d fetched, %d refused; want 16 and 4", running, refused.Load())
 	}
-	// Six callers of one document at once share a fetch.
+	// Six callers of one document at once share a fetch: the document
+	// answers only after a pause in which the other five arrive (were
+	// each to fetch, they would be counted; the count does not depend on
+	// the pause being long enough).
+	hold := make(chan struct{})
+	sharedGate.Store(&hold)
 	for range 6 {
 		wg.Go(func() {
 			if code, _ := authorize("/shared.json"); code != http.StatusFound {
@@ -542,6 +558,9 @@ func TestClientMetadataFetchesAreBounded(t *testing.T) {
 			}
 		})
 	}
+	<-entered
+	time.Sleep(200 * time.Millisecond)
+	close(hold)
 	wg.Wait()
 	if n := count("/shared.json"); n != 1 {
 		t.Errorf("six sign-ins naming one document fetched it %d times, want once", n)

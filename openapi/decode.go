@@ -421,11 +421,15 @@ func preResolve(doc *openapi3.T, refs []*openapi3.SchemaRef) bool {
 	}
 	schemas := doc.Components.Schemas
 	// end returns the schema a chain starting at component name ends at,
-	// filling in every link it passes (so no link is walked twice), or
-	// nil.
+	// filling in every link it passes (so no link is walked twice). It
+	// returns nil and false for a chain that loops or names a component
+	// that is not there, and nil and true for one whose last link is a
+	// reference of another shape (into a schema's properties, a name
+	// with escapes): kin-openapi follows that one.
 	var chain []string
-	broken := map[string]bool{} // links of chains that end nowhere
-	end := func(name string) *openapi3.Schema {
+	broken := map[string]bool{} // links of chains that loop or dangle
+	other := map[string]bool{}  // links of chains left to kin-openapi
+	end := func(name string) (*openapi3.Schema, bool) {
 		chain = chain[:0]
 		var v *openapi3.Schema
 		for {
@@ -434,15 +438,18 @@ func preResolve(doc *openapi3.T, refs []*openapi3.SchemaRef) bool {
 				v = t.Value
 				break
 			}
-			var m []string
-			if t != nil && !broken[name] && len(chain) <= len(schemas) {
-				m = componentSchemaRef.FindStringSubmatch(t.Ref)
-			}
-			if m == nil { // dangling, not a component, a loop, or known broken
+			if t == nil || broken[name] || len(chain) > len(schemas) {
 				for _, n := range chain {
 					broken[n] = true
 				}
-				return nil
+				return nil, false
+			}
+			m := componentSchemaRef.FindStringSubmatch(t.Ref)
+			if m == nil || other[name] {
+				for _, n := range chain {
+					other[n] = true
+				}
+				return nil, true
 			}
 			chain = append(chain, name)
 			name = m[1]
@@ -450,7 +457,7 @@ func preResolve(doc *openapi3.T, refs []*openapi3.SchemaRef) bool {
 		for _, n := range chain {
 			schemas[n].Value = v
 		}
-		return v
+		return v, true
 	}
 	ok := true
 	for _, r := range refs {
@@ -458,11 +465,11 @@ func preResolve(doc *openapi3.T, refs []*openapi3.SchemaRef) bool {
 		if m == nil || r.Value != nil {
 			continue
 		}
-		if v := end(m[1]); v != nil {
+		v, found := end(m[1])
+		if v != nil {
 			r.Value = v
-		} else {
-			ok = false
 		}
+		ok = ok && found
 	}
 	return ok
 }

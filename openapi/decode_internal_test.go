@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io/fs"
 	"os"
@@ -147,4 +148,30 @@ func FuzzDecodeJSON(f *testing.F) {
 		}
 		decodeBoth(t, data)
 	})
+}
+
+// A valid document whose alias component names its target in a way
+// preResolve does not follow (a pointer into another schema, an escaped
+// name) still loads on the fast path: only a chain that loops or names
+// a missing component sends it to the tree.
+func TestFastPathKeepsAliasesItDoesNotFollow(t *testing.T) {
+	doc := func(alias string) []byte {
+		return []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{},
+"components":{"schemas":{
+ "Base":{"type":"object","properties":{"id":{"type":"string"}}},
+ "Pet Tag":{"type":"string"},
+ "Alias":{"$ref":"` + alias + `"},
+ "Alias2":{"$ref":"#/components/schemas/Alias"},
+ "User":{"type":"object","properties":{"a":{"$ref":"#/components/schemas/Alias2"}}}}}}`)
+	}
+	for _, alias := range []string{"#/components/schemas/Base/properties/id", "#/components/schemas/Pet%20Tag", "#/components/schemas/Base"} {
+		if loadModel(context.Background(), doc(alias)) == nil {
+			t.Errorf("a valid document whose alias points at %s left the fast path", alias)
+		}
+	}
+	for _, alias := range []string{"#/components/schemas/Missing", "#/components/schemas/Alias2"} {
+		if loadModel(context.Background(), doc(alias)) != nil {
+			t.Errorf("a chain through %s (missing, or a loop) stayed on the fast path", alias)
+		}
+	}
 }

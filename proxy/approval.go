@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"time"
 
@@ -321,6 +322,7 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	if r != nil {
 		switch r.StatusAt(now) {
 		case approval.StatusPending:
+			c.currentRules(r)
 			return c.offerURL(ctx, p, r, c.awaiting(r, "still awaits approval")), ""
 		case approval.StatusRejected:
 			if now.Before(r.Expires) {
@@ -349,17 +351,19 @@ func (c *Core) fourEyes(ctx context.Context, p *authz.Principal, t *tool, raw []
 	// The approver must see the whole call, and the store must stay
 	// small: arguments too large for the audit record are too large to
 	// hold for approval.
-	limit := auditMax(t)
-	if len(canon) > limit {
-		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and its arguments (%d bytes) are over the %d bytes an approval can hold (audit.max_argument_bytes); nothing was stored or sent upstream", name, len(canon), limit)), ""
-	}
 	// The store keeps, and the approver sees, the arguments as the audit
 	// trail records them: writeOnly values (a password, a key) are
 	// "[redacted]", since an approver cannot judge a secret and the store
 	// is no place to keep one. The digest, taken of the arguments as
-	// sent, still holds the retry to these exact values.
+	// sent, still holds the retry to these exact values. The bound is on
+	// the arguments as sent; "[redacted]" may lengthen a short secret a
+	// little, never into a digest the approver cannot read.
+	if limit := auditMax(t); len(canon) > limit {
+		return toolError(OutcomeRefused, fmt.Sprintf("%s needs approval, and its arguments (%d bytes) are over the %d bytes an approval can hold (audit.max_argument_bytes); nothing was stored or sent upstream", name, len(canon), limit)), ""
+	}
+	shown := auditArgs(canon, t, math.MaxInt)
 	nr := &approval.Request{ID: approval.NewID(), Tool: k.Tool, Workspace: k.Workspace, Requester: k.Subject, Actor: k.Actor,
-		Arguments: auditArgs(canon, t, limit), Digest: k.Digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
+		Arguments: shown, Digest: k.Digest, Approvers: t.approval.approvers, AllowSelf: t.approval.allowSelf,
 		Created: now, Expires: now.Add(t.approval.ttl), Status: approval.StatusPending}
 	err = store.Create(ctx, nr, c.pendingCaps)
 	if pe, ok := errors.AsType[*approval.PendingError](err); ok {
@@ -453,7 +457,9 @@ func (c *Core) PendingApprovals(ctx context.Context, p *authz.Principal) ([]*app
 	}
 	out := []*approval.Request{}
 	for _, r := range all {
-		c.currentRules(r)
+		if !c.currentRules(r) {
+			continue // no one can decide it now; it only waits to expire
+		}
 		if approval.CheckDecider(r, decider(p), c.policy.Passes(p, r.Approvers), false) == approval.RefusalNone || decider(p).Requested(r) {
 			out = append(out, r)
 		}

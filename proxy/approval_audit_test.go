@@ -71,3 +71,31 @@ func TestApprovalRecordsRedactWriteOnlyArguments(t *testing.T) {
 		t.Errorf("records %v, want %v", stages, want)
 	}
 }
+
+// "[redacted]" may make the arguments longer than they were sent: up to
+// the bound as sent, the approver still reads them, never a digest.
+func TestRedactedArgumentsNearTheBoundStayReadable(t *testing.T) {
+	rig := newApprovalRigWith(t, discardAudit{}, `  - name: rotate
+    description: Rotate a key.
+    kind: write
+    gate: op
+    approval: { approvers: approver }
+    input: { type: object, properties: { user: { type: string }, pin: { type: string, writeOnly: true } } }
+    request: { upstream: up, method: POST, path: /rotate, body: { user: "{user}", pin: "{pin}" } }
+audit:
+  max_argument_bytes: 64
+`)
+	ctx := context.Background()
+	args := []byte(`{"pin":"1","user":"` + strings.Repeat("a", 40) + `"}`) // 55 bytes, 64 allowed
+	res, err := rig.core.Call(ctx, requester, "rotate", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, err := rig.core.GetApproval(ctx, approver, idOf(t, res))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"pin":"[redacted]","user":"` + strings.Repeat("a", 40) + `"}`; string(shown.Arguments) != want {
+		t.Errorf("the approver is shown %s, want %s", shown.Arguments, want)
+	}
+}

@@ -100,6 +100,10 @@ func TestPendingApprovalsFollowTheReloadedCatalog(t *testing.T) {
 		if got, err := core.GetApproval(ctx, boss, id); err != nil || got.Approvers != "boss" {
 			t.Fatalf("carol sees %+v, %v; want the request under the boss gate", got, err)
 		}
+		// The requester's retry names the gate that decides it now.
+		if res := mustCall(t, core, requester, "cancel", []byte(`{"q":"a"}`)); !strings.Contains(res.Text, `passes the "boss" gate`) {
+			t.Errorf("the retry while pending says %q; want the boss gate named", res.Text)
+		}
 		if _, err := core.DecideApproval(ctx, boss, id, true); err != nil {
 			t.Fatalf("carol, who passes the new gate: %v", err)
 		}
@@ -128,6 +132,9 @@ func TestPendingApprovalsFollowTheReloadedCatalog(t *testing.T) {
 		after := rig.reload(t, four, "approval: confirm")
 		if _, err := after.DecideApproval(ctx, approver, id, true); !errors.Is(err, approval.ErrConflict) {
 			t.Fatalf("deciding a request of a tool that no longer needs approval = %v, want a conflict", err)
+		}
+		if l, _ := after.PendingApprovals(ctx, approver); len(l) != 0 {
+			t.Errorf("the approver still lists %d approvals no one can decide", len(l))
 		}
 	})
 }

@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -400,15 +399,10 @@ func auditArgs(args []byte, t *tool, max int) json.RawMessage {
 			m[name] = json.RawMessage(`"[redacted]"`)
 		}
 	}
-	// Keys sorted as json.Marshal sorts them, but values kept as they
-	// were written: no HTML escaping, so "<" reads as "<" to an approver.
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if enc.Encode(m) != nil {
+	out, err := json.Marshal(m)
+	if err != nil {
 		return digestArgs(args)
 	}
-	out := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(out) > max {
 		return digestArgs(out)
 	}
