@@ -24,7 +24,9 @@
 //
 // Redis down or slow. Every Redis operation has a small deadline
 // (Options.OpTimeout, 100 ms by default). One that fails or times out is
-// done locally instead and counted. After an error that is not a timeout,
+// done locally instead and counted (a lease Redis adds when it runs a
+// late acquire anyway is removed when the call ends). After an error
+// that is not a timeout,
 // or three timeouts in a row, the store counts locally for a second
 // (logged once per outage) before it tries Redis again; when Redis
 // answers, shared counting resumes by itself. Local counting while Redis

@@ -191,6 +191,10 @@ func New(opts *Options) (*Limiter, error) {
 	// an outage (which would count locally, beside the replicas that
 	// count in Redis, for a second).
 	o.MaxRetries, o.MinRetryBackoff, o.MaxRetryBackoff = 2, -1, -1
+	// A refused dial is an answer: one attempt, not five 100 ms apart,
+	// so an outage is seen (and counted locally) at once, not after
+	// timeouts.
+	o.DialerRetries, o.DialerRetryTimeout = 1, time.Millisecond
 	o.DialTimeout = max(l.opTime, 100*time.Millisecond)
 	o.ReadTimeout, o.WriteTimeout = l.opTime, l.opTime
 	o.PoolTimeout = l.opTime
@@ -318,10 +322,18 @@ func (l *Limiter) Take(ctx context.Context, cs []Counter) *Refusal {
 		}
 		l.failed("take", err)
 	}
-	if l.rdb != nil {
-		l.metrics.Fallback("take")
+	if l.rdb == nil {
+		return l.local.take(cs, l.now(), 1)
 	}
-	return l.local.take(cs, l.now(), l.share())
+	l.metrics.Fallback("take")
+	ref := l.local.take(cs, l.now(), l.share())
+	if ref != nil && ref.Quota {
+		// A local quota count is this replica's share while Redis is away,
+		// not the fleet's word: Redis may be back, with room, once the
+		// retry window is over, so the caller is not sent to midnight.
+		ref.Retry = min(ref.Retry, l.retry)
+	}
+	return ref
 }
 
 // Lease is a call's claim on an upstream's concurrency caps.
@@ -355,8 +367,10 @@ func (l *Limiter) Acquire(ctx context.Context, ls Lease) (release func(), heldBy
 	}
 	member := l.id + ":" + strconv.FormatUint(l.seq.Add(1), 36)
 	backoff := 2 * time.Millisecond
+	tried := false // an acquire was sent to Redis for member
 	for {
 		if l.useRedis() {
+			tried = true
 			blocked, err := l.redisAcquire(ctx, ls, member)
 			if err == nil {
 				l.succeeded()
@@ -386,12 +400,32 @@ func (l *Limiter) Acquire(ctx context.Context, ls Lease) (release func(), heldBy
 		rel, by := l.local.acquire(wait, ls, l.share())
 		cancel()
 		if rel != nil {
+			if tried {
+				// Redis may still run the acquire that timed out, after
+				// this call gave up on it: the lease it adds would hold a
+				// slot of the fleet's with no call behind it until its
+				// TTL. So the member leaves Redis when the call ends.
+				return l.orphanReleaser(ls, member, rel), ""
+			}
 			return rel, ""
 		}
 		heldBy = by
 		if ctx.Err() != nil {
 			return nil, heldBy
 		}
+	}
+}
+
+// orphanReleaser gives back the local count at once and, in the
+// background, the Redis lease an acquire that failed may have left; a
+// Redis that is away costs the caller nothing.
+func (l *Limiter) orphanReleaser(ls Lease, member string, rel func()) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			rel()
+			go l.redisRelease(ls, member) // best effort: the lease expires by itself within its TTL
+		})
 	}
 }
 

@@ -76,7 +76,10 @@ func (lc *local) take(cs []Counter, now time.Time, share int64) *Refusal {
 			if e.day != today {
 				used = 0
 			}
-			if used+share > c.PerDay {
+			// Each call counts share units, so a replica admits
+			// ⌈(per_day − used) / share⌉ calls: the fleet may go over by
+			// fewer than share calls, never refuse below the quota.
+			if used >= c.PerDay {
 				refuse(c, true, untilTomorrow(now))
 			}
 		}

@@ -265,13 +265,6 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusForbidden, "access_denied", "dynamic client registration is turned off here; use a Client ID Metadata Document")
 		return
 	}
-	if ref := s.limits.Take(r.Context(), []fleet.Counter{s.registrations()}); ref != nil {
-		secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)
-		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
-			fmt.Sprintf("too many registrations (registration.per_minute is %d); try again in %d s", s.cfg.Registration.PerMinute, secs))
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistrationBytes))
 	if err != nil {
 		writeOAuthError(w, http.StatusRequestEntityTooLarge, "invalid_client_metadata", fmt.Sprintf("the registration is larger than %d bytes", maxRegistrationBytes))
@@ -282,6 +275,15 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 		var ce *ClientError
 		errors.As(err, &ce)
 		writeOAuthError(w, http.StatusBadRequest, ce.Code, ce.Description)
+		return
+	}
+	// Only a registration that would be stored takes from the budget: a
+	// malformed one stores nothing and must not spend everyone's.
+	if ref := s.limits.Take(r.Context(), []fleet.Counter{s.registrations()}); ref != nil {
+		secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+			fmt.Sprintf("too many registrations (registration.per_minute is %d); try again in %d s", s.cfg.Registration.PerMinute, secs))
 		return
 	}
 	md.ClientID = "mcpgw_c_" + randomToken(18)

@@ -301,6 +301,17 @@ func register(t *testing.T, base string, n int) (codes []int, retryAfter, refusa
 
 func TestRegistrationIsRateLimited(t *testing.T) {
 	e := newEnv(t, 2, loopback)
+	// Malformed registrations store nothing and spend nothing.
+	for range 5 {
+		resp, err := http.Post(e.url+"/oauth/register", "application/json", strings.NewReader(""))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Fatalf("an empty registration: %d, want 400", resp.StatusCode)
+		}
+	}
 	codes, retry, body := register(t, e.url, 3)
 	if fmt.Sprint(codes) != "[201 201 429]" {
 		t.Errorf("three registrations with per_minute 2: %v, want [201 201 429]", codes)
