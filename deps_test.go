@@ -43,7 +43,7 @@ var layout = map[string]allowed{
 	"rendering": {why: "bounds and fences upstream answers; reads JSON with gjson and nothing else of ours",
 		mods: []string{"github.com/tidwall/gjson"}, testMods: []string{"golang.org/x/text"}},
 	"authz": {why: "turns a bearer token into a principal; knows the catalog's auth section, nothing of the wire",
-		pkgs: []string{"catalog"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
+		pkgs: []string{"catalog", "internal/strictjson"}, mods: []string{"github.com/golang-jwt/jwt/v5", "github.com/tidwall/gjson", "gopkg.in/yaml.v3"}},
 	"fleet": {why: "counters replicas share: rates, quotas and leases, in Redis, or in this process without it",
 		mods: []string{"github.com/redis/go-redis/v9"}, testPkgs: []string{"test/redistest"}},
 	"proxy": {why: "the call pipeline: gates, arguments, upstream request, rendering, approval, audit; no wire format",

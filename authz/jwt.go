@@ -25,6 +25,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/internal/strictjson"
 )
 
 // MaxTokenBytes bounds a bearer token; a longer one is refused before any
@@ -165,7 +166,15 @@ func (m *mapper) principal(claims []byte) (*Principal, error) {
 	var scopes []string
 	switch {
 	case sc.Type == gjson.String:
-		scopes = strings.Fields(sc.Str)
+		// RFC 6749 §3.3: scope tokens are separated by single spaces and
+		// hold only %x21-7E. Another blank (a no-break space, a tab) is
+		// not a separator: "jobs:read\u00a0jobs:cancel" is one scope
+		// name, never two grants.
+		for _, s := range strings.Split(sc.Str, " ") {
+			if s != "" {
+				scopes = append(scopes, s)
+			}
+		}
 	case sc.IsArray():
 		for _, s := range sc.Array() {
 			if s.Type != gjson.String {
@@ -325,9 +334,37 @@ type claims struct {
 	raw []byte
 }
 
+// UnmarshalJSON refuses a payload that names a member twice, at any
+// level: the registered claims are read last-wins (encoding/json) and
+// the rest first-wins (gjson), so {"ws":"globex",…,"ws":"acme"} or two
+// exp would mean one thing here and another to the next reader.
 func (c *claims) UnmarshalJSON(b []byte) error {
+	if dup := duplicateMember(gjson.ParseBytes(b), 0); dup != "" {
+		return fmt.Errorf("the token's payload names %q twice", dup)
+	}
 	c.raw = append([]byte(nil), b...)
 	return json.Unmarshal(b, &c.RegisteredClaims)
+}
+
+// duplicateMember returns a member name some object in v holds twice,
+// or "".
+func duplicateMember(v gjson.Result, depth int) string {
+	if depth > 32 {
+		return "" // a token is at most MaxTokenBytes; json.Unmarshal bounds the rest
+	}
+	var dup string
+	if v.IsObject() {
+		if d := strictjson.FirstDuplicate([]byte(v.Raw)); d != nil {
+			return string(d)
+		}
+	}
+	if v.IsObject() || v.IsArray() {
+		v.ForEach(func(_, e gjson.Result) bool {
+			dup = duplicateMember(e, depth+1)
+			return dup == ""
+		})
+	}
+	return dup
 }
 
 // Verify checks token and maps its claims to a principal. A token verified

@@ -3,7 +3,10 @@ package authz_test
 import (
 	"context"
 	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/sha256"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -263,5 +266,48 @@ func TestVerifierConfigErrors(t *testing.T) {
 				t.Errorf("NewVerifier returned a verifier %v beside its error", v)
 			}
 		})
+	}
+}
+
+// rawHS256 signs payload, as written, under the test secret.
+func rawHS256(payload string) string {
+	enc := base64.RawURLEncoding
+	in := enc.EncodeToString([]byte(`{"alg":"HS256","typ":"JWT"}`)) + "." + enc.EncodeToString([]byte(payload))
+	mac := hmac.New(sha256.New, []byte(secret))
+	mac.Write([]byte(in))
+	return in + "." + enc.EncodeToString(mac.Sum(nil))
+}
+
+// A payload that names a claim twice is refused: the registered claims
+// are read last-wins and the others first-wins, so a duplicate would
+// mean one tenant here and another to the next reader of the token.
+func TestDuplicateClaimsAreRefused(t *testing.T) {
+	v := hsVerifier(t)
+	exp := time.Now().Add(time.Hour).Unix()
+	base := fmt.Sprintf(`"iss":"https://idp/","aud":"https://gw/mcp","sub":"alice","scope":"jobs:read","exp":%d`, exp)
+	if r := verify(v, rawHS256(`{`+base+`,"ws":"acme"}`)); r != "" {
+		t.Fatalf("the good payload: %s", r)
+	}
+	for name, payload := range map[string]string{
+		"workspace": `{"ws":"globex",` + base + `,"ws":"acme"}`,
+		"exp":       `{"exp":1,` + base + `,"ws":"acme"}`,
+		"nested":    `{` + base + `,"ws":"acme","realm":{"roles":["a"],"roles":["admin"]}}`,
+	} {
+		if r := verify(v, rawHS256(payload)); r == "" {
+			t.Errorf("a payload naming a claim twice (%s) was accepted", name)
+		}
+	}
+}
+
+// Scope tokens are separated by single spaces (RFC 6749 §3.3): another
+// blank inside a scope string is part of one scope's name.
+func TestScopesSplitOnSpacesOnly(t *testing.T) {
+	v := hsVerifier(t)
+	p, err := v.Verify(context.Background(), sign(t, jwt.SigningMethodHS256, []byte(secret), "", with(good(), "scope", "jobs:read\u00a0jobs:cancel  jobs:list\tjobs:x"), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.HasScope("jobs:cancel") || p.HasScope("jobs:read") || !p.HasScope("jobs:list\tjobs:x") || !p.HasScope("jobs:read\u00a0jobs:cancel") {
+		t.Errorf("scopes %v; want three names split at the spaces only", p.Scopes)
 	}
 }

@@ -587,7 +587,8 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
-	b := binding{workspace: p.Workspace, actor: p.Actor, subject: p.Subject}
+	b := binding{workspace: p.Workspace, actor: p.Actor, subject: p.Subject,
+		queryBound: t.up.def.Workspace != nil && t.up.def.Workspace.Query != ""}
 	if t.def.Kind == catalog.KindWrite && b.actor == "" {
 		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
 	}
@@ -710,7 +711,7 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	case t.notFound[r.status]:
 		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}, nil
 	case r.status < 200 || r.status > 299:
-		return toolError(OutcomeToolError, r.failure(t.up.name, t.up.statusOnly, t.def.Response.ErrorMessage)), nil
+		return toolError(OutcomeToolError, r.failure(t.up, t.def.Response.ErrorMessage)), nil
 	}
 	var (
 		shaped  []byte
@@ -742,6 +743,11 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 			case r.isText():
 				// A text answer is data too, bounded like a payload.
 				shaped = rendering.Text(r.body, r.total, t.inline)
+			case errors.As(err, new(*rendering.UnreadableError)) && t.def.Kind == catalog.KindWrite:
+				e := rendering.Empty(r.status)
+				return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, err.Error()+", so only its status is shown"), nil
+			case errors.As(err, new(*rendering.UnreadableError)):
+				return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d but %v", t.up.name, r.status, err)), nil
 			case t.def.Kind == catalog.KindWrite:
 				e := rendering.Empty(r.status)
 				return c.departed(t, r.status, &Result{Structured: e, Text: string(e)}, fmt.Sprintf("its body is not JSON (%s), so only its status is shown", r.contentType())), nil

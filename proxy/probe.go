@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/rendering"
 )
 
 // This file calls a prerequisite's probe for authz: the same request
@@ -64,6 +65,6 @@ func (c *Core) probeFunc(ups map[string]*upstream) func(ctx context.Context, pr 
 		if pr.Probe.TrueWhen == "" {
 			return true, nil
 		}
-		return gjson.ValidBytes(resp.body) && authz.TruthyAt(resp.body, pr.Probe.TrueWhen), nil
+		return rendering.Readable(resp.body) == nil && gjson.ValidBytes(resp.body) && authz.TruthyAt(resp.body, pr.Probe.TrueWhen), nil
 	}
 }

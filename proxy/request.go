@@ -31,6 +31,9 @@ type binding struct {
 	actor     string
 	// subject is the person a token exchange names; never a placeholder.
 	subject string
+	// queryBound: the workspace travels in the query, so a path value
+	// may hold no "?" or "#" (see segmentProblem).
+	queryBound bool
 }
 
 // expandReserved is the principal's value for a reserved name.
@@ -193,7 +196,7 @@ func buildPath(parts []pathPart, args map[string]any, b binding) (builtPath, err
 				}
 			}
 			if len(names) > 0 {
-				if err := checkSegment(path[segStart:i], names); err != nil {
+				if err := checkSegment(path[segStart:i], names, b.queryBound); err != nil {
 					return builtPath{}, err
 				}
 			}
@@ -216,13 +219,22 @@ const maxDecodes = 8
 // any number of times, could take for something else than one segment:
 // empty, a dot segment ("." or "..", also before a ";" parameter, which
 // Tomcat strips), a separator ("/", or "\" for IIS and some Java
-// servers), or NUL, CR or LF. names are the placeholders whose values made
+// servers), or NUL, CR or LF; and, when queryBound (the upstream takes
+// the workspace in its query), a query or fragment mark ("?", "#"). names are the placeholders whose values made
 // it, for the message.
-func checkSegment(seg string, names []string) error {
+func checkSegment(seg string, names []string, queryBound bool) error {
 	asWritten, _ := percentDecode(seg) // the segment as the template and values wrote it
 	s := seg
 	for level := 0; ; level++ {
-		if why := segmentProblem(s); why != "" {
+		why := segmentProblem(s)
+		if why == "" && queryBound && strings.ContainsAny(s, "?#") {
+			// Sent escaped, but a hop that decodes the path before routing
+			// (nginx's $uri, a double decoder) would read a query or a
+			// fragment here: "1?workspace_id=globex#" would choose the
+			// workspace, or drop the gateway's.
+			why = `holds "?" or "#", which a server that decodes the path would take for a query or fragment, before the workspace this upstream takes in its query`
+		}
+		if why != "" {
 			decoded := ""
 			if level >= 2 {
 				decoded = fmt.Sprintf(" decodes to %q, which", shorten(s))

@@ -36,7 +36,14 @@ var sharedTransport = &http.Transport{
 	TLSHandshakeTimeout:   5 * time.Second,
 	ExpectContinueTimeout: time.Second,
 	ResponseHeaderTimeout: 0, // the per-upstream timeout bounds the whole exchange
+	// An answer's headers are parsed whole before max_response_bytes
+	// applies to its body: Go's default, 10 MiB, let a 7-byte answer cost
+	// 90 MiB. Real upstreams send a few kilobytes.
+	MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 }
+
+// MaxResponseHeaderBytes bounds the headers of an upstream's answer.
+const MaxResponseHeaderBytes = 64 << 10
 
 // startSpan starts a span named verb+" "+object when tracing is on
 // (Options.Tracer); otherwise it returns ctx and a span that records
@@ -447,6 +454,10 @@ func (u *upstream) transportError(ctx context.Context, err error) error {
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
 		return fmt.Errorf("upstream %s could not be resolved", u.name)
+	}
+	// net/http names this one only in its text.
+	if strings.Contains(err.Error(), "server response headers exceeded") {
+		return fmt.Errorf("upstream %s answered with headers over the %d bytes the gateway reads", u.name, MaxResponseHeaderBytes)
 	}
 	return fmt.Errorf("upstream %s could not be reached", u.name)
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/rendering"
 	"github.com/tidwall/gjson"
 )
 
@@ -63,28 +65,63 @@ func (r *upstreamResponse) isText() bool {
 // upstream's own short reason when it sent one and error_detail allows
 // it (statusOnly false), and Retry-After. reasonPath is the tool's
 // response.error_message.
-func (r *upstreamResponse) failure(name string, statusOnly bool, reasonPath string) string {
+func (r *upstreamResponse) failure(u *upstream, reasonPath string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "upstream %s answered %d %s", name, r.status, http.StatusText(r.status))
+	fmt.Fprintf(&b, "upstream %s answered %d %s", u.name, r.status, http.StatusText(r.status))
 	if r.notFollowed != "" {
 		b.WriteString(" (a redirect, not followed): ")
 		b.WriteString(r.notFollowed)
 		return b.String()
 	}
-	if !statusOnly {
+	if !u.statusOnly {
 		if msg := errorMessage(r.body, r.mediaType(), reasonPath); msg != "" {
 			b.WriteString(": ")
-			b.WriteString(msg)
+			b.WriteString(u.withoutSecrets(msg))
 		}
 	}
 	if ra := r.header.Get("Retry-After"); ra != "" && (r.status == 429 || r.status == 503) {
 		if len(ra) > 64 {
 			ra = ra[:64]
 		}
-		fmt.Fprintf(&b, " (retry after %s)", strings.ToValidUTF8(ra, "?"))
+		if ra = cleanReason(ra, false); ra != "" {
+			fmt.Fprintf(&b, " (retry after %s)", u.withoutSecrets(ra))
+		}
 	}
 	return b.String()
 }
+
+// withoutSecrets returns msg, an upstream's own words, with every secret
+// the gateway sends that upstream taken out: the workspaces' credentials
+// and the values of its own headers (an API key, a bearer token, and the
+// token alone), save those of headers that carry no secret. An upstream
+// that echoes what it was sent ("invalid key acme-s3cr3t") must not hand
+// the key to the agent.
+func (u *upstream) withoutSecrets(msg string) string {
+	strip := func(v string) {
+		if len(v) >= minSecretLen && strings.Contains(msg, v) {
+			msg = strings.ReplaceAll(msg, v, catalog.Redacted)
+		}
+	}
+	for _, h := range u.headers {
+		switch h[0] {
+		case "Accept", "Accept-Language", "Content-Type", "User-Agent":
+			continue
+		}
+		strip(h[1])
+		if _, last, ok := strings.Cut(h[1], " "); ok {
+			strip(strings.TrimSpace(last)) // "Bearer abc": abc alone
+		}
+	}
+	for _, c := range u.creds {
+		strip(c.Reveal())
+	}
+	return msg
+}
+
+// minSecretLen is the shortest header value withoutSecrets takes out:
+// shorter ones ("1", "yes") are settings, and taking them out would
+// garble the message without hiding anything.
+const minSecretLen = 6
 
 // maxErrorMessage bounds what an upstream's error message contributes.
 const maxErrorMessage = 300
@@ -110,7 +147,7 @@ const (
 // maxErrorMessage bytes long.
 func errorMessage(body []byte, mediaType, reasonPath string) string {
 	switch {
-	case gjson.ValidBytes(body):
+	case rendering.Readable(body) == nil && gjson.ValidBytes(body):
 		return cleanReason(jsonReason(gjson.ParseBytes(body), reasonPath), false)
 	case mediaType == "text/html" || mediaType == "application/xhtml+xml":
 		return cleanReason(htmlTitle(body), false)
@@ -198,6 +235,9 @@ func cleanReason(s string, cut bool) string {
 	}
 	// Before the cut, so a cut cannot leave half a password unmatched.
 	msg = stripURLCredentials(msg)
+	// A fence-shaped tag in an upstream's error is rewritten as in its
+	// answers: the agent must not take it for the gateway's fence.
+	msg = rendering.Neutralize(msg)
 	if len(msg) > maxErrorMessage {
 		n := maxErrorMessage
 		for n > 0 && !utf8Start(msg[n]) {

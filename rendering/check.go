@@ -18,14 +18,19 @@ func CheckFences(text []byte, nonce string, untrusted []string) error {
 		return fmt.Errorf("rendering is not a JSON object")
 	}
 	pats := compile(untrusted)
-	return checkValue(root, nil, nonce, pats)
+	return checkValue(root, nil, nonce, pats, false)
 }
 
-func checkValue(v gjson.Result, path []string, nonce string, pats []pattern) error {
+// checkValue checks v at path; under says an enclosing path is untrusted,
+// so every string beneath must be fenced too.
+func checkValue(v gjson.Result, path []string, nonce string, pats []pattern, under bool) error {
+	if exact, _ := match(pats, path); exact && len(path) > 0 {
+		under = true
+	}
 	switch {
 	case v.Type == gjson.String:
 		ref := strings.Join(path, ".")
-		if exact, _ := match(pats, path); exact {
+		if under {
 			open, closing := OpenFence(nonce, ref), CloseFence(nonce)
 			if !strings.HasPrefix(v.Str, open) || !strings.HasSuffix(v.Str, closing) || len(v.Str) < len(open)+len(closing) {
 				return fmt.Errorf("%s: untrusted value is not fenced: %.80q", ref, v.Str)
@@ -45,7 +50,7 @@ func checkValue(v gjson.Result, path []string, nonce string, pats []pattern) err
 				err = fmt.Errorf("%s: a key holds a fence-shaped tag", strings.Join(path, "."))
 				return false
 			}
-			err = checkValue(e, append(path[:len(path):len(path)], k.Str), nonce, pats)
+			err = checkValue(e, append(path[:len(path):len(path)], k.Str), nonce, pats, under)
 			return err == nil
 		})
 		return err
@@ -53,7 +58,7 @@ func checkValue(v gjson.Result, path []string, nonce string, pats []pattern) err
 		var err error
 		i := 0
 		v.ForEach(func(_, e gjson.Result) bool {
-			err = checkValue(e, append(path[:len(path):len(path)], strconv.Itoa(i)), nonce, pats)
+			err = checkValue(e, append(path[:len(path):len(path)], strconv.Itoa(i)), nonce, pats, under)
 			i++
 			return err == nil
 		})

@@ -258,8 +258,12 @@ func checkFenced(text []byte, nonce string, untrusted []string) error {
 	for _, s := range strs {
 		ref := strings.Join(s.path, ".")
 		isUntrusted := false
+		// A value is untrusted when its path, or the path of an object or
+		// array holding it, is listed.
 		for _, u := range untrusted {
-			isUntrusted = isUntrusted || (!s.key && pathMatches(u, s.path))
+			for k := 1; k <= len(s.path); k++ {
+				isUntrusted = isUntrusted || (!s.key && pathMatches(u, s.path[:k]))
+			}
 		}
 		inner := s.value
 		if isUntrusted {

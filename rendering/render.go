@@ -134,19 +134,20 @@ func (c *Compiled) Render(shaped []byte, withhold bool, nonce string) (*Output, 
 			// all fits, and the rest are only counted. A huge list then
 			// costs a scan, not a rendering.
 			sumS, sumT := 0, 0
+			under, _ := match(r.c.untrusted, stack) // the list itself is untrusted
 			v.ForEach(func(_, e gjson.Result) bool {
 				total++
 				if sumS > c.o.StructuredBytes || sumT > c.o.TextBytes {
 					return true
 				}
-				s, t := r.emit(make([]byte, 0, len(e.Raw)), make([]byte, 0, len(e.Raw)+32), e, append(stack, index(i)))
+				s, t := r.emit(make([]byte, 0, len(e.Raw)), make([]byte, 0, len(e.Raw)+32), e, append(stack, index(i)), under)
 				elems = append(elems, piece{s, t})
 				sumS, sumT = sumS+len(s)+1, sumT+len(t)+1
 				i++
 				return true
 			})
 		} else {
-			m.val.s, m.val.t = r.emit(nil, nil, v, path)
+			m.val.s, m.val.t = r.emit(nil, nil, v, path, false)
 		}
 		members = append(members, m)
 		return true
@@ -352,13 +353,19 @@ func isIndex(s string) bool {
 	return true
 }
 
-func (r *walker) emit(s, t []byte, v gjson.Result, path []string) ([]byte, []byte) {
+// emit renders v, at path, into s (structured) and t (text). under says
+// an enclosing path is untrusted: a path listed as untrusted that holds
+// an object or an array makes every string beneath it untrusted, each
+// fenced with its own path as ref, so an upstream cannot shed the fence
+// by answering a list where a string was expected.
+func (r *walker) emit(s, t []byte, v gjson.Result, path []string, under bool) ([]byte, []byte) {
 	if r.withhold {
 		if exact, _ := match(r.c.sensitive, path); exact {
 			return append(s, "null"...), append(t, "null"...)
 		}
 	}
 	untrusted, deeper := match(r.c.untrusted, path)
+	untrusted = untrusted || under
 	if r.withhold && !deeper {
 		_, deeper = match(r.c.sensitive, path)
 	}
@@ -375,7 +382,7 @@ func (r *walker) emit(s, t []byte, v gjson.Result, path []string) ([]byte, []byt
 			t = append(t, v.Raw...)
 		}
 		return s, t
-	case v.IsObject() && (deeper || mayHoldTag(v.Raw)):
+	case v.IsObject() && (deeper || untrusted || mayHoldTag(v.Raw)):
 		s, t = append(s, '{'), append(t, '{')
 		i := 0
 		v.ForEach(func(k, e gjson.Result) bool {
@@ -390,19 +397,19 @@ func (r *walker) emit(s, t []byte, v gjson.Result, path []string) ([]byte, []byt
 			}
 			t = append(t, ':')
 			// path is a stack: emit never keeps it, so children reuse it.
-			s, t = r.emit(s, t, e, append(path, k.Str))
+			s, t = r.emit(s, t, e, append(path, k.Str), untrusted)
 			i++
 			return true
 		})
 		return append(s, '}'), append(t, '}')
-	case v.IsArray() && (deeper || mayHoldTag(v.Raw)):
+	case v.IsArray() && (deeper || untrusted || mayHoldTag(v.Raw)):
 		s, t = append(s, '['), append(t, '[')
 		i := 0
 		v.ForEach(func(_, e gjson.Result) bool {
 			if i > 0 {
 				s, t = append(s, ','), append(t, ',')
 			}
-			s, t = r.emit(s, t, e, append(path, index(i)))
+			s, t = r.emit(s, t, e, append(path, index(i)), untrusted)
 			i++
 			return true
 		})

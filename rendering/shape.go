@@ -118,8 +118,13 @@ func Text(raw []byte, total int64, inline int) []byte {
 // wrapped as {"items": [...]} and reported as wrapped (its list is then
 // "items"), any other non-object as {"value": ...}. Invalid UTF-8 inside
 // strings becomes U+FFFD, so the output is always valid JSON in valid UTF-8.
-// A required path that finds nothing is a [*MissingError].
+// A required path that finds nothing is a [*MissingError]; an answer
+// nested too deeply, or holding a number out of range, an
+// [*UnreadableError].
 func Shape(body []byte, o ShapeOptions) (out []byte, wrapped bool, err error) {
+	if e := Readable(body); e != nil {
+		return nil, false, e
+	}
 	if !gjson.ValidBytes(body) {
 		return nil, false, ErrNotJSON
 	}
