@@ -411,6 +411,9 @@ func (l *Limiter) Acquire(ctx context.Context, ls Lease) (release func(), heldBy
 		}
 		heldBy = by
 		if ctx.Err() != nil {
+			if tried {
+				go l.redisRelease(ls, member) // a late acquire may still add it
+			}
 			return nil, heldBy
 		}
 	}

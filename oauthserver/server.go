@@ -258,9 +258,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Only a sign-in that can be stored takes from the budget: one
 		// for a client that is not there is refused by the library,
 		// storing nothing, and must not spend everyone's sign-ins.
-		if _, err := s.client(r.Context(), r.Form.Get("client_id")); err != nil {
-			s.router.ServeHTTP(w, r)
-			return
+		// A client_id that is a URL is checked by fetching it: that fetch
+		// spends the budget, so no stream of URLs fetches unbounded.
+		if id := r.Form.Get("client_id"); !strings.Contains(id, "://") {
+			if _, err := s.client(r.Context(), id); err != nil {
+				s.router.ServeHTTP(w, r)
+				return
+			}
 		}
 		if ref := s.limits.Take(r.Context(), []fleet.Counter{s.signIns()}); ref != nil {
 			secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)

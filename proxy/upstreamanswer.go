@@ -75,8 +75,14 @@ func (r *upstreamResponse) failure(u *upstream, reasonPath string) string {
 	}
 	if !u.statusOnly {
 		if msg := errorMessage(r.body, r.mediaType(), reasonPath); msg != "" {
+			clean := u.withoutSecrets(msg)
+			if strings.HasSuffix(clean, "…") {
+				// Cut at the bound: its last word may be half a secret that
+				// withoutSecrets could not match whole.
+				clean = clean[:max(strings.LastIndexByte(clean, ' '), 0)] + "…"
+			}
 			b.WriteString(": ")
-			b.WriteString(u.withoutSecrets(msg))
+			b.WriteString(clean)
 		}
 	}
 	if ra := r.header.Get("Retry-After"); ra != "" && (r.status == 429 || r.status == 503) {
@@ -103,12 +109,11 @@ func (u *upstream) withoutSecrets(msg string) string {
 		}
 	}
 	for _, h := range u.headers {
-		switch h[0] {
-		case "Accept", "Accept-Language", "Content-Type", "User-Agent":
+		if !secretHeader(h[0]) {
 			continue
 		}
 		strip(h[1])
-		if _, last, ok := strings.Cut(h[1], " "); ok {
+		if scheme, last, ok := strings.Cut(h[1], " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic")) {
 			strip(strings.TrimSpace(last)) // "Bearer abc": abc alone
 		}
 	}
@@ -116,6 +121,23 @@ func (u *upstream) withoutSecrets(msg string) string {
 		strip(c.Reveal())
 	}
 	return msg
+}
+
+// secretHeader reports a header whose value is a credential by its name:
+// Authorization, cookies, and names speaking of keys, tokens, secrets,
+// passwords, signatures or auth. Other values (X-Env: production) are
+// settings, and taking them out would garble the message.
+func secretHeader(name string) bool {
+	n := strings.ToLower(name)
+	if n == "authorization" || n == "cookie" || n == "proxy-authorization" {
+		return true
+	}
+	for _, w := range []string{"key", "token", "secret", "password", "passwd", "signature", "auth", "credential", "session"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // minSecretLen is the shortest header value withoutSecrets takes out:
