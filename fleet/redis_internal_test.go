@@ -14,19 +14,9 @@ import (
 // call ends its member leaves Redis too, so the fleet's slot is free
 // again at once rather than when the lease's TTL runs out.
 func TestLateAcquireLeavesNoLease(t *testing.T) {
-	r := redistest.New(t, false)
-	l, err := New(&Options{Redis: r.URL(), RetryAfter: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	o, _ := redis.ParseURL(r.URL())
-	rdb := redis.NewClient(o)
-	defer rdb.Close()
-	ctx := context.Background()
 	ls := Lease{Upstream: "up", Workspace: "acme", Max: 1, MaxPerWorkspace: 1, TTL: time.Minute}
-	uk, wk := l.leaseKeys(ls)
-	held := func() int64 { return rdb.ZCard(ctx, uk).Val() + rdb.ZCard(ctx, wk).Val() }
+	r, l, held := leaseRig(t, ls)
+	ctx := context.Background()
 
 	rel, _ := l.Acquire(ctx, ls) // a pooled connection, as in service
 	rel()
@@ -45,11 +35,63 @@ func TestLateAcquireLeavesNoLease(t *testing.T) {
 		t.Skip("Redis did not run the late acquire; nothing to check")
 	}
 	rel()
-	for held() != 0 && time.Now().Before(deadline) {
+	if n := untilNone(held); n != 0 {
+		t.Errorf("%d lease members stay in Redis after the call ended; the slot is lost until the TTL", n)
+	}
+}
+
+// leaseRig is a limiter over a Redis of the test's own, and a count of
+// the lease members Redis holds for ls.
+func leaseRig(t *testing.T, ls Lease) (*redistest.Server, *Limiter, func() int64) {
+	t.Helper()
+	r := redistest.New(t, false)
+	l, err := New(&Options{Redis: r.URL(), RetryAfter: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	o, _ := redis.ParseURL(r.URL())
+	rdb := redis.NewClient(o)
+	t.Cleanup(func() { rdb.Close() })
+	uk, wk := l.leaseKeys(ls)
+	return r, l, func() int64 {
+		ctx := context.Background()
+		return rdb.ZCard(ctx, uk).Val() + rdb.ZCard(ctx, wk).Val()
+	}
+}
+
+// untilNone waits, up to 10 s, until held reports no lease.
+func untilNone(held func() int64) int64 {
+	for deadline := time.Now().Add(10 * time.Second); held() != 0 && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
-	if n := held(); n != 0 {
-		t.Errorf("%d lease members stay in Redis after the call ended; the slot is lost until the TTL", n)
+	return held()
+}
+
+// A call whose Redis acquire timed out and that then gives up waiting for
+// a local slot (its context ends) removes the member Redis adds when it
+// runs the late acquire, as a call admitted locally does.
+func TestLateAcquireOfARefusedCallLeavesNoLease(t *testing.T) {
+	ls := Lease{Upstream: "up", Workspace: "acme", Max: 2, TTL: time.Minute}
+	r, l, held := leaseRig(t, ls)
+	ctx := context.Background()
+	time.Sleep(100 * time.Millisecond) // after the first heartbeat
+	l.replicas.Store(2)                // local share of max_concurrent 2: one slot
+	relA, _ := l.Acquire(ctx, ls)
+	if relA == nil || held() != 1 {
+		t.Fatalf("A not admitted through Redis (held %d)", held())
+	}
+	r.Pause()
+	cctx, cancel := context.WithTimeout(ctx, 400*time.Millisecond)
+	relB, _ := l.Acquire(cctx, ls)
+	cancel()
+	r.Resume()
+	if relB != nil {
+		t.Fatal("B admitted; want it held back by the local share")
+	}
+	relA()
+	if n := untilNone(held); n != 0 {
+		t.Errorf("%d lease member(s) stay in Redis with no call in flight (B's late acquire); the fleet slot is lost until the TTL", n)
 	}
 }
 

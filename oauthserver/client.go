@@ -11,7 +11,6 @@ import (
 	"net/netip"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -279,11 +278,7 @@ func (s *Server) serveRegister(w http.ResponseWriter, r *http.Request) {
 	}
 	// Only a registration that would be stored takes from the budget: a
 	// malformed one stores nothing and must not spend everyone's.
-	if ref := s.limits.Take(r.Context(), []fleet.Counter{s.registrations()}); ref != nil {
-		secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)
-		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
-			fmt.Sprintf("too many registrations (registration.per_minute is %d); try again in %d s", s.cfg.Registration.PerMinute, secs))
+	if !s.take(w, r, s.registrations(), "registrations", "registration.per_minute", s.cfg.Registration.PerMinute) {
 		return
 	}
 	md.ClientID = "mcpgw_c_" + randomToken(18)

@@ -266,11 +266,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if ref := s.limits.Take(r.Context(), []fleet.Counter{s.signIns()}); ref != nil {
-			secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)
-			w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
-			writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
-				fmt.Sprintf("too many sign-ins are starting (sign_in.per_minute is %d); try again in %d s", s.cfg.SignIn.PerMinute, secs))
+		if !s.take(w, r, s.signIns(), "sign-ins are starting", "sign_in.per_minute", s.cfg.SignIn.PerMinute) {
 			return
 		}
 		s.router.ServeHTTP(w, r)
@@ -342,6 +338,20 @@ func oversizeAuthorize(form url.Values) string {
 		return fmt.Sprintf("the request has %d parameters, more than the %d allowed", n, maxAuthorizeCount)
 	}
 	return ""
+}
+
+// take takes one from c, or answers 429 with Retry-After, saying that
+// too many of what (per setting, n a minute) came, and reports false.
+func (s *Server) take(w http.ResponseWriter, r *http.Request, c fleet.Counter, what, setting string, n int) bool {
+	ref := s.limits.Take(r.Context(), []fleet.Counter{c})
+	if ref == nil {
+		return true
+	}
+	secs := max(int64((ref.Retry+time.Second-1)/time.Second), 1)
+	w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable",
+		fmt.Sprintf("too many %s (%s is %d); try again in %d s", what, setting, n, secs))
+	return false
 }
 
 // signIns is the counter /oauth/authorize takes from: one per issuer, a

@@ -587,8 +587,7 @@ func (c *Core) call(ctx context.Context, p *authz.Principal, t *tool, raw []byte
 	if err := computeTimes(t.def.Request.Times, args, c.now()); err != nil {
 		return toolError(OutcomeToolError, err.Error()), 0, nil
 	}
-	b := binding{workspace: p.Workspace, actor: p.Actor, subject: p.Subject,
-		queryBound: t.up.def.Workspace != nil && t.up.def.Workspace.Query != ""}
+	b := binding{workspace: p.Workspace, actor: p.Actor, subject: p.Subject, queryBound: t.up.queryBound}
 	if t.def.Kind == catalog.KindWrite && b.actor == "" {
 		return toolError(OutcomeRefused, "write refused: no actor could be resolved from the token"), 0, nil
 	}

@@ -85,6 +85,11 @@ type upstream struct {
 	// from creds; a workspace without one is refused before sending.
 	credHeader string
 	creds      map[string]catalog.Secret
+	// secrets are the values an upstream's error must not echo (see
+	// withoutSecrets), made at load.
+	secrets []string
+	// queryBound: the workspace travels in the query (binding.queryBound).
+	queryBound bool
 	// auth, when set, obtains the bearer token each request carries
 	// (upstreams.NAME.auth of type client_credentials or token_exchange).
 	auth *tokenSource
@@ -125,6 +130,8 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	if cr := def.Credentials; cr != nil {
 		u.credHeader, u.creds = http.CanonicalHeaderKey(cr.Header), cr.Values
 	}
+	u.secrets = secretValues(u.headers, u.creds)
+	u.queryBound = def.Workspace != nil && def.Workspace.Query != ""
 	u.breaker = newBreakers(time.Now, cooldown)
 	if def.MaxConcurrent > 0 {
 		u.slots = make(chan struct{}, def.MaxConcurrent)

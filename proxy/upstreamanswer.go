@@ -97,30 +97,43 @@ func (r *upstreamResponse) failure(u *upstream, reasonPath string) string {
 }
 
 // withoutSecrets returns msg, an upstream's own words, with every secret
-// the gateway sends that upstream taken out: the workspaces' credentials
-// and the values of its own headers (an API key, a bearer token, and the
-// token alone), save those of headers that carry no secret. An upstream
-// that echoes what it was sent ("invalid key acme-s3cr3t") must not hand
-// the key to the agent.
+// the gateway sends that upstream taken out (u.secrets): an upstream that
+// echoes what it was sent ("invalid key acme-s3cr3t") must not hand the
+// key to the agent.
 func (u *upstream) withoutSecrets(msg string) string {
-	strip := func(v string) {
-		if len(v) >= minSecretLen && strings.Contains(msg, v) {
+	for _, v := range u.secrets {
+		if strings.Contains(msg, v) {
 			msg = strings.ReplaceAll(msg, v, catalog.Redacted)
 		}
 	}
-	for _, h := range u.headers {
+	return msg
+}
+
+// secretValues lists, once at load, what withoutSecrets takes out: the
+// workspaces' credentials and the values of credential headers (an API
+// key, a bearer token, and the token alone), longest first so a value is
+// never half-replaced by a shorter one it holds.
+func secretValues(headers [][2]string, creds map[string]catalog.Secret) []string {
+	var out []string
+	add := func(v string) {
+		if len(v) >= minSecretLen && !slices.Contains(out, v) {
+			out = append(out, v)
+		}
+	}
+	for _, h := range headers {
 		if !secretHeader(h[0]) {
 			continue
 		}
-		strip(h[1])
+		add(h[1])
 		if scheme, last, ok := strings.Cut(h[1], " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic")) {
-			strip(strings.TrimSpace(last)) // "Bearer abc": abc alone
+			add(strings.TrimSpace(last)) // "Bearer abc": abc alone
 		}
 	}
-	for _, c := range u.creds {
-		strip(c.Reveal())
+	for _, c := range creds {
+		add(c.Reveal())
 	}
-	return msg
+	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	return out
 }
 
 // secretHeader reports a header whose value is a credential by its name:
