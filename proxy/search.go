@@ -48,6 +48,15 @@ const (
 	weightArg   = 1.5 // argument names
 	weightArgD  = 0.5 // argument descriptions
 	weightRoute = 1.0 // an imported tool's method and path
+	// weightResult scales a query word that names a field of the tool's
+	// result (outputSchema), a field of its own scored as the best of
+	// a word's evidence, not added to it: "the ticker and homepage of this
+	// pool" is the tool whose answer holds ticker and homepage, though
+	// neither word is in its name or description.
+	weightResult = 0.5
+	// resultDepth is how deep under the result's root field names are
+	// read: {items: [{pool: {ticker}}]} reaches ticker.
+	resultDepth = 2
 	// weightSynonym scales a term reached through a synonym of a query word.
 	weightSynonym = 0.6
 	// weightDerived scales a word of the same root as a query word
@@ -135,6 +144,11 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			}
 		}
 		add(d.Request.Method+" "+d.Request.Path, weightRoute)
+		resultFields(d.OutputSchema, 0, func(name string) {
+			for _, term := range terms(name) {
+				tf[resultKey+term] = 1
+			}
+		})
 		for term, w := range tf {
 			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), wtf: w})
 		}
@@ -176,6 +190,13 @@ type hit struct {
 // first; ties keep catalog order.
 func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
 	weights := ix.related(v, terms)
+	// Every term may also be met in the result's fields, in its own
+	// group, so a tool scores the better of the two.
+	for _, term := range slices.Collect(maps.Keys(weights)) {
+		if q := weights[term]; !q.onlyReached {
+			weights[resultKey+term] = qterm{w: weightResult * q.w, group: q.group}
+		}
+	}
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
 	scores, touched := sc.score, sc.touched[:0]
@@ -344,6 +365,29 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 		}
 	}
 	return weights
+}
+
+// resultKey prefixes the terms of a result's field names in the index,
+// which are a field apart from the tool's text: counted once per tool
+// however often they occur, and not in the tool's length.
+const resultKey = "\x00"
+
+// resultFields calls f with the name of each property of an output
+// schema to depth levels under its root, through arrays' items.
+func resultFields(schema map[string]any, depth int, f func(name string)) {
+	if depth > resultDepth {
+		return
+	}
+	if items, ok := schema["items"].(map[string]any); ok {
+		resultFields(items, depth, f)
+	}
+	props, _ := schema["properties"].(map[string]any)
+	for name, p := range props {
+		f(name)
+		if m, ok := p.(map[string]any); ok {
+			resultFields(m, depth+1, f)
+		}
+	}
 }
 
 // isNumber reports whether a term is digits only ("42", "٤٢").

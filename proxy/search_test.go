@@ -222,3 +222,63 @@ func searchCore(t *testing.T, name, src string) *proxy.Core {
 	}
 	return core
 }
+
+// A tool is also found by the fields its result holds (its
+// output_schema, two levels down and through arrays), as evidence for a
+// word the tool's own text lacks: "the homepage of this pool"
+// is the tool whose answer carries it. A result field counts for less
+// than the same word in a name, so the tool named for a word stays
+// first; and what a tool the caller cannot see holds finds nothing.
+func TestSearchReadsTheFieldsOfAResult(t *testing.T) {
+	const src = `version: 1
+server: { name: results }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  staff: { scopes: [staff] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - name: get_pool
+    description: One stake pool.
+    request: { upstream: up, method: GET, path: "/pools/{pool_id}" }
+    input: { type: object, properties: { pool_id: { type: string } }, required: [pool_id] }
+  - name: get_pool_metadata
+    description: What the operator of a pool says of it.
+    request: { upstream: up, method: GET, path: "/pools/{pool_id}/metadata" }
+    input: { type: object, properties: { pool_id: { type: string } }, required: [pool_id] }
+    output_schema: { type: object, properties: { ticker: { type: string }, homepage: { type: string }, name: { type: string } } }
+  - name: list_tickers
+    description: Lists the tickers an oracle reports.
+    request: { upstream: up, method: GET, path: /tickers }
+  - name: get_genesis
+    description: The parameters the chain started with.
+    request: { upstream: up, method: GET, path: /genesis }
+    output_schema: { type: object, properties: { items: { type: array, items: { type: object, properties: { network_magic: { type: integer }, slot_length: { type: integer } } } } } }
+  - name: get_payroll
+    gate: staff
+    description: The payroll run.
+    request: { upstream: up, method: GET, path: /payroll }
+    output_schema: { type: object, properties: { salary: { type: object, properties: { bonus: { type: number } } } } }
+`
+	core := searchCore(t, "results.yaml", src)
+	for _, c := range []struct{ name, query, first string }{
+		{"fields of the result", "the homepage of this pool", "get_pool_metadata"},
+		{"fields under an array", "which network magic does this chain use", "get_genesis"},
+		{"a name outranks a result field", "list the tickers", "list_tickers"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
+	}
+	agent := authz.NewPrincipal("agent", "acme", "", nil, nil)
+	found, err := core.Search(context.Background(), agent, "", proxy.SearchQuery{Query: "salary bonus", Limit: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 0 {
+		t.Errorf("a caller who cannot see get_payroll found %v by its result's fields", listedNames(found))
+	}
+	staff := authz.NewPrincipal("hr", "acme", "", []string{"staff"}, nil)
+	if found, err := core.Search(context.Background(), staff, "", proxy.SearchQuery{Query: "salary bonus", Limit: 5}); err != nil || len(found) == 0 || found[0].Tool.Name != "get_payroll" {
+		t.Errorf("a caller who sees get_payroll found %v (%v), want it first", listedNames(found), err)
+	}
+}

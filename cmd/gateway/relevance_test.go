@@ -35,11 +35,11 @@ var relevanceAPIs = []struct {
 	floor      float64
 	fresh      bool
 }{
-	{"okta", "@okta/openapi/dist/spec.yaml", 0.88, false},
-	{"directus", "@directus/specs/dist/openapi.json", 0.90, false},
+	{"okta", "@okta/openapi/dist/spec.yaml", 0.90, false},
+	{"directus", "@directus/specs/dist/openapi.json", 0.91, false},
 	{"github", "@octokit/openapi/generated/api.github.com.json", 0.89, false},
 	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.80, false},
-	{"netlify", "@netlify/open-api/dist/swagger.json", 0.76, true},
+	{"netlify", "@netlify/open-api/dist/swagger.json", 0.83, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
