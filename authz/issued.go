@@ -65,6 +65,9 @@ func (v *issuedVerifier) Verify(ctx context.Context, token string) (*Principal, 
 	if len(token) > MaxTokenBytes {
 		return nil, rejectf(ReasonOversize, "token longer than %d bytes", MaxTokenBytes)
 	}
+	if err := duplicateHeader(token); err != nil {
+		return nil, err
+	}
 	var c claims
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
 		if _, ok := t.Header["crit"]; ok {

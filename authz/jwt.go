@@ -7,6 +7,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -339,12 +340,51 @@ type claims struct {
 // the rest first-wins (gjson), so {"ws":"globex",…,"ws":"acme"} or two
 // exp would mean one thing here and another to the next reader.
 func (c *claims) UnmarshalJSON(b []byte) error {
-	if dup := duplicateMember(gjson.ParseBytes(b), 0); dup != "" {
+	payload := gjson.ParseBytes(b)
+	if dup := duplicateMember(payload, 0); dup != "" {
 		return fmt.Errorf("the token's payload names %q twice", dup)
+	}
+	// encoding/json matches member names to fields without regard to
+	// case, so "Exp" or "AUD" would stand for exp or aud here while every
+	// other reader takes them for claims of their own.
+	var variant string
+	payload.ForEach(func(k, _ gjson.Result) bool {
+		for _, name := range registeredClaims {
+			if k.Str != name && strings.EqualFold(k.Str, name) {
+				variant = k.Str
+				return false
+			}
+		}
+		return true
+	})
+	if variant != "" {
+		return fmt.Errorf("the token's payload names %q, a registered claim in other letters", variant)
 	}
 	c.raw = append([]byte(nil), b...)
 	return json.Unmarshal(b, &c.RegisteredClaims)
 }
+
+// duplicateHeader refuses a token whose JOSE header names a member twice
+// ({"alg":"none",…,"alg":"HS256"}): the header is read last-wins here
+// and may be read first-wins by the next reader. A header that does not
+// decode is left to the parser to refuse.
+func duplicateHeader(token string) error {
+	seg, _, ok := strings.Cut(token, ".")
+	if !ok {
+		return nil
+	}
+	h, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil || !gjson.ValidBytes(h) || !gjson.ParseBytes(h).IsObject() {
+		return nil
+	}
+	if dup := strictjson.FirstDuplicate(h); dup != nil {
+		return rejectf(ReasonMalformed, "the token's header names %.64q twice", dup)
+	}
+	return nil
+}
+
+// registeredClaims are the member names of jwt.RegisteredClaims.
+var registeredClaims = []string{"iss", "sub", "aud", "exp", "nbf", "iat", "jti"}
 
 // duplicateMember returns a member name some object in v holds twice,
 // or "".
@@ -380,6 +420,9 @@ func (v *jwtVerifier) Verify(ctx context.Context, token string) (*Principal, err
 	sum := tokenSum(token)
 	if p, ok := v.cache.get(sum, v.generation(), v.now()); ok {
 		return p, nil
+	}
+	if err := duplicateHeader(token); err != nil {
+		return nil, err
 	}
 	var c claims
 	var gen uint64

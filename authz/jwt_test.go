@@ -280,7 +280,9 @@ func rawHS256(payload string) string {
 
 // A payload that names a claim twice is refused: the registered claims
 // are read last-wins and the others first-wins, so a duplicate would
-// mean one tenant here and another to the next reader of the token.
+// mean one tenant here and another to the next reader of the token. So
+// is a registered claim in other capitals ("Exp", "AUD"), which the
+// registered claims' decoder would take for the claim itself.
 func TestDuplicateClaimsAreRefused(t *testing.T) {
 	v := hsVerifier(t)
 	exp := time.Now().Add(time.Hour).Unix()
@@ -292,10 +294,33 @@ func TestDuplicateClaimsAreRefused(t *testing.T) {
 		"workspace": `{"ws":"globex",` + base + `,"ws":"acme"}`,
 		"exp":       `{"exp":1,` + base + `,"ws":"acme"}`,
 		"nested":    `{` + base + `,"ws":"acme","realm":{"roles":["a"],"roles":["admin"]}}`,
+		// encoding/json would read these as exp and aud, last-wins.
+		"Exp in capitals": `{` + base + `,"ws":"acme","Exp":99999999999}`,
+		"AUD in capitals": `{"iss":"https://idp/","aud":"https://other/","sub":"alice","exp":` + fmt.Sprint(exp) + `,"ws":"acme","AUD":"https://gw/mcp"}`,
 	} {
 		if r := verify(v, rawHS256(payload)); r == "" {
 			t.Errorf("a payload naming a claim twice (%s) was accepted", name)
 		}
+	}
+}
+
+// A JOSE header that names a member twice is refused, though the token
+// is well signed: which alg or kid it means depends on the reader.
+func TestDuplicateHeaderMembersAreRefused(t *testing.T) {
+	v := hsVerifier(t)
+	enc := base64.RawURLEncoding
+	payload := fmt.Sprintf(`{"iss":"https://idp/","aud":"https://gw/mcp","sub":"alice","scope":"jobs:read","exp":%d,"ws":"acme"}`, time.Now().Add(time.Hour).Unix())
+	signed := func(header string) string {
+		in := enc.EncodeToString([]byte(header)) + "." + enc.EncodeToString([]byte(payload))
+		mac := hmac.New(sha256.New, []byte(secret))
+		mac.Write([]byte(in))
+		return in + "." + enc.EncodeToString(mac.Sum(nil))
+	}
+	if r := verify(v, signed(`{"alg":"HS256","typ":"JWT"}`)); r != "" {
+		t.Fatalf("the good token: %s", r)
+	}
+	if r := verify(v, signed(`{"alg":"none","typ":"JWT","alg":"HS256"}`)); r != authz.ReasonMalformed {
+		t.Errorf("a header naming alg twice: %q, want %s", r, authz.ReasonMalformed)
 	}
 }
 
