@@ -19,9 +19,11 @@ func NewNonce() string {
 	return hex.EncodeToString(b[:])
 }
 
-// OpenFence and CloseFence are the tags around one untrusted value.
+// OpenFence and CloseFence are the tags around one untrusted value. The
+// ref may hold an upstream's keys, so a fence-shaped tag in it is
+// neutralized and a quote cannot end it.
 func OpenFence(nonce, ref string) string {
-	return "<" + FenceTag + "-" + nonce + ` ref="` + strings.ReplaceAll(ref, `"`, "&quot;") + `">`
+	return "<" + FenceTag + "-" + nonce + ` ref="` + strings.ReplaceAll(Neutralize(ref), `"`, "&quot;") + `">`
 }
 
 func CloseFence(nonce string) string { return "</" + FenceTag + "-" + nonce + ">" }

@@ -244,6 +244,7 @@ func TestNoncesDoNotRepeat(t *testing.T) {
 func FuzzRenderFences(f *testing.F) {
 	for _, h := range hostile {
 		f.Add(h, "title", 200)
+		f.Add(h, "title", 4000)
 	}
 	f.Add("", "", 10)
 	f.Fuzz(func(t *testing.T, doc, other string, bound int) {
@@ -262,7 +263,8 @@ func FuzzRenderFences(f *testing.F) {
 		// Odd bounds also withhold a sensitive field, so the note and the
 		// nulls are trimmed with the list.
 		withhold := bound%2 == 1
-		o := rendering.Options{List: "results", Untrusted: []string{"results.#.snippet", "q"}, Sensitive: []string{"results.#.title"}, StructuredBytes: bound, TextBytes: bound}
+		// nested is an untrusted container whose key is the fuzzer's text.
+		o := rendering.Options{List: "results", Untrusted: []string{"results.#.snippet", "q", "results.#.nested"}, Sensitive: []string{"results.#.title"}, StructuredBytes: bound, TextBytes: bound}
 		out, err := rendering.Compile(o).Render(shaped, withhold, "")
 		if errors.Is(err, rendering.ErrTooLarge) {
 			return
