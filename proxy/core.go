@@ -208,6 +208,7 @@ type tool struct {
 	renderItems  *rendering.Compiled // for a wrapped array when no list is named
 	path         []pathPart          // the request path, compiled
 	redact       []string            // writeOnly arguments, redacted in audit records
+	secrets      []string            // what an answer must not echo: the upstream's and the tool's (secretValues)
 	notFound     map[int]bool
 	notFoundJSON []byte
 	// pageDefault and pageMax are the resolved page size bounds of a
@@ -286,6 +287,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			return nil, fmt.Errorf("tool %q: unknown upstream %q", def.Name, def.Request.Upstream)
 		}
 		t.redact = writeOnlyArgs(def.Input)
+		t.secrets = toolSecrets(def, t.up)
 		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
 		always := cat.Discovery.AlwaysListed(def)
 		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def, true, always), REST: encodeRESTTool(def)}
@@ -710,8 +712,9 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	case t.notFound[r.status]:
 		return &Result{Structured: t.notFoundJSON, Text: string(t.notFoundJSON), Outcome: OutcomeNotFound}, nil
 	case r.status < 200 || r.status > 299:
-		return toolError(OutcomeToolError, r.failure(t.up, t.def.Response.ErrorMessage)), nil
+		return toolError(OutcomeToolError, r.failure(t.up, t.secrets, t.def.Response.ErrorMessage)), nil
 	}
+	r.body = r.bodyWithoutSecrets(t.secrets)
 	var (
 		shaped  []byte
 		wrapped bool

@@ -130,7 +130,7 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	if cr := def.Credentials; cr != nil {
 		u.credHeader, u.creds = http.CanonicalHeaderKey(cr.Header), cr.Values
 	}
-	u.secrets = secretValues(u.headers, u.creds)
+	u.secrets = secretValues(u.headers, nil, u.creds)
 	u.queryBound = def.Workspace != nil && def.Workspace.Query != ""
 	u.breaker = newBreakers(time.Now, cooldown)
 	if def.MaxConcurrent > 0 {
@@ -253,6 +253,15 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 	if resp2 != nil {
 		// A redirect not followed is an answer: the breaker counts it as one.
 		resp2.notFollowed = notFollowed
+		if u.auth != nil {
+			// The token this answer came to: a fresh one after a 401.
+			resp2.token = tok
+			if resp.Request != nil {
+				if sent, ok := strings.CutPrefix(resp.Request.Header.Get("Authorization"), "Bearer "); ok {
+					resp2.token = sent
+				}
+			}
+		}
 	}
 	if err != nil && !isOverCap(err) {
 		u.metrics.Upstream(u.name, 0, time.Since(start))

@@ -2,10 +2,12 @@ package proxy
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"html"
 	"mime"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -30,6 +32,9 @@ type upstreamResponse struct {
 	total int64
 	// notFollowed says why a redirect (the status) was not followed.
 	notFollowed string
+	// token is the token obtained for this call and sent with it (auth:
+	// client_credentials or token_exchange), which an echo must not show.
+	token string
 }
 
 func (r *upstreamResponse) contentType() string {
@@ -65,7 +70,7 @@ func (r *upstreamResponse) isText() bool {
 // upstream's own short reason when it sent one and error_detail allows
 // it (statusOnly false), and Retry-After. reasonPath is the tool's
 // response.error_message.
-func (r *upstreamResponse) failure(u *upstream, reasonPath string) string {
+func (r *upstreamResponse) failure(u *upstream, secrets []string, reasonPath string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstream %s answered %d %s", u.name, r.status, http.StatusText(r.status))
 	if r.notFollowed != "" {
@@ -75,7 +80,7 @@ func (r *upstreamResponse) failure(u *upstream, reasonPath string) string {
 	}
 	if !u.statusOnly {
 		if msg := errorMessage(r.body, r.mediaType(), reasonPath); msg != "" {
-			clean := u.withoutSecrets(msg)
+			clean := r.withoutSecrets(msg, secrets)
 			if strings.HasSuffix(clean, "…") {
 				// Cut at the bound: its last word may be half a secret that
 				// withoutSecrets could not match whole.
@@ -86,22 +91,27 @@ func (r *upstreamResponse) failure(u *upstream, reasonPath string) string {
 		}
 	}
 	if ra := r.header.Get("Retry-After"); ra != "" && (r.status == 429 || r.status == 503) {
-		if len(ra) > 64 {
-			ra = ra[:64]
+		// Secrets out before the cut, which could leave half of one.
+		if ra = r.withoutSecrets(ra, secrets); len(ra) > 64 {
+			ra = ra[:max(strings.LastIndexByte(ra[:64], ' '), 0)]
 		}
 		if ra = cleanReason(ra, false); ra != "" {
-			fmt.Fprintf(&b, " (retry after %s)", u.withoutSecrets(ra))
+			fmt.Fprintf(&b, " (retry after %s)", ra)
 		}
 	}
 	return b.String()
 }
 
 // withoutSecrets returns msg, an upstream's own words, with every secret
-// the gateway sends that upstream taken out (u.secrets): an upstream that
-// echoes what it was sent ("invalid key acme-s3cr3t") must not hand the
-// key to the agent.
-func (u *upstream) withoutSecrets(msg string) string {
-	for _, v := range u.secrets {
+// the gateway sent for this answer taken out: the upstream's and the
+// tool's (secrets, see secretValues) and the token obtained for the call.
+// An upstream that echoes what it was sent ("invalid key acme-s3cr3t")
+// must not hand the key to the agent.
+func (r *upstreamResponse) withoutSecrets(msg string, secrets []string) string {
+	if len(r.token) >= minSecretLen && strings.Contains(msg, r.token) {
+		msg = strings.ReplaceAll(msg, r.token, catalog.Redacted)
+	}
+	for _, v := range secrets {
 		if strings.Contains(msg, v) {
 			msg = strings.ReplaceAll(msg, v, catalog.Redacted)
 		}
@@ -109,31 +119,147 @@ func (u *upstream) withoutSecrets(msg string) string {
 	return msg
 }
 
-// secretValues lists, once at load, what withoutSecrets takes out: the
+// bodyWithoutSecrets is the answer's body with every echo of a secret
+// the gateway sent for it replaced, in the forms a JSON encoder writes
+// (secretValues lists them): an upstream that reflects its request (a
+// whoami or debug endpoint, /headers) hands over the credential in a
+// success too. It is the body itself when it holds none, which costs a
+// scan per secret.
+func (r *upstreamResponse) bodyWithoutSecrets(secrets []string) []byte {
+	body := r.body
+	replace := func(v string) {
+		if bytes.Contains(body, []byte(v)) {
+			body = bytes.ReplaceAll(body, []byte(v), []byte(catalog.Redacted))
+		}
+	}
+	if len(r.token) >= minSecretLen {
+		for _, v := range secretForms(r.token) {
+			replace(v)
+		}
+	}
+	for _, v := range secrets {
+		replace(v)
+	}
+	return body
+}
+
+// secretValues lists, once at load, what an answer must not echo: the
 // workspaces' credentials and the values of credential headers (an API
-// key, a bearer token, and the token alone), longest first so a value is
-// never half-replaced by a shorter one it holds.
-func secretValues(headers [][2]string, creds map[string]catalog.Secret) []string {
+// key, a bearer token) and query parameters, whole and each part alone
+// ("token abc…" and "SSWS abc…" are a scheme and a credential, a cookie
+// is name=value pairs, and an upstream may echo the credential alone),
+// each in the forms an echo takes (secretForms), longest first so a
+// value is never half-replaced by a shorter one it holds.
+func secretValues(headers [][2]string, query [][2]string, creds map[string]catalog.Secret) []string {
 	var out []string
 	add := func(v string) {
-		if len(v) >= minSecretLen && !slices.Contains(out, v) {
-			out = append(out, v)
+		if len(v) < minSecretLen {
+			return
+		}
+		for _, f := range secretForms(v) {
+			if !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	addParts := func(v string) {
+		add(v)
+		parts := strings.FieldsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == ';' || r == ',' })
+		for i, part := range parts {
+			if i == 0 && len(parts) > 1 && isScheme(part) {
+				continue // "Bearer", "token": a word many messages use
+			}
+			add(part)
+			if _, value, ok := strings.Cut(part, "="); ok {
+				add(strings.Trim(value, `"`))
+			}
 		}
 	}
 	for _, h := range headers {
-		if !secretHeader(h[0]) {
-			continue
+		if secretHeader(h[0]) {
+			addParts(h[1])
 		}
-		add(h[1])
-		if scheme, last, ok := strings.Cut(h[1], " "); ok && (strings.EqualFold(scheme, "Bearer") || strings.EqualFold(scheme, "Basic")) {
-			add(strings.TrimSpace(last)) // "Bearer abc": abc alone
+	}
+	for _, q := range query {
+		if secretHeader(q[0]) {
+			addParts(q[1])
 		}
 	}
 	for _, c := range creds {
-		add(c.Reveal())
+		addParts(c.Reveal())
 	}
-	slices.SortFunc(out, func(a, b string) int { return len(b) - len(a) })
+	slices.SortFunc(out, longestFirst)
 	return out
+}
+
+// longestFirst orders secrets longest first, equal ones side by side.
+func longestFirst(a, b string) int {
+	if len(a) != len(b) {
+		return len(b) - len(a)
+	}
+	return strings.Compare(a, b)
+}
+
+// toolSecrets are the secrets of t's answers: its upstream's, and the
+// credential headers and query parameters the tool sets itself from the
+// catalog (an API key in the query, where an upstream has no other place
+// for one). A value with a placeholder is the caller's own argument.
+func toolSecrets(t *catalog.Tool, u *upstream) []string {
+	var headers, query [][2]string
+	for k, v := range t.Request.Headers {
+		if !strings.Contains(v, "{") {
+			headers = append(headers, [2]string{k, v})
+		}
+	}
+	for k, v := range t.Request.Query {
+		if !strings.Contains(v, "{") {
+			query = append(query, [2]string{k, v})
+		}
+	}
+	if len(headers) == 0 && len(query) == 0 {
+		return u.secrets
+	}
+	own := secretValues(headers, query, nil)
+	if len(own) == 0 {
+		return u.secrets
+	}
+	out := slices.Concat(u.secrets, own)
+	slices.SortFunc(out, longestFirst)
+	return slices.Compact(out)
+}
+
+// secretForms are the ways an echo may write v: as it is, as a JSON
+// string holds it (Go's encoder escapes <, > and &; PHP's and others
+// write / as \/), and URL-encoded, as a query or form carries it.
+func secretForms(v string) []string {
+	out := []string{v}
+	more := func(f string) {
+		if !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	if q, err := json.Marshal(v); err == nil {
+		more(string(q[1 : len(q)-1]))
+	}
+	if strings.Contains(v, "/") {
+		more(strings.ReplaceAll(v, "/", `\/`))
+	}
+	more(url.QueryEscape(v))
+	return out
+}
+
+// isScheme reports an authorization scheme's name ("Bearer", "Basic",
+// "token", "SSWS", "ApiKey"): letters only, a word long.
+func isScheme(s string) bool {
+	if len(s) > 16 {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // secretHeader reports a header whose value is a credential by its name:

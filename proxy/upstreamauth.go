@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -9,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -171,6 +173,27 @@ func (ts *tokenSource) fetch(b binding) (string, time.Time, error) {
 	return tok.AccessToken, ts.now().Add(life - margin), nil
 }
 
+// echoable lists the forms in which an authorization server may echo
+// what the token request carried, longest first: the client secret as
+// sent in the form (URL-encoded) and in the Basic header (the base64 of
+// id:secret, each URL-encoded first as RFC 6749 §2.3.1 says, or not),
+// and the subject token.
+func (ts *tokenSource) echoable(subjectToken string) []string {
+	var out []string
+	if secret := ts.def.ClientSecret.Reveal(); secret != "" {
+		out = append(out, secretForms(secret)...)
+		id := ts.def.ClientID
+		for _, pair := range []string{url.QueryEscape(id) + ":" + url.QueryEscape(secret), id + ":" + secret} {
+			out = append(out, base64.StdEncoding.EncodeToString([]byte(pair)))
+		}
+	}
+	if subjectToken != "" {
+		out = append(out, secretForms(subjectToken)...)
+	}
+	slices.SortFunc(out, longestFirst)
+	return slices.Compact(out)
+}
+
 // failure describes a failed token request without its secrets.
 func (ts *tokenSource) failure(ctx context.Context, err error, over bool, subjectToken string) string {
 	const as = "its authorization server"
@@ -182,10 +205,8 @@ func (ts *tokenSource) failure(ctx context.Context, err error, over bool, subjec
 	case errors.As(err, &re) && re.ErrorCode != "":
 		msg := fmt.Sprintf("%s refused the token request: %s", as, oauthErrorCode(re.ErrorCode))
 		desc := re.ErrorDescription
-		for _, s := range []string{ts.def.ClientSecret.Reveal(), subjectToken} {
-			if s != "" {
-				desc = strings.ReplaceAll(desc, s, catalog.Redacted)
-			}
+		for _, s := range ts.echoable(subjectToken) {
+			desc = strings.ReplaceAll(desc, s, catalog.Redacted)
 		}
 		if desc = cleanReason(desc, false); desc != "" {
 			msg += " (" + desc + ")"
