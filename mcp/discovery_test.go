@@ -244,6 +244,13 @@ func TestDiscoveryOverREST(t *testing.T) {
 	if r.status != 400 {
 		t.Fatalf("GET tools?limit=99 = %d %s, want 400", r.status, r.body)
 	}
+	// A parameter that does not decode, or a single-valued one given
+	// twice, is refused rather than dropped into the whole listing.
+	for _, q := range []string{"?tag=widgets;x", "?tag=%zz", "?q=count%2widgets", "?q=count;widgets", "?kind=write;", "?q=count&q=vault", "?limit=1&limit=20"} {
+		if r = e.do(req{method: "GET", path: "/admin/mcp/tools" + q, header: auth(t, "read")}); r.status != 400 {
+			t.Errorf("GET tools%s = %d %s, want 400", q, r.status, r.body)
+		}
+	}
 	r = e.do(req{path: "/admin/mcp/call", body: `{"name":"call_tool","arguments":{"name":"get_item","arguments":{"id":"r1"}}}`, header: auth(t, "read")})
 	if r.status != 200 || !strings.Contains(string(r.body), `\"id\":\"r1\"`) {
 		t.Fatalf("REST call_tool = %d %s", r.status, r.body)

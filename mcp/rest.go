@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -35,8 +36,22 @@ func (h *handler) serveRESTTools(w http.ResponseWriter, r *http.Request, x *exch
 		err   error
 	)
 	// Any search parameter makes it a search: a filter must never be
-	// dropped silently into the whole listing.
-	if qs := r.URL.Query(); qs.Has("q") || qs.Has("tag") || qs.Has("kind") || qs.Has("limit") {
+	// dropped silently into the whole listing, so a query string that
+	// does not decode (URL.Query drops such pairs) or that names q, kind
+	// or limit twice is refused.
+	qs, qerr := url.ParseQuery(r.URL.RawQuery)
+	if qerr == nil {
+		for _, k := range []string{"q", "kind", "limit"} {
+			if len(qs[k]) > 1 {
+				qerr = fmt.Errorf("%s is given %d times", k, len(qs[k]))
+			}
+		}
+	}
+	if qerr != nil {
+		writeFailure(w, fail(failBadParams, "the query string: "+qerr.Error()))
+		return
+	}
+	if qs.Has("q") || qs.Has("tag") || qs.Has("kind") || qs.Has("limit") {
 		tools, err = x.st.core.Search(x.ctx, x.principal, x.toolset, restSearch(qs))
 	} else {
 		tools, err = x.st.core.ListIn(x.ctx, x.principal, x.toolset)

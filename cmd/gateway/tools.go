@@ -10,7 +10,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"unicode"
 
+	"github.com/mcpgw/gateway/internal/text"
 	"github.com/mcpgw/gateway/proxy"
 )
 
@@ -88,10 +90,7 @@ func runTools(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 	}
 	for i, l := range found {
 		desc, _, _ := strings.Cut(l.Tool.Description, "\n")
-		if len(desc) > 100 {
-			desc = desc[:97] + "..."
-		}
-		fmt.Fprintf(stdout, "%2d. %s (%s): %s\n", i+1, l.Tool.Name, l.Tool.Kind, desc)
+		fmt.Fprintf(stdout, "%2d. %s (%s): %s\n", i+1, l.Tool.Name, l.Tool.Kind, text.Clip(forTerminal(desc), 100))
 	}
 	if len(found) == 0 {
 		fmt.Fprintln(stderr, "no tool matches")
@@ -248,4 +247,16 @@ func placeholderEnv(env lookupEnv) lookupEnv {
 		}
 		return "1", true
 	}
+}
+
+// forTerminal replaces the control and format characters of s, which an
+// imported document may hold (an escape sequence that retitles or clears
+// the operator's terminal, a bidi override), with spaces.
+func forTerminal(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
+			return ' '
+		}
+		return r
+	}, s)
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // gateway tools search ranks the bundled catalog offline, with no
@@ -124,5 +125,43 @@ func TestToolsSearchRanksATasksFile(t *testing.T) {
 		if _, errs, err := search(c.args...); err != exitError(2) || !strings.Contains(errs, "invalid arguments: "+c.why) {
 			t.Errorf("tools search %q = %v, %q; want exit 2 saying %q", c.args, err, errs, c.why)
 		}
+	}
+}
+
+// gateway tools search prints a description from the catalog, or from the
+// OpenAPI document it was imported from, with its control and format
+// characters as spaces (an escape sequence must not retitle or clear the
+// operator's terminal), cut on a character boundary.
+func TestToolsSearchPrintsDescriptionsSafely(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.yaml")
+	src := `version: 1
+server: { name: cli }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - name: list_widgets
+    description: "Lists widgets.\e]0;owned\a\e[2J"
+    request: { upstream: up, path: /w }
+  - name: list_gadgets
+    description: "` + strings.Repeat("g", 97) + `éé gadgets"
+    request: { upstream: up, path: /g }
+`
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	none := func(string) (string, bool) { return "", false }
+	if err := run(context.Background(), []string{"tools", "search", "--catalog", path, "list", "widgets", "gadgets"}, nil, &stdout, &stderr, none); err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	if strings.ContainsAny(out, "\x1b\a") {
+		t.Errorf("output carries raw control characters: %q", out)
+	}
+	if !utf8.ValidString(out) || !strings.Contains(out, "Lists widgets. ]0;owned") || !strings.Contains(out, strings.Repeat("g", 97)+"é…") {
+		t.Errorf("output is not the descriptions cleaned and cut on a character: %q", out)
 	}
 }
