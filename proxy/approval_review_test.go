@@ -86,7 +86,9 @@ func newApprovalRigWith(t *testing.T, sink proxy.AuditSink, extra string) *appro
 // section (a flow mapping).
 func newApprovalRigServer(t *testing.T, sink proxy.AuditSink, server, extra string) *approvalRig {
 	t.Helper()
-	rig := &approvalRig{now: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	// The real time, moved by hand: a store prunes spent nonces by the
+	// real clock, and a fixed date would make them look fresh again.
+	rig := &approvalRig{now: time.Now().UTC().Truncate(time.Second)}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rig.sent.Add(1)
 		b := make([]byte, 4096)
