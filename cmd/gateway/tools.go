@@ -64,7 +64,7 @@ func runTools(args []string, stdout, stderr io.Writer, env lookupEnv) error {
 		conflict = "--min-recall applies only to --tasks"
 	case set["min-recall"] && !(*minRecall >= 0 && *minRecall <= 1): // NaN fails both
 		conflict = "--min-recall must be between 0 and 1"
-	case set["tasks"] && (q.Limit < 1 || q.Limit > proxy.MaxSearchLimit):
+	case q.Limit < 1 || q.Limit > proxy.MaxSearchLimit: // 0 would mean the default to the core
 		conflict = fmt.Sprintf("--limit must be between 1 and %d", proxy.MaxSearchLimit)
 	}
 	if conflict != "" {

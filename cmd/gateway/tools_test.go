@@ -31,7 +31,7 @@ func TestToolsSearchRanksOffline(t *testing.T) {
 	if err != nil || strings.Contains(out, "(write)") || out == "" {
 		t.Errorf("tools search --kind read = %v\n%s", err, out)
 	}
-	for _, bad := range [][]string{{"--limit", "21", "jobs"}, {}, {"--kind", "delete", "jobs"}} {
+	for _, bad := range [][]string{{"--limit", "21", "jobs"}, {"--limit", "0", "jobs"}, {"--limit", "-3", "jobs"}, {}, {"--kind", "delete", "jobs"}} {
 		_, errs, err := search(bad...)
 		if err != exitError(2) || !strings.Contains(errs, "invalid arguments") {
 			t.Errorf("tools search %q = %v, %q; want exit 2 with the reason", bad, err, errs)
