@@ -208,7 +208,7 @@ type tool struct {
 	renderItems  *rendering.Compiled // for a wrapped array when no list is named
 	path         []pathPart          // the request path, compiled
 	redact       []string            // writeOnly arguments, redacted in audit records
-	secrets      []string            // what an answer must not echo: the upstream's and the tool's (secretValues)
+	secrets      *secretSet          // what an answer must not echo: the upstream's and the tool's (echo.go)
 	notFound     map[int]bool
 	notFoundJSON []byte
 	// pageDefault and pageMax are the resolved page size bounds of a
@@ -287,7 +287,7 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 			return nil, fmt.Errorf("tool %q: unknown upstream %q", def.Name, def.Request.Upstream)
 		}
 		t.redact = writeOnlyArgs(def.Input)
-		t.secrets = toolSecrets(def, t.up)
+		t.secrets = toolSecrets(def, t.up.secrets)
 		t.path = compilePath(def.Request.PathTemplate, def.Request.MultiSegment)
 		always := cat.Discovery.AlwaysListed(def)
 		t.listed = &Listed{Tool: def, MCP: encodeMCPTool(def, true, always), REST: encodeRESTTool(def)}
@@ -299,7 +299,15 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		t.inline = int(cat.Limits.InlineBytes)
 		t.auditMax = int(cat.Audit.MaxArgumentBytes) // 0: auditArgs' default
 		if def.Response.Render == catalog.RenderPayload {
-			t.keep = int64(t.inline) + utf8.UTFMax // enough to judge the cut's encoding
+			// Enough to judge the cut's encoding, and to see whole a
+			// secret that starts before the cut (echo.go).
+			t.keep = int64(t.inline) + utf8.UTFMax + int64(t.secrets.longest())
+			for _, cs := range t.up.credSecrets {
+				t.keep = max(t.keep, int64(t.inline)+utf8.UTFMax+int64(cs.longest()))
+			}
+			if t.up.auth != nil {
+				t.keep += maxTokenResponse // an obtained token is at most that long
+			}
 		}
 		ro := rendering.Options{
 			List:            def.Response.List,
@@ -714,7 +722,11 @@ func (c *Core) render(t *tool, p *authz.Principal, r *upstreamResponse) (*Result
 	case r.status < 200 || r.status > 299:
 		return toolError(OutcomeToolError, r.failure(t.up, t.secrets, t.def.Response.ErrorMessage)), nil
 	}
-	r.body = r.bodyWithoutSecrets(t.secrets)
+	body, ok := r.bodyWithoutSecrets(t.secrets)
+	if !ok {
+		return toolError(OutcomeToolError, fmt.Sprintf("upstream %s answered %d with a credential the gateway sent it, which could not be taken out of the answer; it is not shown", t.up.name, r.status)), nil
+	}
+	r.body = body
 	var (
 		shaped  []byte
 		wrapped bool

@@ -303,3 +303,102 @@ func TestWorkspaceCredentialAloneEchoed(t *testing.T) {
 		})
 	}
 }
+
+func answerJSON(body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	}
+}
+
+// A constant query parameter whose name merely holds "key" (sort_key) or
+// "auth" (author) is a setting: its value stays in the answer.
+func TestQuerySettingsAreNotRedacted(t *testing.T) {
+	const extra = `
+  - name: list_sorted
+    description: List sorted.
+    request:
+      upstream: up
+      path: /sorted
+      query: { sort_key: "created_at", author: "octocat" }
+`
+	rec := newRecorder(t, answerJSON(`{"items":[{"id":"a","created_at":"2024-01-01","author":{"login":"octocat"}}]}`))
+	c := parseCoreWith(t, testCatalog+extra, rec.srv.URL, &proxy.Options{Audit: discardAudit{}})
+	res := call(t, c, reader, "list_sorted", `{}`)
+	t.Logf("structured: %s", res.Structured)
+	if !strings.Contains(string(res.Structured), `"created_at"`) || !strings.Contains(string(res.Structured), `"octocat"`) {
+		t.Errorf("legit answer corrupted: %s", res.Structured)
+	}
+}
+
+// Cookie: one name=value pair is a secret, the others settings, which
+// stay in a 2xx body.
+func TestCookieSettingsAreNotRedacted(t *testing.T) {
+	src := strings.Replace(testCatalog, `headers: { Authorization: "Bearer upstream-secret" }`,
+		`headers: { Cookie: "sid=s3cr3t-session-1; region=us-east-1; locale=en_US" }`, 1)
+	rec := newRecorder(t, answerJSON(`{"id":"a","region":"us-east-1","zone":"us-east-1a"}`))
+	c := parseCoreWith(t, src, rec.srv.URL, &proxy.Options{Audit: discardAudit{}})
+	res := call(t, c, reader, "get_item", `{"id":"a"}`)
+	t.Logf("structured: %s", res.Structured)
+	if !strings.Contains(string(res.Structured), `"us-east-1"`) {
+		t.Errorf("non-secret cookie value redacted from a 2xx body: %s", res.Structured)
+	}
+}
+
+// Cloudflare's legacy auth: X-Auth-Email + X-Auth-Key. The account's
+// e-mail address stays in the answers; the key does not.
+func TestAuthEmailIsNotRedacted(t *testing.T) {
+	src := strings.Replace(testCatalog, `headers: { Authorization: "Bearer upstream-secret" }`,
+		`headers: { X-Auth-Email: "ops@example.com", X-Auth-Key: "c2547eb745079dac9320b638f5e225cf483cc5cfdda41" }`, 1)
+	rec := newRecorder(t, answerJSON(`{"result":{"id":"a","email":"ops@example.com","key":"c2547eb745079dac9320b638f5e225cf483cc5cfdda41"}}`))
+	c := parseCoreWith(t, src, rec.srv.URL, &proxy.Options{Audit: discardAudit{}})
+	res := call(t, c, reader, "get_item", `{"id":"a"}`)
+	if !strings.Contains(string(res.Structured), `ops@example.com`) || strings.Contains(res.Text, "c2547eb745079") || !strings.Contains(res.Text, `"key":"[redacted]"`) {
+		t.Errorf("want the address kept and the key redacted: %s", res.Structured)
+	}
+}
+
+// A payload tool reads past its inline cut by the longest secret, so a
+// secret that starts before the cut is matched whole and none of it is
+// shown.
+func TestPayloadCutShowsNoPartOfASecret(t *testing.T) {
+	src := strings.Replace(boundsCatalog, `up: { base_url: "${UP}",`, `up: { base_url: "${UP}", headers: { X-Api-Key: "sk-live-0123456789abcdefghij" },`, 1)
+	rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		io.WriteString(w, strings.Repeat("x", 80)+r.Header.Get("X-Api-Key")+strings.Repeat("y", 50))
+	})
+	c := parseCoreWith(t, src, rec.srv.URL, &proxy.Options{Audit: discardAudit{}})
+	res := call(t, c, reader, "get_payload", `{"n":"1","mode":"a"}`)
+	t.Logf("%s", res.Structured)
+	if strings.Contains(string(res.Structured), "sk-live-0123456789ab") {
+		t.Errorf("20 of the secret's 28 bytes reach the agent: %s", res.Structured)
+	}
+}
+
+// A short key that shares its letters with a JSON escape ("\nk3y…" holds
+// a newline and "k3y…") leaves a legitimate answer whole.
+func TestEscapesAreNotTakenForSecrets(t *testing.T) {
+	src := strings.Replace(testCatalog, `headers: { Authorization: "Bearer upstream-secret" }`,
+		`headers: { X-Api-Key: "nk3y-abcdef" }`, 1)
+	rec := newRecorder(t, answerJSON(`{"id":"a","log":"line one\nk3y-abcdef is fine"}`))
+	c := parseCoreWith(t, src, rec.srv.URL, &proxy.Options{Audit: discardAudit{}})
+	res := call(t, c, reader, "get_item", `{"id":"a"}`)
+	t.Logf("isError=%v text=%s", res.IsError, res.Text)
+	if res.IsError {
+		t.Errorf("a legitimate 200 answer became an error: %s", res.Text)
+	}
+}
+
+// A cookie's numeric part (a user id) is a setting: a 2xx body holding
+// the same number stays whole, and JSON.
+func TestNumericPartsAreNotRedacted(t *testing.T) {
+	src := strings.Replace(testCatalog, `headers: { Authorization: "Bearer upstream-secret" }`,
+		`headers: { Cookie: "session=s3cr3t-session-1; uid=10482731" }`, 1)
+	rec := newRecorder(t, answerJSON(`{"id":"a","owner_id":10482731,"name":"ok"}`))
+	c := parseCoreWith(t, src, rec.srv.URL, &proxy.Options{Audit: discardAudit{}})
+	res := call(t, c, reader, "get_item", `{"id":"a"}`)
+	t.Logf("isError=%v text=%s", res.IsError, res.Text)
+	if res.IsError {
+		t.Errorf("a legitimate 200 answer became an error")
+	}
+}

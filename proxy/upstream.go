@@ -85,9 +85,10 @@ type upstream struct {
 	// from creds; a workspace without one is refused before sending.
 	credHeader string
 	creds      map[string]catalog.Secret
-	// secrets are the values an upstream's error must not echo (see
-	// withoutSecrets), made at load.
-	secrets []string
+	// secrets are what an answer must not echo (echo.go): the upstream's
+	// own, and each workspace's credential's, made at load.
+	secrets     *secretSet
+	credSecrets map[string]*secretSet
 	// queryBound: the workspace travels in the query (binding.queryBound).
 	queryBound bool
 	// auth, when set, obtains the bearer token each request carries
@@ -130,7 +131,13 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	if cr := def.Credentials; cr != nil {
 		u.credHeader, u.creds = http.CanonicalHeaderKey(cr.Header), cr.Values
 	}
-	u.secrets = secretValues(u.headers, nil, u.creds)
+	u.secrets = upstreamSecrets(u.headers)
+	if len(u.creds) > 0 {
+		u.credSecrets = make(map[string]*secretSet, len(u.creds))
+		for ws, c := range u.creds {
+			u.credSecrets[ws] = credentialSecrets(c)
+		}
+	}
 	u.queryBound = def.Workspace != nil && def.Workspace.Query != ""
 	u.breaker = newBreakers(time.Now, cooldown)
 	if def.MaxConcurrent > 0 {
@@ -236,7 +243,7 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 		}
 	}
 	if err == nil && resp.StatusCode == http.StatusUnauthorized && u.auth != nil {
-		resp, notFollowed, err = u.retryUnauthorized(ctx, req, pol, b, tok, resp, notFollowed)
+		resp, notFollowed, tok, err = u.retryUnauthorized(ctx, req, pol, b, tok, resp, notFollowed)
 	}
 	if err != nil {
 		u.judge(caller, ctx, probe, err)
@@ -253,15 +260,7 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 	if resp2 != nil {
 		// A redirect not followed is an answer: the breaker counts it as one.
 		resp2.notFollowed = notFollowed
-		if u.auth != nil {
-			// The token this answer came to: a fresh one after a 401.
-			resp2.token = tok
-			if resp.Request != nil {
-				if sent, ok := strings.CutPrefix(resp.Request.Header.Get("Authorization"), "Bearer "); ok {
-					resp2.token = sent
-				}
-			}
-		}
+		resp2.token, resp2.cred = tok, u.credSecrets[ws]
 	}
 	if err != nil && !isOverCap(err) {
 		u.metrics.Upstream(u.name, 0, time.Since(start))
@@ -283,21 +282,22 @@ func (u *upstream) doFor(ctx context.Context, req *http.Request, pol redirectPol
 // one; a second 401 is the answer. An upstream that refused the token
 // did not act on the request, so a write may be sent again too (under its
 // own idempotency key, if it has one).
-func (u *upstream) retryUnauthorized(ctx context.Context, req *http.Request, pol redirectPolicy, b binding, tok string, resp *http.Response, notFollowed string) (*http.Response, string, error) {
+func (u *upstream) retryUnauthorized(ctx context.Context, req *http.Request, pol redirectPolicy, b binding, tok string, resp *http.Response, notFollowed string) (*http.Response, string, string, error) {
 	again := resend(ctx, req)
 	if again == nil {
-		return resp, notFollowed, nil
+		return resp, notFollowed, tok, nil
 	}
 	u.auth.invalidate(b, tok)
 	fresh, err := u.auth.token(ctx, b)
 	if err != nil {
 		// No fresh token: the upstream's 401 is the answer.
-		return resp, notFollowed, nil
+		return resp, notFollowed, tok, nil
 	}
 	io.CopyN(io.Discard, resp.Body, 4<<10)
 	resp.Body.Close()
 	again.Header.Set("Authorization", "Bearer "+fresh)
-	return u.send(again, pol)
+	resp, notFollowed, err = u.send(again, pol)
+	return resp, notFollowed, fresh, err
 }
 
 // answeredError is an answer that came (status) but could not be used:

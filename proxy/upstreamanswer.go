@@ -2,18 +2,15 @@ package proxy
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"html"
 	"mime"
 	"net/http"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
 	"unicode"
 
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/rendering"
 	"github.com/tidwall/gjson"
 )
@@ -33,8 +30,11 @@ type upstreamResponse struct {
 	// notFollowed says why a redirect (the status) was not followed.
 	notFollowed string
 	// token is the token obtained for this call and sent with it (auth:
-	// client_credentials or token_exchange), which an echo must not show.
+	// client_credentials or token_exchange), and cred the secrets of the
+	// caller's workspace's credential: what an echo must not show, beside
+	// the tool's own (secretSet).
 	token string
+	cred  *secretSet
 }
 
 func (r *upstreamResponse) contentType() string {
@@ -70,7 +70,7 @@ func (r *upstreamResponse) isText() bool {
 // upstream's own short reason when it sent one and error_detail allows
 // it (statusOnly false), and Retry-After. reasonPath is the tool's
 // response.error_message.
-func (r *upstreamResponse) failure(u *upstream, secrets []string, reasonPath string) string {
+func (r *upstreamResponse) failure(u *upstream, secrets *secretSet, reasonPath string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "upstream %s answered %d %s", u.name, r.status, http.StatusText(r.status))
 	if r.notFollowed != "" {
@@ -100,166 +100,6 @@ func (r *upstreamResponse) failure(u *upstream, secrets []string, reasonPath str
 		}
 	}
 	return b.String()
-}
-
-// withoutSecrets returns msg, an upstream's own words, with every secret
-// the gateway sent for this answer taken out: the upstream's and the
-// tool's (secrets, see secretValues) and the token obtained for the call.
-// An upstream that echoes what it was sent ("invalid key acme-s3cr3t")
-// must not hand the key to the agent.
-func (r *upstreamResponse) withoutSecrets(msg string, secrets []string) string {
-	if len(r.token) >= minSecretLen && strings.Contains(msg, r.token) {
-		msg = strings.ReplaceAll(msg, r.token, catalog.Redacted)
-	}
-	for _, v := range secrets {
-		if strings.Contains(msg, v) {
-			msg = strings.ReplaceAll(msg, v, catalog.Redacted)
-		}
-	}
-	return msg
-}
-
-// bodyWithoutSecrets is the answer's body with every echo of a secret
-// the gateway sent for it replaced, in the forms a JSON encoder writes
-// (secretValues lists them): an upstream that reflects its request (a
-// whoami or debug endpoint, /headers) hands over the credential in a
-// success too. It is the body itself when it holds none, which costs a
-// scan per secret.
-func (r *upstreamResponse) bodyWithoutSecrets(secrets []string) []byte {
-	body := r.body
-	replace := func(v string) {
-		if bytes.Contains(body, []byte(v)) {
-			body = bytes.ReplaceAll(body, []byte(v), []byte(catalog.Redacted))
-		}
-	}
-	if len(r.token) >= minSecretLen {
-		for _, v := range secretForms(r.token) {
-			replace(v)
-		}
-	}
-	for _, v := range secrets {
-		replace(v)
-	}
-	return body
-}
-
-// secretValues lists, once at load, what an answer must not echo: the
-// workspaces' credentials and the values of credential headers (an API
-// key, a bearer token) and query parameters, whole and each part alone
-// ("token abc…" and "SSWS abc…" are a scheme and a credential, a cookie
-// is name=value pairs, and an upstream may echo the credential alone),
-// each in the forms an echo takes (secretForms), longest first so a
-// value is never half-replaced by a shorter one it holds.
-func secretValues(headers [][2]string, query [][2]string, creds map[string]catalog.Secret) []string {
-	var out []string
-	add := func(v string) {
-		if len(v) < minSecretLen {
-			return
-		}
-		for _, f := range secretForms(v) {
-			if !slices.Contains(out, f) {
-				out = append(out, f)
-			}
-		}
-	}
-	addParts := func(v string) {
-		add(v)
-		parts := strings.FieldsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == ';' || r == ',' })
-		for i, part := range parts {
-			if i == 0 && len(parts) > 1 && isScheme(part) {
-				continue // "Bearer", "token": a word many messages use
-			}
-			add(part)
-			if _, value, ok := strings.Cut(part, "="); ok {
-				add(strings.Trim(value, `"`))
-			}
-		}
-	}
-	for _, h := range headers {
-		if secretHeader(h[0]) {
-			addParts(h[1])
-		}
-	}
-	for _, q := range query {
-		if secretHeader(q[0]) {
-			addParts(q[1])
-		}
-	}
-	for _, c := range creds {
-		addParts(c.Reveal())
-	}
-	slices.SortFunc(out, longestFirst)
-	return out
-}
-
-// longestFirst orders secrets longest first, equal ones side by side.
-func longestFirst(a, b string) int {
-	if len(a) != len(b) {
-		return len(b) - len(a)
-	}
-	return strings.Compare(a, b)
-}
-
-// toolSecrets are the secrets of t's answers: its upstream's, and the
-// credential headers and query parameters the tool sets itself from the
-// catalog (an API key in the query, where an upstream has no other place
-// for one). A value with a placeholder is the caller's own argument.
-func toolSecrets(t *catalog.Tool, u *upstream) []string {
-	var headers, query [][2]string
-	for k, v := range t.Request.Headers {
-		if !strings.Contains(v, "{") {
-			headers = append(headers, [2]string{k, v})
-		}
-	}
-	for k, v := range t.Request.Query {
-		if !strings.Contains(v, "{") {
-			query = append(query, [2]string{k, v})
-		}
-	}
-	if len(headers) == 0 && len(query) == 0 {
-		return u.secrets
-	}
-	own := secretValues(headers, query, nil)
-	if len(own) == 0 {
-		return u.secrets
-	}
-	out := slices.Concat(u.secrets, own)
-	slices.SortFunc(out, longestFirst)
-	return slices.Compact(out)
-}
-
-// secretForms are the ways an echo may write v: as it is, as a JSON
-// string holds it (Go's encoder escapes <, > and &; PHP's and others
-// write / as \/), and URL-encoded, as a query or form carries it.
-func secretForms(v string) []string {
-	out := []string{v}
-	more := func(f string) {
-		if !slices.Contains(out, f) {
-			out = append(out, f)
-		}
-	}
-	if q, err := json.Marshal(v); err == nil {
-		more(string(q[1 : len(q)-1]))
-	}
-	if strings.Contains(v, "/") {
-		more(strings.ReplaceAll(v, "/", `\/`))
-	}
-	more(url.QueryEscape(v))
-	return out
-}
-
-// isScheme reports an authorization scheme's name ("Bearer", "Basic",
-// "token", "SSWS", "ApiKey"): letters only, a word long.
-func isScheme(s string) bool {
-	if len(s) > 16 {
-		return false
-	}
-	for _, r := range s {
-		if !unicode.IsLetter(r) {
-			return false
-		}
-	}
-	return true
 }
 
 // secretHeader reports a header whose value is a credential by its name:

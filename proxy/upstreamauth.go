@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -190,8 +189,7 @@ func (ts *tokenSource) echoable(subjectToken string) []string {
 	if subjectToken != "" {
 		out = append(out, secretForms(subjectToken)...)
 	}
-	slices.SortFunc(out, longestFirst)
-	return slices.Compact(out)
+	return sortSecrets(out)
 }
 
 // failure describes a failed token request without its secrets.

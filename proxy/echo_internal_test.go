@@ -1,0 +1,94 @@
+package proxy
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/gateway/catalog"
+)
+
+// replaceEcho replaces a secret where it stands, not where its first
+// letter belongs to an escape ("\n" then the rest), and a body whose
+// cleaning would break its JSON (a credential that is a number) is not
+// shown at all.
+func TestReplaceEcho(t *testing.T) {
+	for _, c := range []struct{ body, secret, want string }{
+		{`{"a":"x nk3y-abcdef y"}`, "nk3y-abcdef", `{"a":"x [redacted] y"}`},
+		{`{"a":"line\nk3y-abcdef"}`, "nk3y-abcdef", `{"a":"line\nk3y-abcdef"}`},
+		{`{"a":"line\\nk3y-abcdef"}`, "nk3y-abcdef", `{"a":"line\\[redacted]"}`},
+		{`{"a":"s3cr3t-1 s3cr3t-1"}`, "s3cr3t-1", `{"a":"[redacted] [redacted]"}`},
+		{`{"a":"none"}`, "s3cr3t-1", `{"a":"none"}`},
+	} {
+		if got := string(replaceEcho([]byte(c.body), []byte(c.secret))); got != c.want {
+			t.Errorf("replaceEcho(%s, %s) = %s, want %s", c.body, c.secret, got, c.want)
+		}
+	}
+	numeric := upstreamSecrets([][2]string{{"Authorization", "Bearer 104827310042"}})
+	r := &upstreamResponse{body: []byte(`{"owner":104827310042}`)}
+	if body, ok := r.bodyWithoutSecrets(numeric); ok {
+		t.Errorf("a credential that is a number in the answer: %s, want the answer withheld", body)
+	}
+	r.body = []byte(`{"owner":"104827310042"}`)
+	if body, ok := r.bodyWithoutSecrets(numeric); !ok || !json.Valid(body) || bytes.Contains(body, []byte("1048273")) {
+		t.Errorf("a credential in a string: %s %v, want it redacted", body, ok)
+	}
+}
+
+// What counts as a secret: the credential after an Authorization scheme
+// or in a workspace's credential whatever its shape; other parts of a
+// credential header only when they look secret; a query parameter by its
+// whole name.
+func TestSecretSets(t *testing.T) {
+	body := func(s *secretSet) []string {
+		var out []string
+		for _, b := range s.body {
+			out = append(out, string(b))
+		}
+		return out
+	}
+	up := upstreamSecrets([][2]string{{"Authorization", "token plainword"}, {"Cookie", "sid=0f3a9c2d7e1b4a6c; region=us-east-1"}, {"X-Auth-Email", "ops@example.com"}})
+	got := strings.Join(body(up), " ")
+	for _, want := range []string{"plainword", "0f3a9c2d7e1b4a6c"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("body secrets %q lack %q", got, want)
+		}
+	}
+	for _, not := range []string{"us-east-1", "ops@example.com", "token"} {
+		for _, v := range body(up) {
+			if v == not {
+				t.Errorf("body secrets %q hold the setting %q", got, not)
+			}
+		}
+	}
+	if !strings.Contains(strings.Join(up.reason, " "), "ops@example.com") {
+		t.Errorf("reason secrets %q lack the header's whole value", up.reason)
+	}
+	ws := credentialSecrets(catalog.NewSecret("acmetoken"))
+	if len(ws.body) == 0 || string(ws.body[0]) != "acmetoken" {
+		t.Errorf("a workspace's bare credential: %q, want it in the body list", body(ws))
+	}
+	for name, want := range map[string]bool{"api_key": true, "access-token": true, "sig": true, "sort_key": false, "author": false, "tokenizer": false} {
+		if credentialQuery(name) != want {
+			t.Errorf("credentialQuery(%q) = %v, want %v", name, !want, want)
+		}
+	}
+}
+
+// The cost of cleaning a small answer that holds no secret: a scan per
+// secret form, no allocation.
+func BenchmarkBodyWithoutSecrets(b *testing.B) {
+	s := upstreamSecrets([][2]string{{"Authorization", "Bearer " + strings.Repeat("a", 40) + "/x+y"}, {"X-Api-Key", strings.Repeat("k", 48)}})
+	body := []byte(`{"id":"item-000001","name":"Item 1","state":"Succeeded","queue":"default","attempt":1,"maxAttempts":3}`)
+	for _, tok := range []string{"", strings.Repeat("t", 900)} {
+		b.Run(fmt.Sprintf("token=%d", len(tok)), func(b *testing.B) {
+			r := &upstreamResponse{body: body, token: tok}
+			b.ReportAllocs()
+			for b.Loop() {
+				r.bodyWithoutSecrets(s)
+			}
+		})
+	}
+}
