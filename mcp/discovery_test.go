@@ -181,10 +181,14 @@ func TestDiscoveryThroughGoSDK(t *testing.T) {
 				}
 			}
 			// Search's bounds.
-			for _, args := range []map[string]any{{"query": strings.Repeat("x", 2000)}, {"query": "item", "limit": 21}, {"query": "item", "limit": 0}, {"query": "\x01\x02\x7f"}, {"query": "item", "kind": "delete"}} {
+			for _, args := range []map[string]any{{"query": strings.Repeat("x", 2000)}, {"query": strings.Repeat("x", 1025)}, {"query": "item", "limit": 21}, {"query": "item", "limit": 0}, {"query": "\x01\x02\x7f"}, {"query": "item", "kind": "delete"}} {
 				if _, res := searchNames(t, reader, args); res == nil || !res.IsError {
 					t.Errorf("search_tools(%.40v) = %+v, want a tool error", args, res)
 				}
+			}
+			// The bound is in characters, as the schema's maxLength counts.
+			if _, res := searchNames(t, reader, map[string]any{"query": "item " + strings.Repeat("é", 1019)}); res == nil || res.IsError {
+				t.Errorf("search_tools with 1,024 characters (2,043 bytes) = %+v, want an answer", res)
 			}
 		})
 	}

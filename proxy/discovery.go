@@ -228,8 +228,8 @@ func badSearch(format string, args ...any) error {
 // check validates q and applies the default limit.
 func (q *SearchQuery) check() error {
 	switch {
-	case len(q.Query) > MaxSearchQuery || !utf8.ValidString(q.Query):
-		return badSearch("query must be valid UTF-8 of at most %d bytes", MaxSearchQuery)
+	case len(q.Query) > utf8.UTFMax*MaxSearchQuery || !utf8.ValidString(q.Query) || utf8.RuneCountInString(q.Query) > MaxSearchQuery:
+		return badSearch("query must be valid UTF-8 of at most %d characters", MaxSearchQuery)
 	case q.Kind != "" && q.Kind != catalog.KindRead && q.Kind != catalog.KindWrite:
 		return badSearch(`kind must be "read" or "write"`)
 	case len(q.Tags) > 20:

@@ -81,7 +81,8 @@ const (
 
 // Bounds on a search.
 const (
-	// MaxSearchQuery bounds the query, in bytes.
+	// MaxSearchQuery bounds the query, in characters, as the schema of
+	// search_tools says (maxLength).
 	MaxSearchQuery = 1024
 	// MaxSearchLimit bounds how many tools one search returns.
 	MaxSearchLimit = 20
