@@ -59,9 +59,10 @@ func (sb *secretBuilder) add(v string, sure bool) {
 // header takes a credential header's value: whole, and each part alone,
 // split at white space, ';' and ',' and at '=' ("token abc…" and "SSWS
 // abc…" are a scheme and a credential, a cookie is name=value pairs).
-// When the value is a credential by where it goes (cred: Authorization,
-// a workspace's credential), the value alone or the one part after its
-// scheme is one beyond doubt; other parts count when they look secret.
+// When the value is a credential by where it goes (cred: see
+// credentialHeader, or a workspace's credential), the value alone or the
+// one part after its scheme is one beyond doubt; other parts count when
+// they look secret.
 func (sb *secretBuilder) header(v string, cred bool) {
 	parts := strings.FieldsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || r == ';' || r == ',' })
 	scheme := len(parts) > 1 && isScheme(parts[0])
@@ -102,7 +103,7 @@ func upstreamSecrets(headers [][2]string) *secretSet {
 	var sb secretBuilder
 	for _, h := range headers {
 		if secretHeader(h[0]) {
-			sb.header(h[1], isAuthorization(h[0]))
+			sb.header(h[1], credentialHeader(h[0]))
 		}
 	}
 	return sb.set()
@@ -124,7 +125,7 @@ func toolSecrets(t *catalog.Tool, up *secretSet) *secretSet {
 	var sb secretBuilder
 	for k, v := range t.Request.Headers {
 		if secretHeader(k) && !strings.Contains(v, "{") {
-			sb.header(v, isAuthorization(k))
+			sb.header(v, credentialHeader(k))
 		}
 	}
 	for k, v := range t.Request.Query {
@@ -142,10 +143,21 @@ func toolSecrets(t *catalog.Tool, up *secretSet) *secretSet {
 	return sb.set()
 }
 
-// isAuthorization reports the headers whose value is a scheme and a
-// credential.
-func isAuthorization(name string) bool {
-	return strings.EqualFold(name, "Authorization") || strings.EqualFold(name, "Proxy-Authorization")
+// credentialHeader reports a header whose value is a credential by its
+// name, beyond doubt: Authorization, and names of a key, a token, a
+// secret or a password (X-Api-Key, Private-Token). Other credential
+// headers (cookies, X-Auth-Email) may carry settings beside a secret.
+func credentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	if n == "authorization" || n == "proxy-authorization" {
+		return true
+	}
+	for _, w := range []string{"key", "token", "secret", "password", "passwd", "credential"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // credentialQuery reports a query parameter that carries a credential by

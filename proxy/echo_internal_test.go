@@ -66,6 +66,10 @@ func TestSecretSets(t *testing.T) {
 	if !strings.Contains(strings.Join(up.reason, " "), "ops@example.com") {
 		t.Errorf("reason secrets %q lack the header's whole value", up.reason)
 	}
+	key := upstreamSecrets([][2]string{{"X-Api-Key", "lettersonlykey"}, {"Private-Token", "glpat-abcdefgh"}})
+	if got := strings.Join(body(key), " "); !strings.Contains(got, "lettersonlykey") || !strings.Contains(got, "glpat-abcdefgh") {
+		t.Errorf("a key header's value, whatever its shape: body secrets %q", got)
+	}
 	ws := credentialSecrets(catalog.NewSecret("acmetoken"))
 	if len(ws.body) == 0 || string(ws.body[0]) != "acmetoken" {
 		t.Errorf("a workspace's bare credential: %q, want it in the body list", body(ws))
