@@ -71,8 +71,15 @@ func (sb *secretBuilder) header(v string, cred bool) {
 		if i == 0 && scheme {
 			continue // "Bearer", "token": a word many messages use
 		}
-		if name, value, ok := strings.Cut(part, "="); ok && name != "" && !strings.HasPrefix(value, "=") {
-			sb.add(strings.Trim(value, `"`), false) // a setting unless it looks secret
+		// name=value: a setting unless it looks secret, or it is the
+		// one part after a credential's scheme ("Token token=…"). A
+		// base64 value's padding ("…MjM=", "…Mw==") is no such pair.
+		if name, value, ok := strings.Cut(part, "="); ok && name != "" && value != "" && !strings.HasPrefix(value, "=") {
+			sure := cred && scheme && len(parts) == 2
+			sb.add(strings.Trim(value, `"`), sure)
+			if sure {
+				sb.add(part, true)
+			}
 			continue
 		}
 		sb.add(part, cred && (len(parts) == 1 || scheme && len(parts) == 2))
@@ -110,10 +117,15 @@ func upstreamSecrets(headers [][2]string) *secretSet {
 }
 
 // credentialSecrets are one workspace's credential, as its header carries
-// it (format applied).
-func credentialSecrets(c catalog.Secret) *secretSet {
+// it (format applied) and alone, wherever the format puts it ("Token
+// token={credential}, realm=x").
+func credentialSecrets(c catalog.Secret, format string) *secretSet {
 	var sb secretBuilder
-	sb.header(c.Reveal(), true)
+	v := c.Reveal()
+	sb.header(v, true)
+	if pre, suf, ok := strings.Cut(format, catalog.CredentialPlaceholder); ok && strings.HasPrefix(v, pre) && strings.HasSuffix(v[len(pre):], suf) {
+		sb.add(v[len(pre):len(v)-len(suf)], true) // the credential itself, wherever the format puts it
+	}
 	return sb.set()
 }
 
@@ -180,8 +192,12 @@ func credentialQuery(name string) bool {
 
 // looksSecret reports a value long and mixed enough to be a key or a
 // token rather than a setting ("us-east-1", "en_US", an e-mail address,
-// a number): 12 bytes or more holding letters and digits, or 24 or more.
+// a number): 12 bytes or more holding letters and digits, or 24 or more,
+// and not shaped like an e-mail address.
 func looksSecret(v string) bool {
+	if at := strings.IndexByte(v, '@'); at > 0 && strings.Contains(v[at:], ".") && !strings.ContainsAny(v, " :/") {
+		return false // an e-mail address (X-Auth-Email)
+	}
 	if len(v) >= 24 {
 		return true
 	}

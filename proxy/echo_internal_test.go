@@ -70,7 +70,7 @@ func TestSecretSets(t *testing.T) {
 	if got := strings.Join(body(key), " "); !strings.Contains(got, "lettersonlykey") || !strings.Contains(got, "glpat-abcdefgh") {
 		t.Errorf("a key header's value, whatever its shape: body secrets %q", got)
 	}
-	ws := credentialSecrets(catalog.NewSecret("acmetoken"))
+	ws := credentialSecrets(catalog.NewSecret("acmetoken"), "{credential}")
 	if len(ws.body) == 0 || string(ws.body[0]) != "acmetoken" {
 		t.Errorf("a workspace's bare credential: %q, want it in the body list", body(ws))
 	}
@@ -94,5 +94,54 @@ func BenchmarkBodyWithoutSecrets(b *testing.B) {
 				r.bodyWithoutSecrets(s)
 			}
 		})
+	}
+}
+
+// A Basic credential or a base64 token ending in one '=' (its padding,
+// when len(user:pass) % 3 == 2) is the credential, not a name=value pair.
+func TestBase64PaddingIsNoSetting(t *testing.T) {
+	const b64 = "dXNlcjpzZWNyZXQxMjM=" // user:secret123
+	for name, c := range map[string]struct {
+		s    *secretSet
+		cred string
+	}{
+		"upstream header":  {upstreamSecrets([][2]string{{"Authorization", "Basic " + b64}}), b64},
+		"workspace cred":   {credentialSecrets(catalog.NewSecret("Basic "+b64), "Basic {credential}"), b64},
+		"bearer b64 token": {upstreamSecrets([][2]string{{"Authorization", "Bearer abcdefghijklmnopq="}}), "abcdefghijklmnopq="},
+	} {
+		s := c.s
+		r := &upstreamResponse{status: 200, body: []byte(`{"received":"` + c.cred + `"}`)}
+		body, _ := r.bodyWithoutSecrets(s)
+		if !strings.Contains(string(body), catalog.Redacted) {
+			t.Errorf("%s: 2xx body keeps the credential: %s (body list %q)", name, body, s.body)
+		}
+		if msg := r.withoutSecrets("bad credentials "+c.cred, s); !strings.Contains(msg, catalog.Redacted) {
+			t.Errorf("%s: reason keeps the credential: %s (reason list %q)", name, msg, s.reason)
+		}
+	}
+}
+
+// A workspace credential inside a format such as PagerDuty's
+// "Token token={credential}" is a credential beyond doubt, which a 2xx
+// body loses whatever its shape.
+func TestCredentialInsideItsFormat(t *testing.T) {
+	s := credentialSecrets(catalog.NewSecret("Token token=yNbAkKcryYTWUXYEuPqRs, realm=x"), "Token token={credential}, realm=x")
+	r := &upstreamResponse{status: 200, cred: s, body: []byte(`{"api_key":"yNbAkKcryYTWUXYEuPqRs"}`)}
+	body, _ := r.bodyWithoutSecrets(nil)
+	if strings.Contains(string(body), "yNbAkKcryYTWUXYEuPqRs") {
+		t.Errorf("workspace credential reaches the agent: %s (body list %q)", body, s.body)
+	}
+}
+
+// An e-mail address in a credential header (X-Auth-Email) is a setting,
+// even with a digit or at 24 bytes or more: a 2xx body keeps it.
+func TestAuthEmailStays(t *testing.T) {
+	for _, email := range []string{"ops2@example.com", "firstname.lastname@example.com"} {
+		s := upstreamSecrets([][2]string{{"X-Auth-Email", email}, {"X-Auth-Key", "c2547eb745079dac9320b638f5e225cf483cc5cfdda41"}})
+		r := &upstreamResponse{status: 200, body: []byte(`{"result":{"email":"` + email + `"}}`)}
+		body, _ := r.bodyWithoutSecrets(s)
+		if !strings.Contains(string(body), email) {
+			t.Errorf("legitimate answer corrupted: %s", body)
+		}
 	}
 }

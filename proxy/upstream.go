@@ -135,7 +135,7 @@ func newUpstream(name string, def *catalog.Upstream, rt http.RoundTripper, coold
 	if len(u.creds) > 0 {
 		u.credSecrets = make(map[string]*secretSet, len(u.creds))
 		for ws, c := range u.creds {
-			u.credSecrets[ws] = credentialSecrets(c)
+			u.credSecrets[ws] = credentialSecrets(c, def.Credentials.Format)
 		}
 	}
 	u.queryBound = def.Workspace != nil && def.Workspace.Query != ""
