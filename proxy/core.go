@@ -300,14 +300,8 @@ func New(cat *catalog.Catalog, opts *Options) (*Core, error) {
 		t.auditMax = int(cat.Audit.MaxArgumentBytes) // 0: auditArgs' default
 		if def.Response.Render == catalog.RenderPayload {
 			// Enough to judge the cut's encoding, and to see whole a
-			// secret that starts before the cut (echo.go).
-			t.keep = int64(t.inline) + utf8.UTFMax + int64(t.secrets.longest())
-			for _, cs := range t.up.credSecrets {
-				t.keep = max(t.keep, int64(t.inline)+utf8.UTFMax+int64(cs.longest()))
-			}
-			if t.up.auth != nil {
-				t.keep += maxTokenResponse // an obtained token is at most that long
-			}
+			// secret that starts before the cut.
+			t.keep = int64(t.inline) + utf8.UTFMax + t.echoReach()
 		}
 		ro := rendering.Options{
 			List:            def.Response.List,

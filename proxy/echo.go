@@ -41,6 +41,20 @@ func (s *secretSet) longest() int {
 	return len(s.body[0])
 }
 
+// echoReach is how far past a cut t must read to see whole any secret
+// that starts before it: its longest, its upstream's workspaces' longest,
+// and a token obtained for it (at most maxTokenResponse).
+func (t *tool) echoReach() int64 {
+	n := t.secrets.longest()
+	for _, cs := range t.up.credSecrets {
+		n = max(n, cs.longest())
+	}
+	if t.up.auth != nil {
+		n += maxTokenResponse
+	}
+	return int64(n)
+}
+
 // secretBuilder collects a secretSet.
 type secretBuilder struct{ reason, body []string }
 
@@ -155,10 +169,22 @@ func toolSecrets(t *catalog.Tool, up *secretSet) *secretSet {
 	return sb.set()
 }
 
+// secretHeader reports a header whose value may hold a credential, by its
+// name: a credentialHeader, a cookie, and names speaking of signatures,
+// auth or sessions. Other values (X-Env: production) are settings, and
+// taking them out would garble a message.
+func secretHeader(name string) bool {
+	if credentialHeader(name) {
+		return true
+	}
+	n := strings.ToLower(name)
+	return n == "cookie" || strings.Contains(n, "signature") || strings.Contains(n, "auth") || strings.Contains(n, "session")
+}
+
 // credentialHeader reports a header whose value is a credential by its
 // name, beyond doubt: Authorization, and names of a key, a token, a
-// secret or a password (X-Api-Key, Private-Token). Other credential
-// headers (cookies, X-Auth-Email) may carry settings beside a secret.
+// secret or a password (X-Api-Key, Private-Token). Other secret headers
+// (cookies, X-Auth-Email) may carry settings beside a secret.
 func credentialHeader(name string) bool {
 	n := strings.ToLower(name)
 	if n == "authorization" || n == "proxy-authorization" {
@@ -171,6 +197,11 @@ func credentialHeader(name string) bool {
 	}
 	return false
 }
+
+// minSecretLen is the shortest value taken out: shorter ones ("1",
+// "yes") are settings, and taking them out would garble a message
+// without hiding anything.
+const minSecretLen = 6
 
 // credentialQuery reports a query parameter that carries a credential by
 // its whole name (api_key, access_token, sig), not by a word it holds

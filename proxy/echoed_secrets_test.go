@@ -145,18 +145,23 @@ func TestStaticSecretEchoedInSuccessBody(t *testing.T) {
 	}
 }
 
+// echoCredentialAlone answers 401 quoting the credential of the
+// Authorization header it received without its scheme, as GitHub's "Bad
+// credentials" or a revoked-key message does.
+func echoCredentialAlone(w http.ResponseWriter, r *http.Request) {
+	_, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusUnauthorized)
+	fmt.Fprintf(w, `{"message":"credential %s is revoked"}`, cred)
+}
+
 // An Authorization value whose scheme is neither Bearer nor Basic
 // ("token …" for Gitea/GitHub, "Token …" for DRF, "SSWS …" for Okta) is
 // taken out whole and its credential alone.
 func TestNonBearerSchemeCredentialEchoed(t *testing.T) {
 	for _, scheme := range []string{"token", "Token", "SSWS", "ApiKey"} {
 		t.Run(scheme, func(t *testing.T) {
-			rec := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
-				_, cred, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusUnauthorized)
-				fmt.Fprintf(w, `{"message":"credential %s is revoked"}`, cred)
-			})
+			rec := newRecorder(t, echoCredentialAlone)
 			src := strings.Replace(testCatalog, `Authorization: "Bearer upstream-secret"`, `Authorization: "`+scheme+` gitea-s3cret-0f3a"`, 1)
 			c := parseCoreWith(t, src, rec.srv.URL, &proxy.Options{Audit: discardAudit{}})
 			res := call(t, c, reader, "get_item", `{"id":"a"}`)
@@ -276,12 +281,7 @@ func TestTokenEndpointEchoesBasicHeader(t *testing.T) {
 func TestWorkspaceCredentialAloneEchoed(t *testing.T) {
 	for _, format := range []string{"token {credential}", "Bearer {credential}"} {
 		t.Run(format, func(t *testing.T) {
-			up := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
-				_, tok, _ := strings.Cut(r.Header.Get("Authorization"), " ")
-				w.Header().Set("Content-Type", "application/json")
-				w.WriteHeader(http.StatusUnauthorized)
-				fmt.Fprintf(w, `{"message":"credential %s has expired"}`, tok)
-			})
+			up := newRecorder(t, echoCredentialAlone)
 			env := map[string]string{"UP": up.srv.URL, "SECRET": strings.Repeat("k", 32),
 				"GITEA_ACME_TOKEN": giteaTokens["acme"], "GITEA_GLOBEX_TOKEN": giteaTokens["globex"]}
 			src := strings.Replace(credentialsCatalog, `format: "token {credential}"`, `format: "`+format+`"`, 1)

@@ -103,15 +103,16 @@ type posting struct {
 // filter by visibility.
 type searchIndex struct {
 	postings map[string][]posting
-	length   []float32  // each document's weighted length
-	names    [][]string // each document's distinct name terms
-	read     []bool     // whether each document is a read tool
-	scoped   []bool     // whether each document's path takes a key ({id})
-	scores   sync.Pool  // of *scratch
+	results  map[string][]posting // the terms of each result's field names (resultFields)
+	length   []float32            // each document's weighted length
+	names    [][]string           // each document's distinct name terms
+	read     []bool               // whether each document is a read tool
+	scoped   []bool               // whether each document's path takes a key ({id})
+	scores   sync.Pool            // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
@@ -145,13 +146,19 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			}
 		}
 		add(d.Request.Method+" "+d.Request.Path, weightRoute)
-		resultFields(d.OutputSchema, 0, func(name string) {
-			for _, term := range terms(name) {
-				tf[resultKey+term] = 1
-			}
-		})
 		for term, w := range tf {
 			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), wtf: w})
+		}
+		// The result's field names: each counted once, and not in the
+		// tool's length.
+		fields := map[string]bool{}
+		resultFields(d.OutputSchema, 0, func(name string) {
+			for _, term := range terms(name) {
+				fields[term] = true
+			}
+		})
+		for term := range fields {
+			ix.results[term] = append(ix.results[term], posting{doc: int32(i), wtf: 1})
 		}
 	}
 	return ix
@@ -191,13 +198,6 @@ type hit struct {
 // first; ties keep catalog order.
 func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
 	weights := ix.related(v, terms)
-	// Every term may also be met in the result's fields, in its own
-	// group, so a tool scores the better of the two.
-	for _, term := range slices.Collect(maps.Keys(weights)) {
-		if q := weights[term]; !q.onlyReached {
-			weights[resultKey+term] = qterm{w: weightResult * q.w, group: q.group}
-		}
-	}
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
 	scores, touched := sc.score, sc.touched[:0]
@@ -224,11 +224,9 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		}
 		inGroup = inGroup[:0]
 	}
-	for i, term := range order {
-		if i > 0 && weights[order[i-1]].group != weights[term].group {
-			flush()
-		}
-		list := ix.postings[term]
+	// score keeps, for each visible tool in list, the better of what it
+	// had of this query word and what this field gives.
+	score := func(list []posting, qw float64, only bool) {
 		df := 0
 		for _, p := range list {
 			if v.visible[p.doc] {
@@ -236,9 +234,8 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 			}
 		}
 		if df == 0 {
-			continue
+			return
 		}
-		qw, only := weights[term].w, weights[term].onlyReached
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 		for _, p := range list {
 			if !v.visible[p.doc] || only && scores[p.doc] == 0 {
@@ -251,6 +248,17 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 				inGroup = append(inGroup, p.doc)
 			}
 			best[p.doc] = max(best[p.doc], c)
+		}
+	}
+	for i, term := range order {
+		if i > 0 && weights[order[i-1]].group != weights[term].group {
+			flush()
+		}
+		q := weights[term]
+		score(ix.postings[term], q.w, q.onlyReached)
+		if !q.onlyReached {
+			// The word met in the result's fields: the better of the two.
+			score(ix.results[term], weightResult*q.w, false)
 		}
 	}
 	flush()
@@ -367,11 +375,6 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 	}
 	return weights
 }
-
-// resultKey prefixes the terms of a result's field names in the index,
-// which are a field apart from the tool's text: counted once per tool
-// however often they occur, and not in the tool's length.
-const resultKey = "\x00"
 
 // resultFields calls f with the name of each property of an output
 // schema to depth levels under its root, through arrays' items.

@@ -102,28 +102,6 @@ func (r *upstreamResponse) failure(u *upstream, secrets *secretSet, reasonPath s
 	return b.String()
 }
 
-// secretHeader reports a header whose value is a credential by its name:
-// Authorization, cookies, and names speaking of keys, tokens, secrets,
-// passwords, signatures or auth. Other values (X-Env: production) are
-// settings, and taking them out would garble the message.
-func secretHeader(name string) bool {
-	n := strings.ToLower(name)
-	if n == "authorization" || n == "cookie" || n == "proxy-authorization" {
-		return true
-	}
-	for _, w := range []string{"key", "token", "secret", "password", "passwd", "signature", "auth", "credential", "session"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
-// minSecretLen is the shortest header value withoutSecrets takes out:
-// shorter ones ("1", "yes") are settings, and taking them out would
-// garble the message without hiding anything.
-const minSecretLen = 6
-
 // maxErrorMessage bounds what an upstream's error message contributes.
 const maxErrorMessage = 300
 
