@@ -5,6 +5,8 @@
 package redistest
 
 import (
+	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -68,14 +70,33 @@ func (s *Server) Start() {
 	if err := s.cmd.Start(); err != nil {
 		s.t.Fatalf("starting redis-server: %v", err)
 	}
+	// Ready when it answers: the socket file exists from bind(), before
+	// listen(), and a connection then is refused, which the limiter
+	// rightly takes for an outage.
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if _, err := os.Stat(s.sock); err == nil {
+		if s.answers() {
 			return
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatal("redis-server did not open its socket within 10s")
+			s.t.Fatal("redis-server did not answer PING on its socket within 10s")
 		}
 	}
+}
+
+// answers reports whether the server answers PING on its socket.
+func (s *Server) answers() bool {
+	c, err := net.DialTimeout("unix", s.sock, time.Second)
+	if err != nil {
+		return false
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(time.Second))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	reply := make([]byte, 7)
+	n, _ := io.ReadFull(c, reply)
+	return string(reply[:n]) == "+PONG\r\n"
 }
 
 // Stop stops the server as an operator would (SIGTERM, which saves a
