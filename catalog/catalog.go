@@ -398,6 +398,13 @@ type Tool struct {
 	Approval *Approval `yaml:"approval"`
 	// Tags group tools (imported from OpenAPI tags); free-form names.
 	Tags []string `yaml:"tags"`
+	// SearchHint is words that help a search find the tool without being
+	// part of what the agent reads as its description: the words users
+	// say for it ("new hire", "super admin"), or, imported, what the
+	// document says of its tags. search_tools reads it at a low weight;
+	// a full listing sends it in _meta's anthropic/searchHint. At most
+	// MaxSearchHint bytes.
+	SearchHint string `yaml:"search_hint"`
 	// OutputSchema is the JSON Schema (type: object) of the tool's
 	// structured result, as shaped by response.select and fields (an array
 	// result is {items: [...]}). Load checks it compiles.

@@ -94,6 +94,7 @@ overrides:
   b:
     description: "${GATEWAY_JWT_SECRET} via override"
     title: "$$ ${GATEWAY_JWT_SECRET}"
+    search_hint: "${GATEWAY_JWT_SECRET} via override"
     arguments:
       q: { default: "${GATEWAY_JWT_SECRET}", description: "${GATEWAY_JWT_SECRET}" }
 tools:
@@ -101,6 +102,7 @@ tools:
     title: "${GATEWAY_JWT_SECRET}"
     description: "${GATEWAY_JWT_SECRET}"
     tags: ["${GATEWAY_JWT_SECRET}"]
+    search_hint: "${GATEWAY_JWT_SECRET}"
     enabled: "${A_ON:-true}"
     input:
       type: object
@@ -124,7 +126,8 @@ tools:
 		"title": a.Title, "description": a.Description, "tag": a.Tags[0],
 		"input": string(a.InputJSON), "override description": b.Description,
 		"override title": b.Title, "override argument": string(b.InputJSON),
-		"output_schema": fmt.Sprint(a.OutputSchema),
+		"output_schema": fmt.Sprint(a.OutputSchema), "search_hint": a.SearchHint,
+		"override search_hint": b.SearchHint,
 	} {
 		if strings.Contains(got, "s3cret") || !strings.Contains(got, ref) && what != "override title" {
 			t.Errorf("%s = %q, want %s as written", what, got, ref)

@@ -1,18 +1,25 @@
 package catalog
 
-// output_schema and tags: fields an imported tool carries.
+// output_schema, tags and search_hint: fields an imported tool carries.
 
 import (
 	"cmp"
 	"strings"
 )
 
-// tags checks a tool's tags are non-empty names.
+// MaxSearchHint bounds a tool's search_hint, in bytes: a few sentences.
+const MaxSearchHint = 1000
+
+// tags checks a tool's tags are non-empty names and its search_hint is
+// within its bound.
 func (tc *toolCheck) tags() {
 	for i, g := range tc.t.Tags {
 		if g == "" {
 			tc.add(first(tc.pos[childIndex(tc.path+".tags", i)], tc.t.At("tags")), tc.subj, "tags must not be empty")
 		}
+	}
+	if n := len(tc.t.SearchHint); n > MaxSearchHint {
+		tc.add(tc.t.At("search_hint"), tc.subj, "search_hint is %d bytes, more than %d: a few words or sentences that help a search find the tool", n, MaxSearchHint)
 	}
 }
 

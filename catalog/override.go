@@ -27,6 +27,7 @@ type Override struct {
 	Title       string   `yaml:"title"`
 	Description string   `yaml:"description"`
 	Tags        []string `yaml:"tags"`
+	SearchHint  string   `yaml:"search_hint"`
 	// Kind makes the tool a read or a write; a write needs a gate other
 	// than view, as any write does.
 	Kind      string   `yaml:"kind"`
@@ -170,6 +171,10 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 	if o.Has("tags") {
 		t.Tags = o.Tags
 		t.Keys["tags"] = o.At("tags")
+	}
+	if o.Has("search_hint") {
+		t.SearchHint = o.SearchHint
+		t.Keys["search_hint"] = o.At("search_hint")
 	}
 	// Each field the override writes replaces the tool's, a written zero
 	// included: gate: "" is the default gate again, sensitive: false takes

@@ -17,14 +17,14 @@ import "strings"
 // request.path and request.body below a tool are not either.
 var verbatimToolFields = map[string]bool{
 	"name": true, "title": true, "description": true, "tags": true,
-	"input": true, "output_schema": true, "probe": true,
+	"search_hint": true, "input": true, "output_schema": true, "probe": true,
 }
 
 // verbatimOverrideFields are the fields of an override that are never
 // expanded (its arguments hold descriptions, defaults, values and schemas).
 var verbatimOverrideFields = map[string]bool{
 	"rename": true, "title": true, "description": true, "tags": true,
-	"arguments": true, "output_schema": true, "probe": true,
+	"search_hint": true, "arguments": true, "output_schema": true, "probe": true,
 }
 
 // verbatim reports whether the scalar at path (as the decoder names it:

@@ -245,6 +245,9 @@ func (im *importer) toolNode(t *tool) *yaml.Node {
 	if len(t.tags) > 0 {
 		add(n, "tags", t.tags)
 	}
+	if t.searchHint != "" {
+		add(n, "search_hint", t.searchHint).LineComment = "from the descriptions of its tags"
+	}
 	add(n, "input", valueNode(t.input))
 	req := mapping("upstream", im.opts.Upstream, "method", t.method, "path", t.path)
 	if len(t.query) > 0 {

@@ -178,6 +178,9 @@ type importer struct {
 	err error
 	// actorSeen is set when an operation declares the ActorHeader header.
 	actorSeen bool
+	// tagText holds each tag's description as plain words (tagHint),
+	// made on first use.
+	tagText map[string]string
 	// cred is credHeader's answer once credDone.
 	cred     string
 	credDone bool
@@ -195,6 +198,7 @@ type tool struct {
 	method, path                   string
 	opPath                         string // the path as the document writes it
 	tags                           []string
+	searchHint                     string // what the document says of its tags
 	input                          map[string]any
 	query, headers                 map[string]string
 	body                           any
@@ -490,6 +494,7 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		return nil
 	}
 	describe(t, op)
+	t.searchHint = im.tagHint(t.tags)
 	conv, names, ok := im.input(t, item, op)
 	if !ok || !im.output(t, op, conv) {
 		return nil
@@ -597,6 +602,60 @@ func describe(t *tool, op *openapi3.Operation) {
 		t.notes = append(t.notes, fmt.Sprintf("%d tags left out: empty, over %d bytes, or past the first %d", dropped, maxTagBytes, maxTags))
 	}
 	t.tags = slices.Sorted(slices.Values(tags))
+}
+
+// maxHintBytes bounds the search_hint an import writes: what the
+// document says of a tool's tags, a sentence or two each.
+const maxHintBytes = 300
+
+// tagHint is a tool's search_hint: the descriptions the document gives
+// its tags ("Items are individual pieces of data in your database. They
+// can be anything, from articles, to IoT status checks."), as plain
+// words, in the order of the tool's tags, within maxHintBytes. They are words a search may
+// meet that the tool's own text lacks; the agent never reads them as the
+// tool's description.
+func (im *importer) tagHint(tags []string) string {
+	if len(tags) == 0 || len(im.d.doc.Tags) == 0 {
+		return ""
+	}
+	if im.tagText == nil {
+		im.tagText = map[string]string{}
+		for _, tag := range im.d.doc.Tags {
+			if tag == nil {
+				continue
+			}
+			if _, seen := im.tagText[tag.Name]; !seen {
+				im.tagText[tag.Name] = plainWords(tag.Description)
+			}
+		}
+	}
+	var hint []string
+	for _, tag := range tags {
+		if d := im.tagText[tag]; d != "" && !slices.Contains(hint, d) {
+			hint = append(hint, d)
+		}
+	}
+	return bound(strings.Join(hint, " "), maxHintBytes)
+}
+
+// mdLink is a Markdown link or image: its text stays, its target goes.
+var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
+
+// plainWords is s without what search has no use for: Markdown links'
+// targets, bare URLs, markup characters and runs of white space.
+func plainWords(s string) string {
+	s = mdLink.ReplaceAllString(s, "$1")
+	fields := strings.Fields(s)
+	out := fields[:0]
+	for _, f := range fields {
+		if strings.Contains(f, "://") {
+			continue
+		}
+		if f = strings.Trim(f, "*_`#>|"); f != "" {
+			out = append(out, f)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // input builds the tool's input schema from the operation's parameters

@@ -381,3 +381,65 @@ func TestImportRefusesTooManyOperations(t *testing.T) {
 		t.Errorf("Import with --tags selecting none = %v, want no refusal for the count", err)
 	}
 }
+
+// What a document says of an operation's tags becomes the tool's
+// search_hint, as plain words: Markdown links keep their text, bare URLs
+// and markup go, two tags' descriptions join (in the order of the
+// tool's tags, which an import sorts), a tag without one adds
+// nothing, and a long one is cut to a bound the catalog accepts.
+func TestImportTagDescriptionsBecomeSearchHints(t *testing.T) {
+	long := strings.Repeat("Runners pick up queued jobs and report back. ", 20)
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+tags:
+  - name: items
+    description: |
+      Items are **individual pieces** of data in your database, from
+      articles to IoT status checks. See [the guide](https://docs.example.com/items)
+      or https://docs.example.com/more.
+  - name: collections
+    description: Collections are tables.
+  - name: bare
+  - name: runners
+    description: "` + long + `"
+paths:
+  /items/{id}:
+    get:
+      operationId: getItem
+      tags: [items, collections, bare]
+      parameters: [ { name: id, in: path, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+  /bare:
+    get: { operationId: getBare, tags: [bare], responses: { "200": { description: ok } } }
+  /runners:
+    get: { operationId: listRunners, tags: [runners], responses: { "200": { description: ok } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	hint := func(name string) string {
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Fatalf("%s was not imported (skipped: %v)\n%s", name, res.Skipped, res.YAML)
+		}
+		return tool.SearchHint
+	}
+	if got, want := hint("get_item"), "Collections are tables. Items are individual pieces of data in your database, from articles to IoT status checks. See the guide or"; got != want {
+		t.Errorf("get_item's search_hint = %q, want %q", got, want)
+	}
+	if got := hint("get_bare"); got != "" {
+		t.Errorf("a tag without a description gave the hint %q", got)
+	}
+	if got := hint("list_runners"); len(got) > 300 || !strings.HasPrefix(got, "Runners pick up queued jobs") {
+		t.Errorf("a long tag description gave a hint of %d bytes: %q", len(got), got)
+	}
+}

@@ -373,12 +373,16 @@ func (c *Core) searchResult(found []*Listed, noOutputSchemas bool) *Result {
 }
 
 // searchHint is the _meta "anthropic/searchHint" of a tool in a full
-// listing: its title and tags, for clients that search tools themselves.
+// listing: its title, tags and search_hint, for clients that search
+// tools themselves.
 func searchHint(t *catalog.Tool) string {
-	parts := make([]string, 0, 1+len(t.Tags))
+	parts := make([]string, 0, 2+len(t.Tags))
 	if t.Title != "" {
 		parts = append(parts, t.Title)
 	}
 	parts = append(parts, t.Tags...)
+	if t.SearchHint != "" {
+		parts = append(parts, t.SearchHint)
+	}
 	return strings.Join(parts, ", ")
 }

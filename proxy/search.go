@@ -48,6 +48,7 @@ const (
 	weightArg   = 1.5 // argument names
 	weightArgD  = 0.5 // argument descriptions
 	weightRoute = 1.0 // an imported tool's method and path
+	weightHint  = 0.5 // search_hint: words the agent does not read
 	// weightResult scales a query word that names a field of the tool's
 	// result (outputSchema), a field of its own scored as the best of
 	// a word's evidence, not added to it: "the ticker and homepage of this
@@ -135,6 +136,7 @@ func newSearchIndex(tools []*tool) *searchIndex {
 		for _, g := range d.Tags {
 			add(g, weightTag)
 		}
+		add(d.SearchHint, weightHint)
 		if props, ok := d.Input["properties"].(map[string]any); ok {
 			for name, p := range props {
 				add(name, weightArg)

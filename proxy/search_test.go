@@ -282,3 +282,59 @@ tools:
 		t.Errorf("a caller who sees get_payroll found %v (%v), want it first", listedNames(found), err)
 	}
 }
+
+// A tool's search_hint holds the words users say for it that its own
+// text lacks: a search finds the tool by them, whether the hint is the
+// tool's or an override's, a name still outranks a hint, a full listing
+// sends the hint to clients that search themselves, and a hidden tool's
+// hint finds nothing.
+func TestSearchReadsSearchHints(t *testing.T) {
+	const src = `version: 1
+server: { name: hints }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  staff: { scopes: [staff] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - name: create_user
+    description: Creates a user in the directory.
+    search_hint: onboard a new hire or employee
+    request: { upstream: up, method: GET, path: /users/new }
+  - name: list_users
+    description: Lists the users of the directory.
+    request: { upstream: up, method: GET, path: /users }
+  - name: list_hires
+    description: Lists the hiring requests.
+    request: { upstream: up, method: GET, path: /hires }
+  - name: create_network_zone
+    description: Creates a network zone.
+    request: { upstream: up, method: GET, path: /zones/new }
+  - name: get_payroll
+    gate: staff
+    description: The payroll run.
+    search_hint: salary bonus
+    request: { upstream: up, method: GET, path: /payroll }
+overrides:
+  create_network_zone:
+    search_hint: block sign-ins from an IP range
+`
+	core := searchCore(t, "hints.yaml", src)
+	for _, c := range []struct{ name, query, first string }{
+		{"the tool's hint", "onboard an employee", "create_user"},
+		{"an override's hint", "block sign-ins from these IP addresses", "create_network_zone"},
+		{"a name outranks a hint", "list the hires", "list_hires"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
+	}
+	agent := authz.NewPrincipal("agent", "acme", "", nil, nil)
+	if found, err := core.Search(context.Background(), agent, "", proxy.SearchQuery{Query: "salary bonus", Limit: 5}); err != nil || len(found) != 0 {
+		t.Errorf("a caller who cannot see get_payroll found %v (%v) by its hint", listedNames(found), err)
+	}
+	for _, l := range core.List(context.Background(), agent) {
+		if l.Tool.Name == "create_user" && !strings.Contains(string(l.MCP), `"anthropic/searchHint":"onboard a new hire or employee"`) {
+			t.Errorf("create_user is listed as %s, want its search_hint in _meta", l.MCP)
+		}
+	}
+}

@@ -36,8 +36,8 @@ var relevanceAPIs = []struct {
 	fresh      bool
 }{
 	{"okta", "@okta/openapi/dist/spec.yaml", 0.90, false},
-	{"directus", "@directus/specs/dist/openapi.json", 0.91, false},
-	{"github", "@octokit/openapi/generated/api.github.com.json", 0.89, false},
+	{"directus", "@directus/specs/dist/openapi.json", 0.93, false},
+	{"github", "@octokit/openapi/generated/api.github.com.json", 0.90, false},
 	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.80, false},
 	{"netlify", "@netlify/open-api/dist/swagger.json", 0.83, true},
 }
