@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -885,6 +887,39 @@ func benchToolsCall(b *testing.B, e *env) {
 		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+// BenchmarkHopMemnet is BenchmarkHandlerToolsCallMemnet's baseline: a bare
+// httputil.ReverseProxy forwarding the same read to the same upstream on
+// the same in-memory network.
+func BenchmarkHopMemnet(b *testing.B) {
+	benchHop(b, newEnvWith(b, testCatalog, envConfig{memnet: true}))
+}
+
+// BenchmarkHop is BenchmarkHandlerToolsCall's baseline: the hop, its
+// upstream on loopback.
+func BenchmarkHop(b *testing.B) { benchHop(b, newEnv(b, testCatalog)) }
+
+func benchHop(b *testing.B, e *env) {
+	target, err := url.Parse(e.up.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hop := httputil.NewSingleHostReverseProxy(target)
+	if e.upRT != nil {
+		hop.Transport = e.upRT
+	}
+	tok := "Bearer " + token(b, "read")
+	b.ReportAllocs()
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodGet, "http://127.0.0.1/v1/items/k9", nil)
+		r.Header.Set("Authorization", tok)
+		w := httptest.NewRecorder()
+		hop.ServeHTTP(w, r)
 		if w.Code != 200 {
 			b.Fatalf("status %d: %s", w.Code, w.Body)
 		}
