@@ -2,8 +2,10 @@ package oauthserver_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -31,4 +33,76 @@ func TestMetadataURLSignInsSpendTheBudget(t *testing.T) {
 		}
 	}
 	t.Errorf("50 sign-ins naming distinct failing documents with per_minute 2: %d outbound fetches, no 429", fetches.Load())
+}
+
+// A refresh or a revocation loads its client before reading the token
+// it sends, and for a client_id that is a URL, loading is fetching: a
+// stream of such requests naming distinct URLs, each behind a host that
+// never answers, would hold every fetch slot and turn away the sign-ins
+// of real clients. Those requests fetch nothing now unless the token is
+// that client's; a document client still refreshes and revokes its own.
+func TestRefreshAndRevocationFetchOnlyForTheirOwnTokens(t *testing.T) {
+	var fetches atomic.Int64
+	var docURL string
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		if r.URL.Path != "/client.json" {
+			http.Error(w, "no such client", http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, docURL)
+	}))
+	defer ds.Close()
+	docURL = ds.URL + "/client.json"
+	e := newEnv(t, 10, loopback)
+	post := func(path string, form url.Values, basicUser string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, e.url+"/oauth"+path, strings.NewReader(form.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if basicUser != "" {
+			req.SetBasicAuth(url.QueryEscape(basicUser), "")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	for i := range 20 {
+		id := fmt.Sprintf("%s/junk/%d.json", ds.URL, i)
+		if code, body := post("/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {fmt.Sprintf("mcpgw_rt_junk%d", i)}, "client_id": {id}}, ""); code != http.StatusBadRequest || !strings.Contains(body, "invalid_grant") {
+			t.Fatalf("a refresh with a made-up token: %d %s, want 400 invalid_grant", code, body)
+		}
+		if code, body := post("/token", url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"junk"}}, id); code != http.StatusBadRequest || !strings.Contains(body, "invalid_grant") {
+			t.Fatalf("a refresh naming its client in Basic credentials: %d %s, want 400 invalid_grant", code, body)
+		}
+		for _, token := range []string{fmt.Sprintf("mcpgw_rt_junk%d", i), "a.b.c", "junk"} {
+			if code, body := post("/revoke", url.Values{"token": {token}, "client_id": {id}}, ""); code != http.StatusOK {
+				t.Fatalf("revoking the made-up token %q: %d %s, want 200 (RFC 7009: as revoked)", token, code, body)
+			}
+		}
+	}
+	if n := fetches.Load(); n != 0 {
+		t.Fatalf("refreshes and revocations with made-up tokens fetched %d client documents, want none", n)
+	}
+
+	// The document's own client: it signs in (one fetch), refreshes, and
+	// revokes its token, which then no longer refreshes.
+	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	first := e.exchange(t, c, q.Get("code"))
+	second := e.refresh(t, c, first.RefreshToken)
+	if second.RefreshToken == "" {
+		t.Fatalf("the document client's refresh: %+v", second)
+	}
+	if code, body := post("/revoke", url.Values{"token": {second.RefreshToken}, "client_id": {docURL}}, ""); code != http.StatusOK {
+		t.Fatalf("the document client revoking its token: %d %s", code, body)
+	}
+	if r := e.refresh(t, c, second.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("a revoked refresh token refreshed: %+v", r)
+	}
+	if _, err := e.verify(t, second.AccessToken); err == nil {
+		t.Errorf("the access token still verifies after its refresh token was revoked")
+	}
 }

@@ -283,12 +283,50 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
+		if r.PostForm.Get("grant_type") == "refresh_token" && !s.mayFetchClient(r, false) {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or not this client's")
+			return
+		}
 		s.router.ServeHTTP(w, r)
-	case "/authorize/callback", "/revoke", "/keys":
+	case "/revoke":
+		if err := r.ParseForm(); err != nil {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the form cannot be read")
+			return
+		}
+		if !s.mayFetchClient(r, true) {
+			// RFC 7009 §2.2: a token that is not one of this client's
+			// is answered as revoked, and nothing is done.
+			writeJSON(w, http.StatusOK, nil)
+			return
+		}
+		s.router.ServeHTTP(w, r)
+	case "/authorize/callback", "/keys":
 		s.router.ServeHTTP(w, r)
 	default:
 		writeOAuthError(w, http.StatusNotFound, "not_found", "no such endpoint")
 	}
+}
+
+// mayFetchClient reports whether a refresh or a revocation may go on to
+// load its client, which for a client_id that is a URL means fetching
+// that URL: only when what it sends is that client's (mayLoadClient).
+// The client_id is the library's: the Basic credentials' user when
+// there are some, else the form's.
+func (s *Server) mayFetchClient(r *http.Request, revocation bool) bool {
+	id := r.PostForm.Get("client_id")
+	if user, _, ok := r.BasicAuth(); ok {
+		if revocation {
+			return true // a client with a secret: none here, and no fetch
+		}
+		var err error
+		if id, err = url.QueryUnescape(user); err != nil {
+			return true // the library refuses it
+		}
+	}
+	if !strings.Contains(id, "://") {
+		return true
+	}
+	return (&storage{s: s}).mayLoadClient(r.Context(), id, revocation, r.PostForm)
 }
 
 // sameResource compares a resource indicator to the MCP resource, with

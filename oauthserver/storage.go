@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -522,3 +523,38 @@ func (st *storage) ValidateJWTProfileScopes(context.Context, string, []string) (
 }
 
 func (st *storage) Health(context.Context) error { return nil }
+
+// mayLoadClient reports whether a refresh or a revocation (its form)
+// may load client id: whether the refresh token or the token it sends is
+// one this server issued to id, or a used refresh token (which the
+// library must see, to revoke its grant). These are the two requests for
+// which the library loads the client before reading what they send; a
+// code is read first. It reads the store only, and is asked before a
+// client_id that is a URL is fetched: anyone may name any URL there, each
+// fetch holds one of a few slots for up to its timeout, and a request
+// that cannot succeed must not take one. When the store fails it says
+// yes: the library, reading the same store, answers then.
+func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool, form url.Values) bool {
+	held := func(err error) bool { return err == nil || !errors.Is(err, ErrNotFound) }
+	token := form.Get("refresh_token")
+	if revocation {
+		token = form.Get("token")
+		if strings.Count(token, ".") == 2 {
+			p, err := st.s.verify.Verify(ctx, token)
+			var c struct {
+				ClientID string `json:"client_id"`
+			}
+			return err == nil && json.Unmarshal(p.Claims, &c) == nil && c.ClientID == id
+		}
+	}
+	h := hashKey(token)
+	rec := &refreshRecord{}
+	if err := st.getJSON(ctx, keyRefresh+h, rec); err != nil {
+		if revocation {
+			return held(err)
+		}
+		_, used := st.store().Get(ctx, keyRefreshUsed+h)
+		return held(err) || held(used)
+	}
+	return rec.ClientID == id
+}
