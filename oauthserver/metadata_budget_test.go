@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Before dde40f5 every /oauth/authorize spent sign_in.per_minute before
@@ -104,5 +105,34 @@ func TestRefreshAndRevocationFetchOnlyForTheirOwnTokens(t *testing.T) {
 	}
 	if _, err := e.verify(t, second.AccessToken); err == nil {
 		t.Errorf("the access token still verifies after its refresh token was revoked")
+	}
+}
+
+// A document client whose document has gone (its URL answers 404 once
+// the server's copy is stale) refreshing its token is refused as a client
+// the server no longer knows, 401 invalid_client, not a server error.
+func TestRefreshOfAClientWhoseDocumentIsGoneIsInvalidClient(t *testing.T) {
+	var gone atomic.Bool
+	var docURL string
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if gone.Load() {
+			http.Error(w, "gone", http.StatusNotFound)
+			return
+		}
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, docURL)
+	}))
+	defer ds.Close()
+	docURL = ds.URL + "/client.json"
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	e := newEnvWith(t, 10, loopback, now, nil)
+	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	gone.Store(true)
+	skew.Store(int64(10 * time.Minute))
+	r := e.refresh(t, c, tok.RefreshToken)
+	if r.status != http.StatusUnauthorized || r.Error != "invalid_client" {
+		t.Errorf("refresh by a client whose document is gone: %d %+v, want 401 invalid_client", r.status, r)
 	}
 }

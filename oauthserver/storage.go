@@ -455,8 +455,18 @@ func (st *storage) KeySet(context.Context) ([]op.Key, error) {
 	return out, nil
 }
 
+// GetClientByClientID loads a client for the library. A client that is
+// not there (unregistered, expired, its document failing) is the
+// client's fault: invalid_client, with what the client may read of why,
+// not the server_error the library makes of any other error; a store
+// that fails stays a server error.
 func (st *storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
-	return st.s.client(ctx, id)
+	c, err := st.s.client(ctx, id)
+	var ce *ClientError
+	if err != nil && (errors.As(err, &ce) || errors.Is(err, ErrNotFound)) {
+		return nil, oidc.ErrInvalidClient().WithDescription("unknown client: %s", publicClientError(err))
+	}
+	return c, err
 }
 
 func (st *storage) AuthorizeClientIDSecret(context.Context, string, string) error {
