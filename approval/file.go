@@ -184,9 +184,18 @@ func (s *FileStore) Create(_ context.Context, r *Request, lim Limits) error {
 			return false, fmt.Errorf("approval %s already exists", r.ID)
 		}
 		d.prune(r.Created)
+		// A request that a later one of its call replaced (it expired
+		// undecided and the call was asked again) counts no more, as in
+		// the Redis store, which takes it out of the sets it counts.
+		newest := map[CallKey]time.Time{}
+		for _, p := range d.Requests {
+			if k := p.Key(); p.Workspace == r.Workspace && p.Created.After(newest[k]) {
+				newest[k] = p.Created
+			}
+		}
 		var held []*Request
 		for _, p := range d.Requests {
-			if p.Workspace == r.Workspace && p.Status == StatusPending {
+			if p.Workspace == r.Workspace && p.Status == StatusPending && !p.Created.Before(newest[p.Key()]) {
 				held = append(held, p)
 			}
 		}

@@ -810,3 +810,40 @@ func TestListOrdersRequestsOfOneInstantById(t *testing.T) {
 		})
 	}
 }
+
+// A call asked again after its request expired undecided replaces that
+// request: the expired one counts towards no cap from then on, in both
+// stores alike (the same caps must hold whichever store a fleet uses).
+func TestAReplacedRequestCountsNoMore(t *testing.T) {
+	ctx := context.Background()
+	lim := approval.Limits{PerRequester: 2, PerWorkspace: 10}
+	for _, k := range storeKinds(t) {
+		t.Run(k.name, func(t *testing.T) {
+			s, _ := k.open(t)
+			now := time.Now().Truncate(time.Millisecond)
+			create := func(args string, ttl time.Duration) (*approval.Request, error) {
+				r := newRequest("alice", "acme", args, now, ttl)
+				return r, s.Create(ctx, r, lim)
+			}
+			short, err := create(`{"n":1}`, time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := create(`{"n":2}`, time.Minute)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now = short.Expires
+			if _, err := create(`{"n":1}`, time.Minute); err != nil {
+				t.Fatalf("the expired call asked again = %v, want stored in its place", err)
+			}
+			if _, err := s.Decide(ctx, other.ID, "bob", false, now); err != nil {
+				t.Fatal(err)
+			}
+			// alice now has one undecided request, the replacement.
+			if _, err := create(`{"n":3}`, time.Minute); err != nil {
+				t.Errorf("a second undecided request under a cap of 2 = %v, want stored: the replaced request still counted", err)
+			}
+		})
+	}
+}
