@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -134,5 +135,126 @@ func TestRefreshOfAClientWhoseDocumentIsGoneIsInvalidClient(t *testing.T) {
 	r := e.refresh(t, c, tok.RefreshToken)
 	if r.status != http.StatusUnauthorized || r.Error != "invalid_client" {
 		t.Errorf("refresh by a client whose document is gone: %d %+v, want 401 invalid_client", r.status, r)
+	}
+}
+
+// The library reads a request's parameters from r.Form, the body and the
+// query together, and a parameter given twice as its last value (the
+// grant type as its first): a client_id the gateway did not look at, in
+// the query or as a second value, must fetch nothing either.
+func TestRefreshAndRevocationFetchNothingForAClientIDInTheQueryOrGivenTwice(t *testing.T) {
+	var mu sync.Mutex
+	fetched := map[string]int{}
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		fetched[r.URL.Path]++
+		mu.Unlock()
+		http.Error(w, "no such client", http.StatusNotFound)
+	}))
+	defer ds.Close()
+	e := newEnv(t, 10, loopback)
+	send := func(method, path, query string, body string) (int, string) {
+		req, _ := http.NewRequest(method, e.url+"/oauth"+path+"?"+query, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	q := url.QueryEscape
+	cases := []struct{ name, method, path, query, body string }{
+		{"refresh, client_id twice", "POST", "/token", "", "grant_type=refresh_token&refresh_token=mcpgw_rt_junk&client_id=plain&client_id=" + q(ds.URL+"/twice.json")},
+		{"refresh, client_id in the query", "POST", "/token", "client_id=" + q(ds.URL+"/query.json"), "grant_type=refresh_token&refresh_token=mcpgw_rt_junk"},
+		{"refresh, grant_type in the query", "POST", "/token", "grant_type=refresh_token", "refresh_token=mcpgw_rt_junk&client_id=" + q(ds.URL+"/grant-query.json")},
+		{"refresh, all in the query of a GET", "GET", "/token", "grant_type=refresh_token&refresh_token=mcpgw_rt_junk&client_id=" + q(ds.URL+"/get.json"), ""},
+		{"revocation, client_id twice", "POST", "/revoke", "", "token=mcpgw_rt_junk&client_id=plain&client_id=" + q(ds.URL+"/revoke-twice.json")},
+		{"revocation, client_id in the query", "POST", "/revoke", "client_id=" + q(ds.URL+"/revoke-query.json"), "token=mcpgw_rt_junk"},
+	}
+	for _, c := range cases {
+		code, body := send(c.method, c.path, c.query, c.body)
+		mu.Lock()
+		n := len(fetched)
+		clear(fetched)
+		mu.Unlock()
+		if n != 0 {
+			t.Errorf("%s: fetched a client document (answered %d %s), want no fetch", c.name, code, body)
+		}
+	}
+}
+
+// A spent refresh token is kept (to catch its reuse) with its grant
+// only: sent again naming another client_id URL, it must not fetch that
+// URL, and its grant is still revoked.
+func TestASpentRefreshTokenFetchesNoOtherClientsDocument(t *testing.T) {
+	var fetches atomic.Int64
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.Error(w, "no such client", http.StatusNotFound)
+	}))
+	defer ds.Close()
+	e := newEnv(t, 10, loopback)
+	c := e.register(t, "http://127.0.0.1:7777/callback")
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	first := e.exchange(t, c, q.Get("code"))
+	second := e.refresh(t, c, first.RefreshToken)
+	if second.RefreshToken == "" {
+		t.Fatalf("refresh: %+v", second)
+	}
+	for i := range 20 {
+		other := &client{id: fmt.Sprintf("%s/slow/%d.json", ds.URL, i)}
+		if r := e.refresh(t, other, first.RefreshToken); r.Error != "invalid_grant" {
+			t.Fatalf("the spent token naming another client: %d %+v, want invalid_grant", r.status, r)
+		}
+	}
+	if n := fetches.Load(); n != 0 {
+		t.Errorf("a spent refresh token naming 20 other client_id URLs fetched %d documents, want none", n)
+	}
+	if r := e.refresh(t, c, second.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("after the spent token's reuse its grant still refreshes: %+v", r)
+	}
+}
+
+// A document client's spent refresh token sent again revokes its grant
+// (reuse), and the client revokes an access token of its own.
+func TestADocumentClientsReuseRevokesAndItRevokesItsAccessToken(t *testing.T) {
+	var docURL string
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, docURL)
+	}))
+	defer ds.Close()
+	docURL = ds.URL + "/client.json"
+	e := newEnv(t, 10, loopback)
+	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	first := e.exchange(t, c, q.Get("code"))
+	second := e.refresh(t, c, first.RefreshToken)
+	if second.RefreshToken == "" {
+		t.Fatalf("refresh: %+v", second)
+	}
+	if r := e.refresh(t, c, first.RefreshToken); r.Error != "invalid_grant" {
+		t.Fatalf("reuse: %+v, want invalid_grant", r)
+	}
+	if r := e.refresh(t, c, second.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("after reuse the grant still refreshes: %+v", r)
+	}
+
+	q = e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {docURL}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("revoking its access token: %d", resp.StatusCode)
+	}
+	if _, err := e.verify(t, tok.AccessToken); err == nil {
+		t.Errorf("the access token still verifies after its revocation")
+	}
+	if r := e.refresh(t, c, tok.RefreshToken); r.Error != "invalid_grant" {
+		t.Errorf("the grant still refreshes after its access token's revocation: %+v", r)
 	}
 }

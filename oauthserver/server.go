@@ -283,7 +283,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		}
-		if r.PostForm.Get("grant_type") == "refresh_token" && !s.mayFetchClient(r, false) {
+		if msg := repeatedParam(r.Form); msg != "" {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
+			return
+		}
+		if r.Form.Get("grant_type") == "refresh_token" && !s.mayFetchClient(r, false) {
 			writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or not this client's")
 			return
 		}
@@ -291,6 +295,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/revoke":
 		if err := r.ParseForm(); err != nil {
 			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the form cannot be read")
+			return
+		}
+		if msg := repeatedParam(r.Form); msg != "" {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
 			return
 		}
 		if !s.mayFetchClient(r, true) {
@@ -311,9 +319,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // load its client, which for a client_id that is a URL means fetching
 // that URL: only when what it sends is that client's (mayLoadClient).
 // The client_id is the library's: the Basic credentials' user when
-// there are some, else the form's.
+// there are some, else the form's, which the library reads from the body
+// and the query together (r.Form; repeatedParam has refused one given
+// twice, of which the library would read the last).
 func (s *Server) mayFetchClient(r *http.Request, revocation bool) bool {
-	id := r.PostForm.Get("client_id")
+	id := r.Form.Get("client_id")
 	if user, _, ok := r.BasicAuth(); ok {
 		if revocation {
 			return true // a client with a secret: none here, and no fetch
@@ -326,7 +336,22 @@ func (s *Server) mayFetchClient(r *http.Request, revocation bool) bool {
 	if !strings.Contains(id, "://") {
 		return true
 	}
-	return (&storage{s: s}).mayLoadClient(r.Context(), id, revocation, r.PostForm)
+	return (&storage{s: s}).mayLoadClient(r.Context(), id, revocation, r.Form)
+}
+
+// repeatedParam refuses a token or revocation request that gives one of
+// the parameters the gateway checks before the library more than once
+// (RFC 6749 §3.2: parameters must not be included more than once): the
+// library reads the grant type's first value and the others' last, from
+// the body and the query together, so the gateway could check one value
+// and the library use another.
+func repeatedParam(form url.Values) string {
+	for _, k := range []string{"grant_type", "client_id", "refresh_token", "token"} {
+		if len(form[k]) > 1 {
+			return k + " is given more than once"
+		}
+	}
+	return ""
 }
 
 // sameResource compares a resource indicator to the MCP resource, with

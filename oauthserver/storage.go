@@ -536,8 +536,8 @@ func (st *storage) Health(context.Context) error { return nil }
 
 // mayLoadClient reports whether a refresh or a revocation (its form)
 // may load client id: whether the refresh token or the token it sends is
-// one this server issued to id, or a used refresh token (which the
-// library must see, to revoke its grant). These are the two requests for
+// one this server issued to id. A spent refresh token's grant is revoked
+// here (reuse), and the refresh refused. These are the two requests for
 // which the library loads the client before reading what they send; a
 // code is read first. It reads the store only, and is asked before a
 // client_id that is a URL is fetched: anyone may name any URL there, each
@@ -563,8 +563,19 @@ func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool
 		if revocation {
 			return held(err)
 		}
-		_, used := st.store().Get(ctx, keyRefreshUsed+h)
-		return held(err) || held(used)
+		if held(err) {
+			return true
+		}
+		// A spent token is kept with its grant only, not its client: its
+		// reuse revokes the grant here, whichever client_id it names,
+		// without loading (fetching) that client.
+		grant, gerr := st.store().Get(ctx, keyRefreshUsed+h)
+		if gerr == nil {
+			st.revoke(ctx, string(grant))
+			st.s.log.Info("refresh token reused; its grant is revoked", "grant", string(grant))
+			return false
+		}
+		return held(gerr)
 	}
 	return rec.ClientID == id
 }
