@@ -28,12 +28,21 @@ import (
 type ClientError struct {
 	Code        string // invalid_client_metadata or invalid_redirect_uri
 	Description string
+	// Transient is set when the document could not be had now (its host
+	// did not answer, answered 5xx or 429, or every fetch slot was
+	// taken): the client is not known to be wrong, and may try again.
+	Transient bool
 }
 
 func (e *ClientError) Error() string { return e.Code + ": " + e.Description }
 
 func clientErr(code, format string, args ...any) error {
 	return &ClientError{Code: code, Description: fmt.Sprintf(format, args...)}
+}
+
+// transientErr is a client metadata document that cannot be had now.
+func transientErr(desc string) error {
+	return &ClientError{Code: "invalid_client_metadata", Description: desc, Transient: true}
 }
 
 // Metadata is what the server keeps of a client: from a registration
@@ -473,7 +482,7 @@ func (f *metadataFetcher) get(ctx context.Context, id string) (*Metadata, error)
 	case f.slots <- struct{}{}:
 	default:
 		f.mu.Unlock()
-		return nil, clientErr("invalid_client_metadata", "too many client metadata documents are being fetched at once; try again in a few seconds")
+		return nil, transientErr("too many client metadata documents are being fetched at once; try again in a few seconds")
 	}
 	call := &metadataCall{done: make(chan struct{})}
 	f.inflight[id] = call
@@ -527,16 +536,23 @@ func (f *metadataFetcher) fetch(ctx context.Context, id string) (*Metadata, erro
 	req.Header.Set("Accept", "application/json")
 	resp, err := f.hc.Do(req)
 	if err != nil {
-		return nil, clientErr("invalid_client_metadata", "the client metadata document cannot be fetched: %s", fetchError(err))
+		msg := fetchError(err)
+		if strings.Contains(err.Error(), "is not a public address") {
+			return nil, clientErr("invalid_client_metadata", "the client metadata document cannot be fetched: %s", msg)
+		}
+		return nil, transientErr("the client metadata document cannot be fetched: " + msg)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests {
+		return nil, transientErr(fmt.Sprintf("the client metadata document answered HTTP %d", resp.StatusCode))
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, clientErr("invalid_client_metadata", "the client metadata document answered HTTP %d (redirects are not followed)", resp.StatusCode)
 	}
 	limit := int64(f.cfg.MaxBytes)
 	body, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
 	if err != nil {
-		return nil, clientErr("invalid_client_metadata", "the client metadata document cannot be read")
+		return nil, transientErr("the client metadata document cannot be read")
 	}
 	if int64(len(body)) > limit {
 		return nil, clientErr("invalid_client_metadata", "the client metadata document is larger than %s", f.cfg.MaxBytes)

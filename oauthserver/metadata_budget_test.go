@@ -258,3 +258,79 @@ func TestADocumentClientsReuseRevokesAndItRevokesItsAccessToken(t *testing.T) {
 		t.Errorf("the grant still refreshes after its access token's revocation: %+v", r)
 	}
 }
+
+// A document client whose document cannot be fetched right now (its host
+// answers 503, or every fetch slot is taken) has not become unknown: its
+// refresh is a server error it may retry, not invalid_client, on which
+// MCP clients (the TypeScript SDK's auth()) throw away every credential
+// and send the person to sign in again.
+func TestRefreshWhileTheDocumentCannotBeFetchedNowIsNotInvalidClient(t *testing.T) {
+	var down atomic.Bool
+	release := make(chan struct{})
+	var slow atomic.Int64
+	var docURL string
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/slow/") {
+			slow.Add(1)
+			<-release
+			http.Error(w, "late", http.StatusNotFound)
+			return
+		}
+		if down.Load() {
+			http.Error(w, "try later", http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, docURL)
+	}))
+	defer ds.Close()
+	defer close(release)
+	docURL = ds.URL + "/client.json"
+	var skew atomic.Int64
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	e := newEnvWith(t, 10, loopback, now, nil)
+	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+
+	// The host answers 503 once the server's copy is stale.
+	down.Store(true)
+	skew.Store(int64(10 * time.Minute))
+	r := e.refresh(t, c, tok.RefreshToken)
+	if r.Error == "invalid_client" || r.status < 500 {
+		t.Errorf("refresh while the document's host answers 503: %d %+v, want a server error", r.status, r)
+	}
+
+	// Every fetch slot is held by sign-ins naming documents that do not
+	// answer; the client's copy is stale again.
+	down.Store(false)
+	skew.Store(int64(20 * time.Minute))
+	for i := range 16 {
+		other := &client{id: fmt.Sprintf("%s/slow/%d.json", ds.URL, i), redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+		go func() {
+			resp, err := http.Get(e.authorizeURL(other, nil))
+			if err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	for deadline := time.Now().Add(5 * time.Second); slow.Load() < 16; {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d slow fetches started", slow.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r = e.refresh(t, c, tok.RefreshToken)
+	if r.Error == "invalid_client" || r.status < 500 {
+		t.Errorf("refresh while every fetch slot is taken: %d %+v, want a server error", r.status, r)
+	}
+}
+
+// A refresh that names no client is the client's fault, not the
+// server's: invalid_client, not a 500 server_error.
+func TestRefreshWithoutAClientIDIsInvalidClient(t *testing.T) {
+	e := newEnv(t, 10, loopback)
+	r := e.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {"mcpgw_rt_made_up"}})
+	if r.status != http.StatusUnauthorized || r.Error != "invalid_client" {
+		t.Errorf("a refresh without client_id: %d %+v, want 401 invalid_client", r.status, r)
+	}
+}

@@ -539,11 +539,11 @@ func (s *Server) serveMetadata(w http.ResponseWriter, r *http.Request) {
 // id is a URL, else a registered client.
 func (s *Server) client(ctx context.Context, id string) (*client, error) {
 	if id == "" {
-		return nil, errors.New("no client_id")
+		return nil, clientErr("invalid_client_metadata", "no client_id")
 	}
 	if strings.HasPrefix(id, "https://") || strings.HasPrefix(id, "http://") {
 		if !s.cfg.ClientMetadata.Enabled {
-			return nil, errors.New("client id metadata documents are turned off here")
+			return nil, clientErr("invalid_client_metadata", "client id metadata documents are turned off here")
 		}
 		md, err := s.fetch.get(ctx, id)
 		if err != nil {

@@ -459,11 +459,17 @@ func (st *storage) KeySet(context.Context) ([]op.Key, error) {
 // not there (unregistered, expired, its document failing) is the
 // client's fault: invalid_client, with what the client may read of why,
 // not the server_error the library makes of any other error; a store
-// that fails stays a server error.
+// that fails stays a server error, and so does a document that cannot
+// be had now (Transient: its host down or every fetch slot taken).
 func (st *storage) GetClientByClientID(ctx context.Context, id string) (op.Client, error) {
 	c, err := st.s.client(ctx, id)
 	var ce *ClientError
-	if err != nil && (errors.As(err, &ce) || errors.Is(err, ErrNotFound)) {
+	if errors.As(err, &ce) && ce.Transient {
+		// Not the client's fault, nor known to be wrong: a client told
+		// invalid_client drops its credentials (the MCP SDKs do).
+		return nil, oidc.ErrServerError().WithDescription("the client's metadata document cannot be had now: %s", ce.Description)
+	}
+	if err != nil && (ce != nil || errors.Is(err, ErrNotFound)) {
 		return nil, oidc.ErrInvalidClient().WithDescription("unknown client: %s", publicClientError(err))
 	}
 	return c, err
