@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"gopkg.in/yaml.v3"
@@ -641,11 +643,31 @@ func (im *importer) tagHint(tags []string) string {
 // mdLink is a Markdown link or image: its text stays, its target goes.
 var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 
+// maxTagText bounds how much of a tag's description plainWords reads: a
+// hint keeps maxHintBytes of its words, and a hostile document may hold
+// megabytes in one description (read whole, 27 MiB took seconds and
+// hundreds of megabytes).
+const maxTagText = 16 << 10
+
 // plainWords is s without what search has no use for: Markdown links'
-// targets, bare URLs, markup characters and runs of white space.
+// targets, bare URLs, markup characters, runs of white space, and
+// control and invisible format characters (escape sequences, bidi
+// overrides, zero-width spaces), which part words as white space does.
 func plainWords(s string) string {
+	if len(s) > maxTagText {
+		n := maxTagText
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n]
+		if i := strings.LastIndexFunc(s, unicode.IsSpace); i > 0 {
+			s = s[:i] // not a word (or a link) cut in two
+		}
+	}
 	s = mdLink.ReplaceAllString(s, "$1")
-	fields := strings.Fields(s)
+	fields := strings.FieldsFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)
+	})
 	out := fields[:0]
 	for _, f := range fields {
 		if strings.Contains(f, "://") {

@@ -2,6 +2,7 @@ package openapi_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
@@ -441,5 +443,100 @@ paths:
 	}
 	if got := hint("list_runners"); len(got) > 300 || !strings.HasPrefix(got, "Runners pick up queued jobs") {
 		t.Errorf("a long tag description gave a hint of %d bytes: %q", len(got), got)
+	}
+}
+
+// hintDoc is a JSON document with one operation per tag description.
+func hintDoc(t *testing.T, descs []string) []byte {
+	t.Helper()
+	tags := []map[string]any{}
+	paths := map[string]any{}
+	for i, d := range descs {
+		name := "t" + string(rune('a'+i))
+		tags = append(tags, map[string]any{"name": name, "description": d})
+		paths["/"+name] = map[string]any{"get": map[string]any{"operationId": "get_" + name, "tags": []string{name},
+			"responses": map[string]any{"200": map[string]any{"description": "ok"}}}}
+	}
+	b, err := json.Marshal(map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "t", "version": "1"},
+		"servers": []any{map[string]any{"url": "https://api.example.com"}}, "tags": tags, "paths": paths})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Tag descriptions that are YAML, comments, anchors, ${VAR}s, control
+// characters and a rune across the bound land in search_hint as text:
+// the import writes a catalog that loads, expands nothing, and holds
+// each hint within the bound and valid UTF-8.
+func TestHostileTagDescriptionsStayText(t *testing.T) {
+	descs := []string{
+		"key: value\n- item\n--- \n...\n&anchor *alias !!binary | > # not a comment",
+		"${GATEWAY_JWT_SECRET} $${X} ${HOME:-x} #${PATH}",
+		"'single' \"double\" {flow: map} [flow, seq] ? complex : key",
+		"bell\x07 esc\x1b[31m red \u202e evil \u200b zero\x00nul",
+		strings.Repeat("a", 298) + "é€😀 tail",
+		"\ufeffbom %TAG ! tag:example.com,2000: @at `tick`",
+	}
+	doc, err := openapi.Read(hintDoc(t, descs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var looked []string
+	getenv := func(k string) (string, bool) {
+		if v, ok := placeholders(k); ok {
+			return v, ok
+		}
+		looked = append(looked, k)
+		return "s3cret", true
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatalf("the imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	if len(looked) > 0 {
+		t.Errorf("loading the imported catalog looked up %v", looked)
+	}
+	for i := range descs {
+		name := "get_t" + string(rune('a'+i))
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Fatalf("%s not imported\n%s", name, res.YAML)
+		}
+		h := tool.SearchHint
+		if h == "" || len(h) > 300 || !utf8.ValidString(h) || strings.Contains(h, "s3cret") || strings.ContainsAny(h, "\n\r") {
+			t.Errorf("%s: search_hint %q (%d bytes)", name, h, len(h))
+		}
+		if strings.ContainsFunc(h, func(r rune) bool { return r < 0x20 || r == 0x7f || r == 0x202e || r == 0x200b || r == 0xfeff }) {
+			t.Errorf("%s: search_hint %q holds control or invisible characters", name, h)
+		}
+	}
+}
+
+// A tag description is read for at most a hint's worth of words: a
+// document of megabytes in one tag description imports about as fast as
+// the same megabytes in an operation's description, which is cut.
+func TestHugeTagDescriptionIsCheap(t *testing.T) {
+	big := strings.Repeat("[a](b) x ", 2<<20) // 18 MiB
+	run := func(doc []byte) time.Duration {
+		d, err := openapi.Read(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if _, err := openapi.Import(d, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true}); err != nil {
+			t.Fatal(err)
+		}
+		return time.Since(start)
+	}
+	withTag := run(hintDoc(t, []string{big}))
+	base := run(hintDoc(t, []string{"small"}))
+	t.Logf("import with a %d MiB tag description: %v; with a small one: %v", len(big)>>20, withTag, base)
+	if withTag > base+500*time.Millisecond {
+		t.Errorf("a %d MiB tag description made the import %v slower", len(big)>>20, withTag-base)
 	}
 }
