@@ -1,6 +1,7 @@
 package oauthserver_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -203,6 +204,18 @@ func TestASpentRefreshTokenFetchesNoOtherClientsDocument(t *testing.T) {
 	if second.RefreshToken == "" {
 		t.Fatalf("refresh: %+v", second)
 	}
+	// The same client_id in the query and the body reads the same either
+	// way, and is not refused.
+	resp, err := http.PostForm(e.url+"/oauth/token?client_id="+url.QueryEscape(c.id), url.Values{"grant_type": {"refresh_token"}, "refresh_token": {second.RefreshToken}, "client_id": {c.id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var third tokenResponse
+	json.NewDecoder(resp.Body).Decode(&third)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || third.RefreshToken == "" {
+		t.Fatalf("a refresh naming its client_id in the query and the body: %d %+v", resp.StatusCode, third)
+	}
 	for i := range 20 {
 		other := &client{id: fmt.Sprintf("%s/slow/%d.json", ds.URL, i)}
 		if r := e.refresh(t, other, first.RefreshToken); r.Error != "invalid_grant" {
@@ -212,7 +225,7 @@ func TestASpentRefreshTokenFetchesNoOtherClientsDocument(t *testing.T) {
 	if n := fetches.Load(); n != 0 {
 		t.Errorf("a spent refresh token naming 20 other client_id URLs fetched %d documents, want none", n)
 	}
-	if r := e.refresh(t, c, second.RefreshToken); r.Error != "invalid_grant" {
+	if r := e.refresh(t, c, third.RefreshToken); r.Error != "invalid_grant" {
 		t.Errorf("after the spent token's reuse its grant still refreshes: %+v", r)
 	}
 }

@@ -340,15 +340,16 @@ func (s *Server) mayFetchClient(r *http.Request, revocation bool) bool {
 }
 
 // repeatedParam refuses a token or revocation request that gives one of
-// the parameters the gateway checks before the library more than once
-// (RFC 6749 §3.2: parameters must not be included more than once): the
-// library reads the grant type's first value and the others' last, from
-// the body and the query together, so the gateway could check one value
-// and the library use another.
+// the parameters the gateway checks before the library twice with
+// different values (RFC 6749 §3.2: parameters must not be included more
+// than once): the library reads the grant type's first value and the
+// others' last, from the body and the query together, so the gateway
+// could check one value and the library use another. The same value
+// twice (in the query and the body, say) reads the same either way.
 func repeatedParam(form url.Values) string {
 	for _, k := range []string{"grant_type", "client_id", "refresh_token", "token"} {
-		if len(form[k]) > 1 {
-			return k + " is given more than once"
+		if vs := form[k]; len(vs) > 1 && slices.ContainsFunc(vs[1:], func(v string) bool { return v != vs[0] }) {
+			return k + " is given more than once, with different values"
 		}
 	}
 	return ""
