@@ -347,3 +347,29 @@ func TestRefreshWithoutAClientIDIsInvalidClient(t *testing.T) {
 		t.Errorf("a refresh without client_id: %d %+v, want 401 invalid_client", r.status, r)
 	}
 }
+
+// A sign-in naming a client_id URL spends the sign-in budget before the
+// document is fetched; naming a plain client_id first and the URL second
+// (the library reads the last) must not fetch past the budget either.
+func TestSignInsNamingClientIDTwiceSpendTheBudget(t *testing.T) {
+	var fetches atomic.Int64
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.Error(w, "down", http.StatusInternalServerError)
+	}))
+	defer ds.Close()
+	e := newEnvWith(t, 10, loopback, nil, func(s string) string {
+		return strings.Replace(s, "access_token_ttl: 5m", "access_token_ttl: 5m\n    sign_in: { per_minute: 2 }", 1)
+	})
+	for i := range 20 {
+		c := &client{id: "plain", redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+		u := e.authorizeURL(c, nil) + "&client_id=" + url.QueryEscape(fmt.Sprintf("%s/junk/%d.json", ds.URL, i))
+		resp, _ := newBrowser().do(t, "GET", u, nil)
+		if resp.StatusCode == http.StatusTooManyRequests {
+			return
+		}
+	}
+	if n := fetches.Load(); n > 2 {
+		t.Errorf("20 sign-ins naming client_id twice with per_minute 2: %d outbound fetches", n)
+	}
+}

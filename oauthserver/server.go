@@ -255,6 +255,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
 			return
 		}
+		// The client_id checked below must be the one the library reads
+		// (the last of several): two that differ are refused.
+		if msg := repeatedParam(url.Values{"client_id": r.Form["client_id"]}); msg != "" {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
+			return
+		}
 		// Only a sign-in that can be stored takes from the budget: one
 		// for a client that is not there is refused by the library,
 		// storing nothing, and must not spend everyone's sign-ins.
