@@ -373,3 +373,40 @@ func TestSignInsNamingClientIDTwiceSpendTheBudget(t *testing.T) {
 		t.Errorf("20 sign-ins naming client_id twice with per_minute 2: %d outbound fetches", n)
 	}
 }
+
+// A document client revoking another client's token is refused, as a
+// registered client is (RFC 7009 §2.1), and without fetching its own
+// document: the token tells whose it is.
+func TestRevokingAnotherClientsTokenIsRefusedWithoutAFetch(t *testing.T) {
+	var otherFetches atomic.Int64
+	var base string
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/other.json" {
+			otherFetches.Add(1)
+		}
+		fmt.Fprintf(w, `{"client_id":%q,"redirect_uris":["http://127.0.0.1:7777/callback"]}`, base+r.URL.Path)
+	}))
+	defer ds.Close()
+	base = ds.URL
+	e := newEnv(t, 10, loopback)
+	c := &client{id: base + "/client.json", redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	tok := e.exchange(t, c, q.Get("code"))
+	for _, token := range []string{tok.RefreshToken, tok.AccessToken} {
+		resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {token}, "client_id": {base + "/other.json"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "invalid_client") {
+			t.Errorf("another client revoking this client's token: %d %s, want 401 invalid_client", resp.StatusCode, body)
+		}
+	}
+	if _, err := e.verify(t, tok.AccessToken); err != nil {
+		t.Errorf("a refused revocation ended the grant: %v", err)
+	}
+	if n := otherFetches.Load(); n != 0 {
+		t.Errorf("the refused revocations fetched the other client's document %d times", n)
+	}
+}

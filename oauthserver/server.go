@@ -293,9 +293,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
 			return
 		}
-		if r.Form.Get("grant_type") == "refresh_token" && !s.mayFetchClient(r, false) {
-			writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or not this client's")
-			return
+		if r.Form.Get("grant_type") == "refresh_token" {
+			if ok, _ := s.mayFetchClient(r, false); !ok {
+				writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or not this client's")
+				return
+			}
 		}
 		s.router.ServeHTTP(w, r)
 	case "/revoke":
@@ -307,9 +309,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
 			return
 		}
-		if !s.mayFetchClient(r, true) {
-			// RFC 7009 §2.2: a token that is not one of this client's
-			// is answered as revoked, and nothing is done.
+		if ok, err := s.mayFetchClient(r, true); err != nil {
+			// RFC 7009 §2.1: another client's token is refused.
+			writeOAuthError(w, http.StatusUnauthorized, "invalid_client", err.(*oidc.Error).Description)
+			return
+		} else if !ok {
+			// RFC 7009 §2.2: a token that is not one of ours is
+			// answered as revoked, and nothing is done.
 			writeJSON(w, http.StatusOK, nil)
 			return
 		}
@@ -323,24 +329,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // mayFetchClient reports whether a refresh or a revocation may go on to
 // load its client, which for a client_id that is a URL means fetching
-// that URL: only when what it sends is that client's (mayLoadClient).
+// that URL: only when what it sends is that client's (mayLoadClient),
+// and why a revocation is refused outright.
 // The client_id is the library's: the Basic credentials' user when
 // there are some, else the form's, which the library reads from the body
 // and the query together (r.Form; repeatedParam has refused one given
 // twice, of which the library would read the last).
-func (s *Server) mayFetchClient(r *http.Request, revocation bool) bool {
+func (s *Server) mayFetchClient(r *http.Request, revocation bool) (bool, error) {
 	id := r.Form.Get("client_id")
 	if user, _, ok := r.BasicAuth(); ok {
 		if revocation {
-			return true // a client with a secret: none here, and no fetch
+			return true, nil // a client with a secret: none here, and no fetch
 		}
 		var err error
 		if id, err = url.QueryUnescape(user); err != nil {
-			return true // the library refuses it
+			return true, nil // the library refuses it
 		}
 	}
 	if !strings.Contains(id, "://") {
-		return true
+		return true, nil
 	}
 	return (&storage{s: s}).mayLoadClient(r.Context(), id, revocation, r.Form)
 }

@@ -540,18 +540,29 @@ func (st *storage) ValidateJWTProfileScopes(context.Context, string, []string) (
 
 func (st *storage) Health(context.Context) error { return nil }
 
+// errOtherClientsToken refuses a revocation of a token issued to
+// another client (RFC 7009 §2.1), as RevokeToken does.
+var errOtherClientsToken = oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
+
 // mayLoadClient reports whether a refresh or a revocation (its form)
 // may load client id: whether the refresh token or the token it sends is
 // one this server issued to id. A spent refresh token's grant is revoked
-// here (reuse), and the refresh refused. These are the two requests for
-// which the library loads the client before reading what they send; a
-// code is read first. It reads the store only, and is asked before a
+// here (reuse), and the refresh refused; a revocation of another client's
+// token is refused with errOtherClientsToken. These are the two requests
+// for which the library loads the client before reading what they send;
+// a code is read first. It reads the store only, and is asked before a
 // client_id that is a URL is fetched: anyone may name any URL there, each
 // fetch holds one of a few slots for up to its timeout, and a request
 // that cannot succeed must not take one. When the store fails it says
 // yes: the library, reading the same store, answers then.
-func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool, form url.Values) bool {
+func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool, form url.Values) (bool, error) {
 	held := func(err error) bool { return err == nil || !errors.Is(err, ErrNotFound) }
+	mine := func(client string) (bool, error) {
+		if client != id && revocation {
+			return false, errOtherClientsToken
+		}
+		return client == id, nil
+	}
 	token := form.Get("refresh_token")
 	if revocation {
 		token = form.Get("token")
@@ -560,17 +571,17 @@ func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool
 			var c struct {
 				ClientID string `json:"client_id"`
 			}
-			return err == nil && json.Unmarshal(p.Claims, &c) == nil && c.ClientID == id
+			if err != nil || json.Unmarshal(p.Claims, &c) != nil {
+				return false, nil
+			}
+			return mine(c.ClientID)
 		}
 	}
 	h := hashKey(token)
 	rec := &refreshRecord{}
 	if err := st.getJSON(ctx, keyRefresh+h, rec); err != nil {
-		if revocation {
-			return held(err)
-		}
-		if held(err) {
-			return true
+		if revocation || held(err) {
+			return held(err), nil
 		}
 		// A spent token is kept with its grant only, not its client: its
 		// reuse revokes the grant here, whichever client_id it names,
@@ -579,9 +590,9 @@ func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool
 		if gerr == nil {
 			st.revoke(ctx, string(grant))
 			st.s.log.Info("refresh token reused; its grant is revoked", "grant", string(grant))
-			return false
+			return false, nil
 		}
-		return held(gerr)
+		return held(gerr), nil
 	}
-	return rec.ClientID == id
+	return mine(rec.ClientID)
 }
