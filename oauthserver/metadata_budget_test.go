@@ -1,7 +1,9 @@
 package oauthserver_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/gateway/oauthserver"
 )
 
 // Before dde40f5 every /oauth/authorize spent sign_in.per_minute before
@@ -408,5 +412,57 @@ func TestRevokingAnotherClientsTokenIsRefusedWithoutAFetch(t *testing.T) {
 	}
 	if n := otherFetches.Load(); n != 0 {
 		t.Errorf("the refused revocations fetched the other client's document %d times", n)
+	}
+}
+
+// failingGets is a store whose reads fail while fail is set.
+type failingGets struct {
+	oauthserver.Store
+	fail atomic.Bool
+}
+
+func (f *failingGets) Get(ctx context.Context, key string) ([]byte, error) {
+	if f.fail.Load() {
+		return nil, errors.New("store unreachable")
+	}
+	return f.Store.Get(ctx, key)
+}
+
+// While the store cannot be read, a refresh or a revocation naming a
+// document client is a server error and fetches nothing: whether the
+// token is that client's cannot be known, and the library could not
+// read the token either.
+func TestRefreshAndRevocationWhileTheStoreFailsFetchNothing(t *testing.T) {
+	var fetches atomic.Int64
+	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches.Add(1)
+		http.Error(w, "no", http.StatusNotFound)
+	}))
+	defer ds.Close()
+	e := newEnv(t, 10, loopback)
+	store := &failingGets{Store: e.store}
+	s, err := oauthserver.New(e.cat, &oauthserver.Options{Store: store, Keys: [][]byte{[]byte("0123456789abcdef0123456789abcdef")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	store.fail.Store(true)
+	for path, form := range map[string]url.Values{
+		"/oauth/token":  {"grant_type": {"refresh_token"}, "refresh_token": {"mcpgw_rt_made_up"}, "client_id": {ds.URL + "/a.json"}},
+		"/oauth/revoke": {"token": {"mcpgw_rt_made_up"}, "client_id": {ds.URL + "/b.json"}},
+	} {
+		resp, err := http.PostForm(srv.URL+path, form)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusInternalServerError || !strings.Contains(string(body), "server_error") {
+			t.Errorf("%s while the store fails: %d %s, want 500 server_error", path, resp.StatusCode, body)
+		}
+	}
+	if n := fetches.Load(); n != 0 {
+		t.Errorf("requests made while the store failed fetched %d client documents", n)
 	}
 }

@@ -294,7 +294,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if r.Form.Get("grant_type") == "refresh_token" {
-			if ok, _ := s.mayFetchClient(r, false); !ok {
+			if ok, err := s.mayFetchClient(r, false); err != nil {
+				s.storeFailed(w, err)
+				return
+			} else if !ok {
 				writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the refresh token is unknown, expired or not this client's")
 				return
 			}
@@ -309,9 +312,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeOAuthError(w, http.StatusBadRequest, "invalid_request", msg)
 			return
 		}
-		if ok, err := s.mayFetchClient(r, true); err != nil {
+		if ok, err := s.mayFetchClient(r, true); errors.Is(err, errOtherClientsToken) {
 			// RFC 7009 §2.1: another client's token is refused.
-			writeOAuthError(w, http.StatusUnauthorized, "invalid_client", err.(*oidc.Error).Description)
+			writeOAuthError(w, http.StatusUnauthorized, "invalid_client", errOtherClientsToken.Description)
+			return
+		} else if err != nil {
+			s.storeFailed(w, err)
 			return
 		} else if !ok {
 			// RFC 7009 §2.2: a token that is not one of ours is
@@ -350,6 +356,12 @@ func (s *Server) mayFetchClient(r *http.Request, revocation bool) (bool, error) 
 		return true, nil
 	}
 	return (&storage{s: s}).mayLoadClient(r.Context(), id, revocation, r.Form)
+}
+
+// storeFailed answers a request the store could not be read for.
+func (s *Server) storeFailed(w http.ResponseWriter, err error) {
+	s.log.Error("the authorization server's store failed", "error", err)
+	writeOAuthError(w, http.StatusInternalServerError, "server_error", "the server cannot read its state now; try again shortly")
 }
 
 // repeatedParam refuses a token or revocation request that gives one of

@@ -553,10 +553,9 @@ var errOtherClientsToken = oidc.ErrInvalidClient().WithDescription("the token wa
 // a code is read first. It reads the store only, and is asked before a
 // client_id that is a URL is fetched: anyone may name any URL there, each
 // fetch holds one of a few slots for up to its timeout, and a request
-// that cannot succeed must not take one. When the store fails it says
-// yes: the library, reading the same store, answers then.
+// that cannot succeed must not take one. A store that fails is its
+// error: nothing is fetched then either.
 func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool, form url.Values) (bool, error) {
-	held := func(err error) bool { return err == nil || !errors.Is(err, ErrNotFound) }
 	mine := func(client string) (bool, error) {
 		if client != id && revocation {
 			return false, errOtherClientsToken
@@ -580,19 +579,25 @@ func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool
 	h := hashKey(token)
 	rec := &refreshRecord{}
 	if err := st.getJSON(ctx, keyRefresh+h, rec); err != nil {
-		if revocation || held(err) {
-			return held(err), nil
+		if !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		if revocation {
+			return false, nil
 		}
 		// A spent token is kept with its grant only, not its client: its
 		// reuse revokes the grant here, whichever client_id it names,
 		// without loading (fetching) that client.
-		grant, gerr := st.store().Get(ctx, keyRefreshUsed+h)
-		if gerr == nil {
+		grant, err := st.store().Get(ctx, keyRefreshUsed+h)
+		if err == nil {
 			st.revoke(ctx, string(grant))
 			st.s.log.Info("refresh token reused; its grant is revoked", "grant", string(grant))
 			return false, nil
 		}
-		return held(gerr), nil
+		if !errors.Is(err, ErrNotFound) {
+			return false, err
+		}
+		return false, nil
 	}
 	return mine(rec.ClientID)
 }
