@@ -18,9 +18,9 @@ import (
 	"github.com/mcpgw/gateway/oauthserver"
 )
 
-// Before dde40f5 every /oauth/authorize spent sign_in.per_minute before
-// the client was loaded, so a metadata-document fetch was budgeted. Now
-// the client is loaded first: failing document URLs cost nothing.
+// A sign-in naming a client_id URL spends sign_in.per_minute before the
+// document is fetched, so a stream of sign-ins naming distinct failing
+// documents is budgeted like any other: it gets 429, not a fetch each.
 func TestMetadataURLSignInsSpendTheBudget(t *testing.T) {
 	var fetches atomic.Int64
 	ds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
