@@ -111,6 +111,23 @@ func TestParseSplitDeclines(t *testing.T) {
 	}
 }
 
+// A %TAG directive holds for the whole document, so a piece parsed
+// without it would read its items' tags otherwise ("!foo" without the
+// prefix, "!!int" as YAML's own int where the file made it another tag),
+// and a catalog past splitMinBytes would load otherwise than a small one.
+func TestParseSplitHonoursTagDirectives(t *testing.T) {
+	for _, s := range []string{
+		"%TAG ! tag:example.com,2000:app/\n---\ntools:\n  - !foo a\n  - !foo b\n  - !foo c\n",
+		"%TAG !! tag:example.com,2000:\n---\ntools:\n  - !!str a\n  - !!int 1\n  - c\n",
+		"%TAG !e! tag:example.com,2000:\n---\ntools:\n  - !e!x a\n  - !e!x b\n  - c\n",
+		"%YAML 1.2\n%TAG ! tag:example.com,2000:\n--- # doc\ntools:\n  - !a x\n  - !b y\n",
+	} {
+		for parts := 2; parts <= 4; parts++ {
+			checkSplit(t, []byte(s), parts)
+		}
+	}
+}
+
 // A split parse gives the loader the tree, and so the catalog, a whole
 // parse does: the same tools, and problems at the same lines.
 func TestLargeCatalogLoadsTheSameSplit(t *testing.T) {
