@@ -17,10 +17,10 @@ import (
 // It only splits what it can read plainly: one "tools:" key at column 0
 // with nothing after it but a comment, items that all start at the same
 // indentation, no tabs at the start of a line, no document markers in the
-// sequence, no directive (%TAG, %YAML) anywhere. Every piece is parsed on
-// its own, and the rest of the file with the sequence's lines blanked (so
-// line numbers hold), as one document. Any doubt, and any error anywhere, answers false: the caller
-// parses the whole file, which gives the tree or the error it always did.
+// sequence, no directive (%TAG, %YAML) anywhere. Every piece is parsed
+// on its own, and the rest of the file with the sequence's lines blanked
+// (so line numbers hold), as one document. Any doubt, and any error
+// anywhere, answers false: the caller parses the whole file, which gives the tree or the error it always did.
 // An alias to an anchor in another piece is an error in its piece, so such
 // a file is parsed whole too. FuzzParseSplit holds the result to a whole
 // parse's, node for node (comments aside: the catalog reads none).
