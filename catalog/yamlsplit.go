@@ -20,9 +20,9 @@ import (
 // sequence, no directive (%TAG, %YAML) anywhere. Every piece is parsed
 // on its own, and the rest of the file with the sequence's lines blanked
 // (so line numbers hold), as one document. Any doubt, and any error
-// anywhere, answers false: the caller parses the whole file, which gives the tree or the error it always did.
-// An alias to an anchor in another piece is an error in its piece, so such
-// a file is parsed whole too. FuzzParseSplit holds the result to a whole
+// anywhere, answers false: the caller parses the whole file, which gives
+// the tree or the error it always did. An alias to an anchor in another
+// piece is an error in its piece, so such a file is parsed whole too. FuzzParseSplit holds the result to a whole
 // parse's, node for node (comments aside: the catalog reads none).
 
 // splitMinBytes is the size below which a catalog is parsed whole: the
