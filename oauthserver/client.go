@@ -395,7 +395,15 @@ func (f *metadataFetcher) control(_, address string, _ syscall.RawConn) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("client metadata: %s is not a public address (allow it with client_metadata.allow_private_addresses)", ip)
+	return &privateAddressError{ip}
+}
+
+// privateAddressError is control's refusal of an address that is not
+// public: a fact about the client's URL, not a passing failure.
+type privateAddressError struct{ ip netip.Addr }
+
+func (e *privateAddressError) Error() string {
+	return fmt.Sprintf("client metadata: %s is not a public address (allow it with client_metadata.allow_private_addresses)", e.ip)
 }
 
 var nonPublic = []netip.Prefix{
@@ -536,8 +544,8 @@ func (f *metadataFetcher) fetch(ctx context.Context, id string) (*Metadata, erro
 	req.Header.Set("Accept", "application/json")
 	resp, err := f.hc.Do(req)
 	if err != nil {
-		msg := fetchError(err)
-		if strings.Contains(err.Error(), "is not a public address") {
+		msg, transient := fetchError(err)
+		if !transient {
 			return nil, clientErr("invalid_client_metadata", "the client metadata document cannot be fetched: %s", msg)
 		}
 		return nil, transientErr("the client metadata document cannot be fetched: " + msg)
@@ -561,16 +569,19 @@ func (f *metadataFetcher) fetch(ctx context.Context, id string) (*Metadata, erro
 }
 
 // fetchError names the class of a fetch failure without echoing more of
-// the network than the client already knows.
-func fetchError(err error) string {
+// the network than the client already knows, and says whether it may
+// pass (a timeout, a failed connection) or will not (a host that is not
+// public).
+func fetchError(err error) (msg string, transient bool) {
 	var ne net.Error
+	var private *privateAddressError
 	switch {
-	case strings.Contains(err.Error(), "is not a public address"):
-		return "its host is not a public address"
+	case errors.As(err, &private):
+		return "its host is not a public address", false
 	case errors.As(err, &ne) && ne.Timeout():
-		return "it did not answer in time"
+		return "it did not answer in time", true
 	}
-	return "the connection failed"
+	return "the connection failed", true
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

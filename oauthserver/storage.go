@@ -322,9 +322,7 @@ func (st *storage) TokenRequestByRefreshToken(ctx context.Context, token string)
 	rec := &refreshRecord{}
 	err := st.getJSON(ctx, keyRefresh+h, rec)
 	if errors.Is(err, ErrNotFound) {
-		if grant, err := st.store().Get(ctx, keyRefreshUsed+h); err == nil {
-			st.revoke(ctx, string(grant))
-			st.s.log.Info("refresh token reused; its grant is revoked", "grant", string(grant))
+		if reused, _ := st.reused(ctx, h); reused {
 			return nil, errors.New("refresh token already used; the grant is revoked")
 		}
 		return nil, errors.New("unknown or expired refresh token")
@@ -347,43 +345,65 @@ func (st *storage) TerminateSession(context.Context, string, string) error { ret
 // an access token ends the grant as well, which is stricter). A token of
 // another client is refused; an unknown one is answered as revoked.
 func (st *storage) RevokeToken(ctx context.Context, tokenOrID, _, clientID string) *oidc.Error {
-	if strings.HasPrefix(tokenOrID, "mcpgw_rt_") {
-		rec := &refreshRecord{}
-		if err := st.getJSON(ctx, keyRefresh+hashKey(tokenOrID), rec); err != nil {
-			return nil
-		}
-		if rec.ClientID != clientID {
-			return oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
-		}
-		st.revoke(ctx, rec.Grant)
+	// Anything but a token of ours is answered as revoked, and nothing
+	// done (RFC 7009 §2.2); see tokenOwner.
+	client, grant, err := st.tokenOwner(ctx, tokenOrID)
+	if err != nil {
 		return nil
 	}
-	if strings.Count(tokenOrID, ".") == 2 {
-		// An access token as sent: it must verify as one of ours, and
-		// have been issued to this client. One that does not verify
-		// (expired, already revoked, not ours) is answered as revoked.
-		p, err := st.s.verify.Verify(ctx, tokenOrID)
+	if client != clientID {
+		return otherClientsToken()
+	}
+	st.revoke(ctx, grant)
+	return nil
+}
+
+// tokenOwner returns the client and the grant of a token this server
+// issued: a refresh token it holds, or an access token that verifies (one
+// expired or revoked does not). Anything else is ErrNotFound; a bare
+// grant id in particular: the library hands over what it could not read
+// as given, and acting on a grant id would let any client end another's
+// grant by it (every access token carries it), and store a revocation
+// for every string sent. A store that fails is its error.
+func (st *storage) tokenOwner(ctx context.Context, token string) (client, grant string, err error) {
+	switch {
+	case strings.HasPrefix(token, "mcpgw_rt_"):
+		rec := &refreshRecord{}
+		if err := st.getJSON(ctx, keyRefresh+hashKey(token), rec); err != nil {
+			return "", "", err
+		}
+		return rec.ClientID, rec.Grant, nil
+	case strings.Count(token, ".") == 2:
+		p, err := st.s.verify.Verify(ctx, token)
 		if err != nil {
-			return nil
+			return "", "", ErrNotFound
 		}
 		var c struct {
 			ClientID string `json:"client_id"`
 			Grant    string `json:"mcpgw_grant"`
 		}
-		json.Unmarshal(p.Claims, &c)
-		if c.ClientID != clientID {
-			return oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
+		if json.Unmarshal(p.Claims, &c) != nil {
+			return "", "", ErrNotFound
 		}
-		st.revoke(ctx, c.Grant)
-		return nil
+		return c.ClientID, c.Grant, nil
 	}
-	// Anything else is no token of ours (RFC 7009 §2.2: answered as
-	// revoked, and nothing done). A bare grant id in particular revokes
-	// nothing: the library hands over what it could not read as given,
-	// so acting on one would let any client end another's grant by its
-	// id (which every access token carries), and store a revocation for
-	// every string it is sent.
-	return nil
+	return "", "", ErrNotFound
+}
+
+// reused handles a refresh token sent again after it was spent (h is its
+// hash): its grant is revoked, whichever client sends it. It reports
+// whether h was such a token.
+func (st *storage) reused(ctx context.Context, h string) (bool, error) {
+	grant, err := st.store().Get(ctx, keyRefreshUsed+h)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			err = nil
+		}
+		return false, err
+	}
+	st.revoke(ctx, string(grant))
+	st.s.log.Info("refresh token reused; its grant is revoked", "grant", string(grant))
+	return true, nil
 }
 
 func (st *storage) GetRefreshTokenInfo(ctx context.Context, _ string, token string) (string, string, error) {
@@ -540,9 +560,15 @@ func (st *storage) ValidateJWTProfileScopes(context.Context, string, []string) (
 
 func (st *storage) Health(context.Context) error { return nil }
 
-// errOtherClientsToken refuses a revocation of a token issued to
-// another client (RFC 7009 §2.1), as RevokeToken does.
-var errOtherClientsToken = oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
+// errOtherClientsToken is the refusal of a revocation of a token issued
+// to another client (RFC 7009 §2.1). oidc errors compare by type and
+// description, so errors.Is finds a fresh one (otherClientsToken, which
+// is what goes to the library: it may change an error it is given).
+var errOtherClientsToken = otherClientsToken()
+
+func otherClientsToken() *oidc.Error {
+	return oidc.ErrInvalidClient().WithDescription("the token was not issued to this client")
+}
 
 // mayLoadClient reports whether a refresh or a revocation (its form)
 // may load client id: whether the refresh token or the token it sends is
@@ -556,48 +582,29 @@ var errOtherClientsToken = oidc.ErrInvalidClient().WithDescription("the token wa
 // that cannot succeed must not take one. A store that fails is its
 // error: nothing is fetched then either.
 func (st *storage) mayLoadClient(ctx context.Context, id string, revocation bool, form url.Values) (bool, error) {
-	mine := func(client string) (bool, error) {
-		if client != id && revocation {
+	if revocation {
+		client, _, err := st.tokenOwner(ctx, form.Get("token"))
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		case client != id:
 			return false, errOtherClientsToken
 		}
-		return client == id, nil
+		return true, nil
 	}
-	token := form.Get("refresh_token")
-	if revocation {
-		token = form.Get("token")
-		if strings.Count(token, ".") == 2 {
-			p, err := st.s.verify.Verify(ctx, token)
-			var c struct {
-				ClientID string `json:"client_id"`
-			}
-			if err != nil || json.Unmarshal(p.Claims, &c) != nil {
-				return false, nil
-			}
-			return mine(c.ClientID)
-		}
-	}
-	h := hashKey(token)
+	h := hashKey(form.Get("refresh_token"))
 	rec := &refreshRecord{}
 	if err := st.getJSON(ctx, keyRefresh+h, rec); err != nil {
 		if !errors.Is(err, ErrNotFound) {
 			return false, err
 		}
-		if revocation {
-			return false, nil
-		}
 		// A spent token is kept with its grant only, not its client: its
 		// reuse revokes the grant here, whichever client_id it names,
 		// without loading (fetching) that client.
-		grant, err := st.store().Get(ctx, keyRefreshUsed+h)
-		if err == nil {
-			st.revoke(ctx, string(grant))
-			st.s.log.Info("refresh token reused; its grant is revoked", "grant", string(grant))
-			return false, nil
-		}
-		if !errors.Is(err, ErrNotFound) {
-			return false, err
-		}
-		return false, nil
+		_, err := st.reused(ctx, h)
+		return false, err
 	}
-	return mine(rec.ClientID)
+	return rec.ClientID == id, nil
 }
