@@ -456,7 +456,7 @@ func TestClientIDMetadataDocument(t *testing.T) {
 	docURL = ds.URL + "/client.json"
 
 	e := newEnv(t, 10, loopback)
-	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	c := docClient(docURL)
 	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
 	tok := e.exchange(t, c, q.Get("code"))
 	if p, err := e.verify(t, tok.AccessToken); err != nil || p.Workspace != "acme" {
@@ -516,7 +516,7 @@ func TestClientMetadataFetchesAreBounded(t *testing.T) {
 	defer ds.Close()
 	e := newEnv(t, 10, loopback)
 	authorize := func(path string) (int, string) {
-		c := &client{id: ds.URL + path, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+		c := docClient(ds.URL + path)
 		resp, body := newBrowser().do(t, "GET", e.authorizeURL(c, nil), nil)
 		return resp.StatusCode, body
 	}

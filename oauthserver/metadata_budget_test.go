@@ -32,7 +32,7 @@ func TestMetadataURLSignInsSpendTheBudget(t *testing.T) {
 		return strings.Replace(s, "access_token_ttl: 5m", "access_token_ttl: 5m\n    sign_in: { per_minute: 2 }", 1)
 	})
 	for i := range 50 {
-		c := &client{id: fmt.Sprintf("%s/junk/%d.json", ds.URL, i), redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+		c := docClient(fmt.Sprintf("%s/junk/%d.json", ds.URL, i))
 		resp, _ := newBrowser().do(t, "GET", e.authorizeURL(c, nil), nil)
 		if resp.StatusCode == http.StatusTooManyRequests {
 			t.Logf("429 after %d", i)
@@ -96,7 +96,7 @@ func TestRefreshAndRevocationFetchOnlyForTheirOwnTokens(t *testing.T) {
 
 	// The document's own client: it signs in (one fetch), refreshes, and
 	// revokes its token, which then no longer refreshes.
-	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	c := docClient(docURL)
 	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
 	first := e.exchange(t, c, q.Get("code"))
 	second := e.refresh(t, c, first.RefreshToken)
@@ -132,7 +132,7 @@ func TestRefreshOfAClientWhoseDocumentIsGoneIsInvalidClient(t *testing.T) {
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	e := newEnvWith(t, 10, loopback, now, nil)
-	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	c := docClient(docURL)
 	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
 	tok := e.exchange(t, c, q.Get("code"))
 	gone.Store(true)
@@ -244,7 +244,7 @@ func TestADocumentClientsReuseRevokesAndItRevokesItsAccessToken(t *testing.T) {
 	defer ds.Close()
 	docURL = ds.URL + "/client.json"
 	e := newEnv(t, 10, loopback)
-	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	c := docClient(docURL)
 	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
 	first := e.exchange(t, c, q.Get("code"))
 	second := e.refresh(t, c, first.RefreshToken)
@@ -305,7 +305,7 @@ func TestRefreshWhileTheDocumentCannotBeFetchedNowIsNotInvalidClient(t *testing.
 	var skew atomic.Int64
 	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
 	e := newEnvWith(t, 10, loopback, now, nil)
-	c := &client{id: docURL, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	c := docClient(docURL)
 	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
 	tok := e.exchange(t, c, q.Get("code"))
 
@@ -322,7 +322,7 @@ func TestRefreshWhileTheDocumentCannotBeFetchedNowIsNotInvalidClient(t *testing.
 	down.Store(false)
 	skew.Store(int64(20 * time.Minute))
 	for i := range 16 {
-		other := &client{id: fmt.Sprintf("%s/slow/%d.json", ds.URL, i), redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+		other := docClient(fmt.Sprintf("%s/slow/%d.json", ds.URL, i))
 		go func() {
 			resp, err := http.Get(e.authorizeURL(other, nil))
 			if err == nil {
@@ -366,7 +366,7 @@ func TestSignInsNamingClientIDTwiceSpendTheBudget(t *testing.T) {
 		return strings.Replace(s, "access_token_ttl: 5m", "access_token_ttl: 5m\n    sign_in: { per_minute: 2 }", 1)
 	})
 	for i := range 20 {
-		c := &client{id: "plain", redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+		c := docClient("plain")
 		u := e.authorizeURL(c, nil) + "&client_id=" + url.QueryEscape(fmt.Sprintf("%s/junk/%d.json", ds.URL, i))
 		resp, _ := newBrowser().do(t, "GET", u, nil)
 		if resp.StatusCode == http.StatusTooManyRequests {
@@ -393,7 +393,7 @@ func TestRevokingAnotherClientsTokenIsRefusedWithoutAFetch(t *testing.T) {
 	defer ds.Close()
 	base = ds.URL
 	e := newEnv(t, 10, loopback)
-	c := &client{id: base + "/client.json", redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
+	c := docClient(base + "/client.json")
 	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
 	tok := e.exchange(t, c, q.Get("code"))
 	for _, token := range []string{tok.RefreshToken, tok.AccessToken} {
@@ -465,4 +465,11 @@ func TestRefreshAndRevocationWhileTheStoreFailsFetchNothing(t *testing.T) {
 	if n := fetches.Load(); n != 0 {
 		t.Errorf("requests made while the store failed fetched %d client documents", n)
 	}
+}
+
+// docClient is a public client known by id (a metadata document's URL,
+// usually) that returns to the loopback callback the documents in these
+// tests list, with a PKCE verifier.
+func docClient(id string) *client {
+	return &client{id: id, redirect: "http://127.0.0.1:7777/callback", verifier: strings.Repeat("d", 43)}
 }
