@@ -35,7 +35,8 @@ func description(t *catalog.Tool) string {
 // encodeMCPTool encodes t as an MCP Tool object, once, at load; output
 // says whether to include outputSchema, always whether the tool is listed
 // even with discovery on. Its _meta carries the hints clients with a tool
-// search of their own read: anthropic/searchHint (title and tags) and
+// search of their own read: anthropic/searchHint (title, tags and
+// search_hint) and
 // anthropic/alwaysLoad.
 func encodeMCPTool(t *catalog.Tool, output, always bool) []byte {
 	b := []byte(`{"name":`)
