@@ -36,8 +36,7 @@ func description(t *catalog.Tool) string {
 // says whether to include outputSchema, always whether the tool is listed
 // even with discovery on. Its _meta carries the hints clients with a tool
 // search of their own read: anthropic/searchHint (title, tags and
-// search_hint) and
-// anthropic/alwaysLoad.
+// search_hint) and anthropic/alwaysLoad.
 func encodeMCPTool(t *catalog.Tool, output, always bool) []byte {
 	b := []byte(`{"name":`)
 	b = rendering.AppendString(b, t.Name)
