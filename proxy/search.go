@@ -92,7 +92,7 @@ const (
 	// maxQueryTerms bounds the distinct terms of a query that are scored.
 	maxQueryTerms = 32
 	// maxPhraseGap is how many words may part a phrasal verb's two words.
-	maxPhraseGap = 2
+	maxPhraseGap = 3
 )
 
 type posting struct {
@@ -424,8 +424,8 @@ func derived(term string) []string {
 }
 
 // "enc" and "anc" are -ence and -ance as stem leaves them (reference:
-// referenc).
-var derivations = []string{"or", "er", "ion", "ation", "ment", "al", "ency", "enc", "ent", "anc"}
+// referenc); "y" makes an adjective (healthy: health).
+var derivations = []string{"or", "er", "ion", "ation", "ment", "al", "ency", "enc", "ent", "anc", "y"}
 
 // better orders hits: higher score first, then catalog order.
 func better(a, b hit) bool {
@@ -623,6 +623,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 // the type prefix many identifiers carry (addr1…, pool1…): three or more
 // letters before its first digit.
 func withoutValues(query string) string {
+	query = withoutAddresses(query)
 	var b strings.Builder
 	start := -1
 	flush := func(end int) {
@@ -676,6 +677,47 @@ func withoutValues(query string) string {
 		flush(len(query))
 	}
 	return b.String()
+}
+
+// withoutAddresses puts "user" for each e-mail address a query quotes
+// ("invite jane@example.com"): it names a person, and its pieces are no
+// words. An address is a run of the characters addresses are made of
+// with one @, something before it and a dot inside what follows; the
+// word is shorter than any address.
+func withoutAddresses(query string) string {
+	if !strings.Contains(query, "@") {
+		return query
+	}
+	inAddress := func(c byte) bool { return isASCIIAlnum(c) || strings.IndexByte("._%+-@", c) >= 0 }
+	var b strings.Builder
+	for len(query) > 0 {
+		i := 0
+		for i < len(query) && !inAddress(query[i]) {
+			i++
+		}
+		b.WriteString(query[:i])
+		query = query[i:]
+		n := 0
+		for n < len(query) && inAddress(query[n]) {
+			n++
+		}
+		run := query[:n]
+		query = query[n:]
+		local, host, ok := strings.Cut(run, "@")
+		trimmed := strings.TrimRight(host, ".-")
+		if !ok || local == "" || strings.Contains(host, "@") || trimmed == "" || trimmed[0] == '.' || !strings.Contains(trimmed, ".") {
+			b.WriteString(run)
+			continue
+		}
+		b.WriteString("user")
+		b.WriteString(host[len(trimmed):])
+	}
+	return b.String()
+}
+
+// isASCIIAlnum reports whether c is an ASCII letter or digit.
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // isAlnumAt reports whether the rune at byte offset i of s is a letter or
@@ -842,7 +884,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
+		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 	}
@@ -854,7 +896,7 @@ func init() {
 			unpause disable deactivate suspend pause hold freeze restore reactivate unsuspend undelete recover trigger
 			dispatch start launch invoke execute run approve accept confirm reject deny decline assign give grant revoke
 			allow block ban unban rotate regenerate renew reset lock unlock move transfer archive unarchive mark close reopen
-			merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
+			revert undo merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
 			install uninstall configure schedule unschedule dismiss resolve acknowledge`,
@@ -869,8 +911,8 @@ func init() {
 		questionWords[w] = stemAll(strings.Fields(asks))
 	}
 	for _, group := range [][]string{
-		{"delete", "remove", "destroy", "drop", "erase", "purge"},
-		{"list", "enumerate", "all", "browse"},
+		{"delete", "remove", "destroy", "drop", "erase", "purge", "clear"},
+		{"list", "enumerate", "all", "every", "browse"},
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
 		{"create", "add", "new", "make", "register", "open"},
 		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename"},
@@ -900,6 +942,10 @@ func init() {
 		{"workflow", "pipeline", "automation", "flow", "ci", "build"},
 		{"step", "operation", "action"},
 		{"webhook", "hook", "callback"},
+		{"type", "kind", "category"},
+		{"tls", "ssl", "https"},
+		{"mfa", "factor", "authenticator"},
+		{"check", "validate", "verify"},
 		{"schedule", "cron", "timer", "trigger"},
 		{"document", "doc", "article", "page", "knowledge"},
 		{"owner", "author", "creator"},
@@ -927,6 +973,7 @@ func init() {
 		{"assign", "give", "allocate", "grant"},
 		{"app", "application"},
 		{"rotate", "regenerate", "renew", "roll"},
+		{"rollback", "revert", "undo"},
 		{"sso", "oauth", "saml", "oidc", "openid"},
 		{"branch", "ref"},
 		{"tag", "ref"},

@@ -64,6 +64,64 @@ tools:
 	}
 }
 
+// Words people use for what an API names otherwise: "every" asks for a
+// list, "kinds" for types, HTTPS for TLS, MFA for factors, "clear" for
+// delete, "verify" for validate, "healthy" for health, "roll back", "run
+// again" and "dry-run" for rollback, retry and test; and an e-mail
+// address names someone.
+func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
+	const src = `version: 1
+server: { name: vocabulary }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  up_write: { scopes: [up:write] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - { name: get_current_user, description: Returns the authenticated user., request: { upstream: up, method: GET, path: /user } }
+  - { name: get_site, description: Returns a site., request: { upstream: up, method: GET, path: "/sites/{site_id}" }, input: { type: object, properties: { site_id: { type: string } }, required: [site_id] } }
+  - { name: list_sites, description: Lists sites., request: { upstream: up, method: GET, path: /sites } }
+  - { name: create_team, description: Creates a team., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /teams } }
+  - { name: add_team_member, description: Adds a member to a team., kind: write, gate: up_write, request: { upstream: up, method: POST, path: "/teams/{team}/members" }, input: { type: object, properties: { team: { type: string } }, required: [team] } }
+  - { name: list_hooks, description: Lists the hooks of a site., request: { upstream: up, method: GET, path: /hooks } }
+  - { name: list_hook_types, description: Lists the hooks one may add., request: { upstream: up, method: GET, path: /hooks/types } }
+  - { name: get_certificate, description: Returns the certificate of a site., request: { upstream: up, method: GET, path: /certificate } }
+  - { name: renew_certificate, description: Renews the certificate of a site., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /certificate/renew } }
+  - { name: provision_tls_certificate, description: Orders a certificate for a site., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tls } }
+  - { name: list_factors, description: Lists what a user signs in with besides a password., request: { upstream: up, method: GET, path: /factors } }
+  - { name: list_devices, description: Lists a user's devices., request: { upstream: up, method: GET, path: /devices } }
+  - { name: update_score, description: Sets the reputation score of an address., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /scores } }
+  - { name: destroy_score, description: Forgets the reputation score of an address., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /scores } }
+  - { name: get_settings, description: Returns the settings., request: { upstream: up, method: GET, path: /settings } }
+  - { name: validate_settings, description: Reports what is wrong with the settings., request: { upstream: up, method: POST, path: /settings/validate } }
+  - { name: get_health, description: Reports the service., request: { upstream: up, method: GET, path: /health } }
+  - { name: get_service, description: Returns the service's settings., request: { upstream: up, method: GET, path: /service } }
+  - { name: update_deploy, description: Changes a deploy., kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: /deploys } }
+  - { name: rollback_deploy, description: Makes the previous deploy live., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /deploys/rollback } }
+  - { name: create_job, description: Starts a job., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /jobs } }
+  - { name: retry_job, description: Starts a failed job anew., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /jobs/retry } }
+  - { name: run_policy, description: Runs a policy., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /policies/run } }
+  - { name: test_policy, description: Evaluates a policy for a user without enforcing it., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /policies/test } }
+`
+	core := searchCore(t, "vocabulary.yaml", src)
+	for _, c := range []struct{ name, query, first string }{
+		{"every asks for a list", "show me every site", "list_sites"},
+		{"verify is validate", "verify the settings", "validate_settings"},
+		{"an e-mail address names someone", "invite jane.doe@example.com to the web team", "add_team_member"},
+		{"kinds are types", "what kinds of hooks are there", "list_hook_types"},
+		{"HTTPS is TLS", "give my site an HTTPS certificate", "provision_tls_certificate"},
+		{"MFA is a factor", "which MFA does this user have", "list_factors"},
+		{"clear deletes", "clear the score of this address", "destroy_score"},
+		{"healthy meets health", "is the service healthy", "get_health"},
+		{"roll back around its object", "roll the broken deploy back", "rollback_deploy"},
+		{"run again is a retry", "run the nightly job again", "retry_job"},
+		{"a dry run is a test", "dry-run the policy", "test_policy"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
+	}
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that

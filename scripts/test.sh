@@ -11,8 +11,9 @@ npm ci --prefix test/ts --no-audit --no-fund --loglevel=error
 
 # The import tests (cmd/gateway realdocs_test.go, openapi's benchmark) read
 # real public OpenAPI documents from pinned npm packages: GitHub's REST
-# description (700 operations), Okta's (Swagger 2.0), Blockfrost's,
-# Directus's, ReadMe's (3.1) and example sets. They are never copied into
+# description (700 operations), authentik's (1,190), Okta's and Netlify's
+# (Swagger 2.0), Blockfrost's, Directus's, Neon's, ReadMe's (3.1) and
+# example sets; the tool search relevance benchmark reads them too. They are never copied into
 # the repository; npm ci fills test/openapi-cache/node_modules (gitignored),
 # and is skipped when the lock file has not changed since the last fill.
 echo "== real OpenAPI documents for the import tests (test/openapi-cache)"
