@@ -66,6 +66,7 @@ type config struct {
 	tools            int
 	freshTokens      int
 	baselineBin      string
+	hopFatBin        string
 	memClients       int
 	memDuration      time.Duration
 	streamBytes      int64
@@ -121,6 +122,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.memDuration, "mem-duration", 10*time.Second, "length of the memory scenario")
 	fs.Int64Var(&cfg.streamBytes, "stream-bytes", 1<<30, "most bytes the upstream's /stream sends per request")
 	fs.StringVar(&cfg.gatewayBin, "gateway-bin", "", "a built gateway binary (default: go build ./cmd/gateway into a temp dir)")
+	fs.StringVar(&cfg.hopFatBin, "hop-fat-bin", "", "the harness built with -tags fathop (the gateway's packages linked in and initialised), whose hop is measured in the same run as target hop-fat: what a binary of the gateway's size costs a bare proxy")
 	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "another gateway binary (an older build, say), measured in the same run as targets gateway-base (cached tokens) and gateway-base-fresh")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the temp dir (catalogs, audit file)")
 	quick := fs.Bool("quick", false, "CI: -duration 1s -warmup 100ms -rounds 1 -c 1,16 -mem-clients 50 -mem-duration 1s, unless set explicitly")
@@ -187,6 +189,7 @@ type env struct {
 	upstream, hop, gw *child
 	sdk               *child // the hand-written Go SDK server; url is its MCP endpoint
 	base              *child // -baseline-bin's gateway, or nil
+	hopFat            *child // -hop-fat-bin's hop, or nil
 	cached            *tokens
 	fresh             *tokens
 	checks            []string // failed functional checks
@@ -242,6 +245,13 @@ func run(ctx context.Context, cfg *config, out io.Writer) (err error) {
 	e.hop, err = startChild(ctx, "hop", e.serverCPU, os.Environ(), self, "hop", "-target", e.upstream.url)
 	if err != nil {
 		return err
+	}
+	if cfg.hopFatBin != "" {
+		e.hopFat, err = startChild(ctx, "hop-fat", e.serverCPU, os.Environ(), cfg.hopFatBin, "hop", "-target", e.upstream.url)
+		if err != nil {
+			return err
+		}
+		targetNames = slices.Insert(targetNames, slices.Index(targetNames, "hop")+1, "hop-fat")
 	}
 	e.sdk, err = startChild(ctx, "sdk", e.serverCPU, os.Environ(), self, "sdk", "-target", e.upstream.url)
 	if err != nil {
@@ -498,6 +508,14 @@ func (e *env) workloads(sc scenario) (map[string]workload, map[string]measured, 
 		}
 		wls["sdk"] = &mcpCall{url: su, body: cb, tokens: e.cached}
 		ms["sdk"] = measured{proxy: e.sdk, up: e.upstream}
+	}
+	if e.hopFat != nil {
+		fu, err := url.Parse(e.hopFat.url + sc.path)
+		if err != nil {
+			return nil, nil, err
+		}
+		wls["hop-fat"] = &plain{method: sc.method, url: fu, header: h, body: body}
+		ms["hop-fat"] = measured{proxy: e.hopFat, up: e.upstream}
 	}
 	if e.base != nil {
 		bu, err := url.Parse(e.base.url)

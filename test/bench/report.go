@@ -76,6 +76,16 @@ func (e *env) callTable(sc scenario, rows map[string]*row) {
 		}
 		fmt.Fprintln(w)
 	}
+	if e.hopFat != nil {
+		fmt.Fprintf(w, "The same hop in a binary of the gateway's size (-hop-fat-bin, hop-fat) against the harness's own, same run:\n\n")
+		fmt.Fprintf(w, "| c | req/s hop-fat/hop | proxy CPU hop-fat/hop | proxy user CPU hop-fat/hop |\n|--:|--:|--:|--:|\n")
+		for _, c := range e.cfg.conc {
+			get := func(t string) *row { return rows[t+"/"+fmt.Sprint(c)] }
+			f, h := get("hop-fat"), get("hop")
+			fmt.Fprintf(w, "| %d | %s | %s | %s |\n", c, ratio(f.rps(), h.rps()), ratio(f.proxyCPU(), h.proxyCPU()), ratio(f.proxyUserCPU(), h.proxyUserCPU()))
+		}
+		fmt.Fprintln(w)
+	}
 	if e.base != nil {
 		fmt.Fprintf(w, "This build against -baseline-bin (gateway-base), cached tokens / fresh tokens, same run:\n\n")
 		fmt.Fprintf(w, "| c | req/s gateway/gateway-base | proxy CPU gateway/gateway-base | proxy user CPU gateway/gateway-base |\n|--:|--:|--:|--:|\n")
