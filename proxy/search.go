@@ -587,6 +587,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			}
 		}
 	}
+	question := isQuestion(clean)
 	for i, w := range ws {
 		// "What is the pledge of this pool" asks about the one it
 		// points at, not for a list ("which groups is this person in"
@@ -600,6 +601,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			for _, t := range qw {
 				ask(append([]string{t}, synonyms[t]...), group, weightSynonym)
 			}
+			group++
+		}
+		// "Is the service up?": asked of its health check.
+		if (w == "up" || w == "down") && !used[i] && question {
+			ask([]string{stem("health")}, group, 1)
+			ask(synonyms[stem("health")], group, weightSynonym)
 			group++
 		}
 		// "who changed", "who closed": asked of a record of changes.
@@ -944,6 +951,7 @@ func init() {
 		{"webhook", "hook", "callback"},
 		{"type", "kind", "category"},
 		{"tls", "ssl", "https"},
+		{"health", "ping", "heartbeat", "alive", "uptime"},
 		{"mfa", "factor", "authenticator"},
 		{"check", "validate", "verify"},
 		{"schedule", "cron", "timer", "trigger"},

@@ -66,9 +66,9 @@ tools:
 
 // Words people use for what an API names otherwise: "every" asks for a
 // list, "kinds" for types, HTTPS for TLS, MFA for factors, "clear" for
-// delete, "verify" for validate, "healthy" for health, "roll back", "run
-// again" and "dry-run" for rollback, retry and test; and an e-mail
-// address names someone.
+// delete, "verify" for validate; "healthy", and "up" or "down" in a
+// question, for health; "roll back", "run again" and "dry-run" for
+// rollback, retry and test; and an e-mail address names a user.
 func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 	const src = `version: 1
 server: { name: vocabulary }
@@ -114,6 +114,8 @@ tools:
 		{"MFA is a factor", "which MFA does this user have", "list_factors"},
 		{"clear deletes", "clear the score of this address", "destroy_score"},
 		{"healthy meets health", "is the service healthy", "get_health"},
+		{"up asks for health", "is the service up?", "get_health"},
+		{"down asks for health", "is the service down", "get_health"},
 		{"roll back around its object", "roll the broken deploy back", "rollback_deploy"},
 		{"run again is a retry", "run the nightly job again", "retry_job"},
 		{"a dry run is a test", "dry-run the policy", "test_policy"},
