@@ -341,6 +341,11 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 				found = append(found, rel{d, w.group})
 			}
 		}
+		// "rebuild", "redeploy": done again is done, when no tool has
+		// the word itself.
+		if base, ok := strings.CutPrefix(term, "re"); ok && len(base) > 3 && !used(term) && used(base) {
+			found = append(found, rel{base, w.group})
+		}
 	}
 	reached := map[int32]bool{} // groups some visible tool uses a term of
 	for _, r := range found {

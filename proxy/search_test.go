@@ -68,7 +68,8 @@ tools:
 // list, "kinds" for types, HTTPS for TLS, MFA for factors, "clear" for
 // delete, "verify" for validate; "healthy", and "up" or "down" in a
 // question, for health; "roll back", "run again" and "dry-run" for
-// rollback, retry and test; and an e-mail address names a user.
+// rollback, retry and test; a word done again ("rebuild") that no tool
+// has is the word done; and an e-mail address names a user.
 func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 	const src = `version: 1
 server: { name: vocabulary }
@@ -101,6 +102,7 @@ tools:
   - { name: rollback_deploy, description: Makes the previous deploy live., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /deploys/rollback } }
   - { name: create_job, description: Starts a job., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /jobs } }
   - { name: retry_job, description: Starts a failed job anew., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /jobs/retry } }
+  - { name: trigger_build, description: Starts a build., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /builds } }
   - { name: run_policy, description: Runs a policy., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /policies/run } }
   - { name: test_policy, description: Evaluates a policy for a user without enforcing it., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /policies/test } }
 `
@@ -119,6 +121,7 @@ tools:
 		{"roll back around its object", "roll the broken deploy back", "rollback_deploy"},
 		{"run again is a retry", "run the nightly job again", "retry_job"},
 		{"a dry run is a test", "dry-run the policy", "test_policy"},
+		{"a rebuild is a build", "a fresh rebuild", "trigger_build"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
 	}

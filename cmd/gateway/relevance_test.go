@@ -39,7 +39,7 @@ var relevanceAPIs = []struct {
 	{"directus", "@directus/specs/dist/openapi.json", 0.93, false},
 	{"github", "@octokit/openapi/generated/api.github.com.json", 0.90, false},
 	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.81, false},
-	{"netlify", "@netlify/open-api/dist/swagger.json", 0.93, false},
+	{"netlify", "@netlify/open-api/dist/swagger.json", 0.95, false},
 	{"authentik", "@goauthentik/api/schema.yml", 0.73, false},
 	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.78, true},
 }
