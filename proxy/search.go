@@ -694,24 +694,30 @@ func withoutValues(query string) string {
 // withoutAddresses puts "user" for each e-mail address a query quotes
 // ("invite jane@example.com"): it names a person, and its pieces are no
 // words. An address is a run of the characters addresses are made of
-// with one @, something before it and a dot inside what follows; the
-// word is shorter than any address.
+// (letters and digits of any script, as RFC 6531 allows, so that
+// "müller@firma.de" is one run, not "mü" and an address) with one @,
+// something before it and a dot inside what follows; the word is
+// shorter than any address. The letters and digits are those that
+// withoutValues reads, so that dropping a value from inside an address
+// cannot leave a new one behind.
 func withoutAddresses(query string) string {
 	if !strings.Contains(query, "@") {
 		return query
 	}
-	inAddress := func(c byte) bool { return isASCIIAlnum(c) || strings.IndexByte("._%+-@", c) >= 0 }
+	inAddress := func(r rune) bool {
+		return unicode.IsLetter(r) || unicode.IsDigit(r) || strings.ContainsRune("._%+-@", r)
+	}
 	var b strings.Builder
 	for len(query) > 0 {
-		i := 0
-		for i < len(query) && !inAddress(query[i]) {
-			i++
+		i := strings.IndexFunc(query, inAddress)
+		if i < 0 {
+			i = len(query)
 		}
 		b.WriteString(query[:i])
 		query = query[i:]
-		n := 0
-		for n < len(query) && inAddress(query[n]) {
-			n++
+		n := strings.IndexFunc(query, func(r rune) bool { return !inAddress(r) })
+		if n < 0 {
+			n = len(query)
 		}
 		run := query[:n]
 		query = query[n:]
@@ -725,11 +731,6 @@ func withoutAddresses(query string) string {
 		b.WriteString(host[len(trimmed):])
 	}
 	return b.String()
-}
-
-// isASCIIAlnum reports whether c is an ASCII letter or digit.
-func isASCIIAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 // isAlnumAt reports whether the rune at byte offset i of s is a letter or
