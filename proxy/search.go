@@ -694,12 +694,12 @@ func withoutValues(query string) string {
 // withoutAddresses puts "user" for each e-mail address a query quotes
 // ("invite jane@example.com"): it names a person, and its pieces are no
 // words. An address is a run of the characters addresses are made of
-// (letters and digits of any script, as RFC 6531 allows, so that
-// "müller@firma.de" is one run, not "mü" and an address) with one @,
-// something before it and a dot inside what follows; the word is
-// shorter than any address. The letters and digits are those that
-// withoutValues reads, so that dropping a value from inside an address
-// cannot leave a new one behind.
+// (letters and digits of any script, as RFC 6531 allows: "müller@firma.de"
+// is one run, not "mü" and an address) with one @, something before it
+// and a dot inside what follows, whose last label is a word rather than a
+// number (hasLetter); the word is shorter than any address. The letters
+// and digits are those withoutValues reads, so that dropping a value from
+// inside an address cannot leave a new address behind.
 func withoutAddresses(query string) string {
 	if !strings.Contains(query, "@") {
 		return query
@@ -723,7 +723,7 @@ func withoutAddresses(query string) string {
 		query = query[n:]
 		local, host, ok := strings.Cut(run, "@")
 		trimmed := strings.TrimRight(host, ".-")
-		if !ok || local == "" || strings.Contains(host, "@") || trimmed == "" || trimmed[0] == '.' || !strings.Contains(trimmed, ".") {
+		if !ok || local == "" || strings.Contains(host, "@") || trimmed == "" || trimmed[0] == '.' || !strings.Contains(trimmed, ".") || !hasLetter(trimmed[strings.LastIndexByte(trimmed, '.')+1:]) {
 			b.WriteString(run)
 			continue
 		}
@@ -732,6 +732,11 @@ func withoutAddresses(query string) string {
 	}
 	return b.String()
 }
+
+// hasLetter reports whether s holds a letter. A top-level domain does
+// (RFC 3696, section 2), a version does not: lodash@4.17.21 is a
+// package, not an address.
+func hasLetter(s string) bool { return strings.IndexFunc(s, unicode.IsLetter) >= 0 }
 
 // isAlnumAt reports whether the rune at byte offset i of s is a letter or
 // a digit.

@@ -31,6 +31,9 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 		{"invite müller@firma.de", "invite user"},
 		{"add josé@example.com", "add user"},
 		{"mail δοκιμή@παράδειγμα.δοκιμή", "mail user"},
+		// A package at a version is no address: no top-level domain is
+		// all digits.
+		{"upgrade lodash@4.17.21 and python@3.12", "upgrade lodash@4.17.21 and python@3.12"},
 		{"", ""},
 	} {
 		if got := withoutValues(c.query); got != c.want {
