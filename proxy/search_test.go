@@ -67,9 +67,10 @@ tools:
 // Words people use for what an API names otherwise: "every" asks for a
 // list, "kinds" for types, HTTPS for TLS, MFA for factors, "clear" for
 // delete, "verify" for validate; "healthy", and "up" or "down" in a
-// question, for health; "roll back", "run again" and "dry-run" for
-// rollback, retry and test; a word done again ("rebuild") that no tool
-// has is the word done; and an e-mail address names a user.
+// question, for health; "undo" for rollback; "roll back", "run again",
+// "try again" and "dry-run" for rollback, retry and test; a word done
+// again ("rebuild") that no tool has is the word done; and an e-mail
+// address names a user.
 func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 	const src = `version: 1
 server: { name: vocabulary }
@@ -120,6 +121,8 @@ tools:
 		{"down asks for health", "is the service down", "get_health"},
 		{"roll back around its object", "roll the broken deploy back", "rollback_deploy"},
 		{"run again is a retry", "run the nightly job again", "retry_job"},
+		{"try again is a retry", "try the nightly job again", "retry_job"},
+		{"undo is a rollback", "undo the last deploy", "rollback_deploy"},
 		{"a dry run is a test", "dry-run the policy", "test_policy"},
 		{"a rebuild is a build", "a fresh rebuild", "trigger_build"},
 	} {
