@@ -122,7 +122,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.memDuration, "mem-duration", 10*time.Second, "length of the memory scenario")
 	fs.Int64Var(&cfg.streamBytes, "stream-bytes", 1<<30, "most bytes the upstream's /stream sends per request")
 	fs.StringVar(&cfg.gatewayBin, "gateway-bin", "", "a built gateway binary (default: go build ./cmd/gateway into a temp dir)")
-	fs.StringVar(&cfg.hopFatBin, "hop-fat-bin", "", "the harness built with -tags fathop (the gateway's packages linked in and initialised), whose hop is measured in the same run as target hop-fat: what a binary of the gateway's size costs a bare proxy")
+	fs.StringVar(&cfg.hopFatBin, "hop-fat-bin", "", "the harness built with -tags fathop (the gateway's library packages linked in and initialised), whose hop is measured in the same run as target hop-fat: what a binary close to the gateway's size costs a bare proxy")
 	fs.StringVar(&cfg.baselineBin, "baseline-bin", "", "another gateway binary (an older build, say), measured in the same run as targets gateway-base (cached tokens) and gateway-base-fresh")
 	fs.BoolVar(&cfg.keep, "keep", false, "keep the temp dir (catalogs, audit file)")
 	quick := fs.Bool("quick", false, "CI: -duration 1s -warmup 100ms -rounds 1 -c 1,16 -mem-clients 50 -mem-duration 1s, unless set explicitly")
