@@ -13,9 +13,10 @@ npm ci --prefix test/ts --no-audit --no-fund --loglevel=error
 # real public OpenAPI documents from pinned npm packages: GitHub's REST
 # description (700 operations), authentik's (1,190), Okta's and Netlify's
 # (Swagger 2.0), Blockfrost's, Directus's, Neon's, ReadMe's (3.1) and
-# example sets; the tool search relevance benchmark reads them too. They are never copied into
-# the repository; npm ci fills test/openapi-cache/node_modules (gitignored),
-# and is skipped when the lock file has not changed since the last fill.
+# example sets; the tool search relevance benchmark reads them too. They
+# are never copied into the repository; npm ci fills
+# test/openapi-cache/node_modules (gitignored), and is skipped when the
+# lock file has not changed since the last fill.
 echo "== real OpenAPI documents for the import tests (test/openapi-cache)"
 if ! cmp -s test/openapi-cache/package-lock.json test/openapi-cache/node_modules/.filled-from-lock 2>/dev/null; then
   npm ci --prefix test/openapi-cache --ignore-scripts --no-audit --no-fund --loglevel=error
