@@ -743,14 +743,11 @@ func TestAnyReplicaServesAnyStep(t *testing.T) {
 // refresh_token_ttl; past them the access token is refused and the
 // refresh token is invalid_grant.
 func TestTokensExpire(t *testing.T) {
-	var skew atomic.Int64
-	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newEnvWith(t, 10, loopback, now, func(s string) string {
+	e, skew := clockedEnv(t, func(s string) string {
 		return strings.Replace(s, "access_token_ttl: 5m", "access_token_ttl: 5m\n    refresh_token_ttl: 1h", 1)
 	})
 	c := e.register(t, "http://127.0.0.1:7777/callback")
-	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	tok := e.exchange(t, c, q.Get("code"))
+	tok := e.signedIn(t, c)
 	skew.Store(int64(5*time.Minute + time.Second))
 	if _, err := e.verify(t, tok.AccessToken); err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("an access token past access_token_ttl: %v, want expired", err)

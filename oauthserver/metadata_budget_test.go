@@ -97,8 +97,7 @@ func TestRefreshAndRevocationFetchOnlyForTheirOwnTokens(t *testing.T) {
 	// The document's own client: it signs in (one fetch), refreshes, and
 	// revokes its token, which then no longer refreshes.
 	c := docClient(docURL)
-	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	first := e.exchange(t, c, q.Get("code"))
+	first := e.signedIn(t, c)
 	second := e.refresh(t, c, first.RefreshToken)
 	if second.RefreshToken == "" {
 		t.Fatalf("the document client's refresh: %+v", second)
@@ -129,12 +128,9 @@ func TestRefreshOfAClientWhoseDocumentIsGoneIsInvalidClient(t *testing.T) {
 	}))
 	defer ds.Close()
 	docURL = ds.URL + "/client.json"
-	var skew atomic.Int64
-	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newEnvWith(t, 10, loopback, now, nil)
+	e, skew := clockedEnv(t, nil)
 	c := docClient(docURL)
-	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	tok := e.exchange(t, c, q.Get("code"))
+	tok := e.signedIn(t, c)
 	gone.Store(true)
 	skew.Store(int64(10 * time.Minute))
 	r := e.refresh(t, c, tok.RefreshToken)
@@ -202,8 +198,7 @@ func TestASpentRefreshTokenFetchesNoOtherClientsDocument(t *testing.T) {
 	defer ds.Close()
 	e := newEnv(t, 10, loopback)
 	c := e.register(t, "http://127.0.0.1:7777/callback")
-	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	first := e.exchange(t, c, q.Get("code"))
+	first := e.signedIn(t, c)
 	second := e.refresh(t, c, first.RefreshToken)
 	if second.RefreshToken == "" {
 		t.Fatalf("refresh: %+v", second)
@@ -245,8 +240,7 @@ func TestADocumentClientsReuseRevokesAndItRevokesItsAccessToken(t *testing.T) {
 	docURL = ds.URL + "/client.json"
 	e := newEnv(t, 10, loopback)
 	c := docClient(docURL)
-	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	first := e.exchange(t, c, q.Get("code"))
+	first := e.signedIn(t, c)
 	second := e.refresh(t, c, first.RefreshToken)
 	if second.RefreshToken == "" {
 		t.Fatalf("refresh: %+v", second)
@@ -258,8 +252,7 @@ func TestADocumentClientsReuseRevokesAndItRevokesItsAccessToken(t *testing.T) {
 		t.Errorf("after reuse the grant still refreshes: %+v", r)
 	}
 
-	q = e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	tok := e.exchange(t, c, q.Get("code"))
+	tok := e.signedIn(t, c)
 	resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {tok.AccessToken}, "token_type_hint": {"access_token"}, "client_id": {docURL}})
 	if err != nil {
 		t.Fatal(err)
@@ -302,12 +295,9 @@ func TestRefreshWhileTheDocumentCannotBeFetchedNowIsNotInvalidClient(t *testing.
 	defer ds.Close()
 	defer close(release)
 	docURL = ds.URL + "/client.json"
-	var skew atomic.Int64
-	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
-	e := newEnvWith(t, 10, loopback, now, nil)
+	e, skew := clockedEnv(t, nil)
 	c := docClient(docURL)
-	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	tok := e.exchange(t, c, q.Get("code"))
+	tok := e.signedIn(t, c)
 
 	// The host answers 503 once the server's copy is stale.
 	down.Store(true)
@@ -394,8 +384,7 @@ func TestRevokingAnotherClientsTokenIsRefusedWithoutAFetch(t *testing.T) {
 	base = ds.URL
 	e := newEnv(t, 10, loopback)
 	c := docClient(base + "/client.json")
-	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
-	tok := e.exchange(t, c, q.Get("code"))
+	tok := e.signedIn(t, c)
 	for _, token := range []string{tok.RefreshToken, tok.AccessToken} {
 		resp, err := http.PostForm(e.url+"/oauth/revoke", url.Values{"token": {token}, "client_id": {base + "/other.json"}})
 		if err != nil {

@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -399,6 +400,23 @@ func (e *env) token(t *testing.T, form url.Values) tokenResponse {
 	json.NewDecoder(resp.Body).Decode(&out)
 	out.status = resp.StatusCode
 	return out
+}
+
+// signedIn signs alice in through c and exchanges the code: c's first
+// tokens.
+func (e *env) signedIn(t *testing.T, c *client) tokenResponse {
+	t.Helper()
+	q := e.signIn(t, newBrowser(), e.authorizeURL(c, nil), "alice", "alice-pw")
+	return e.exchange(t, c, q.Get("code"))
+}
+
+// clockedEnv is newEnvWith whose clock runs ahead of the real one by what
+// the returned skew holds (nanoseconds).
+func clockedEnv(t *testing.T, edit func(string) string) (*env, *atomic.Int64) {
+	t.Helper()
+	skew := new(atomic.Int64)
+	now := func() time.Time { return time.Now().Add(time.Duration(skew.Load())) }
+	return newEnvWith(t, 10, loopback, now, edit), skew
 }
 
 func (e *env) exchange(t *testing.T, c *client, code string) tokenResponse {
