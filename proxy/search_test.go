@@ -12,12 +12,9 @@ import (
 	"github.com/mcpgw/gateway/proxy"
 )
 
-// A query is read as a user writes it: inflections meet, a phrasal verb
-// means its verb (even around its object), a question or a reading verb
-// asks to read and a changing verb to write, and "who changed" asks for
-// the record of changes.
-func TestSearchReadsQueriesAsWritten(t *testing.T) {
-	const src = `version: 1
+// searchHead is the head of a search test's catalog: one upstream and a
+// gate for the writes; its tools follow.
+const searchHead = `version: 1
 server: { name: search }
 auth:
   jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
@@ -25,7 +22,14 @@ gates:
   up_write: { scopes: [up:write] }
 upstreams:
   up: { base_url: "http://127.0.0.1:9" }
-tools:
+`
+
+// A query is read as a user writes it: inflections meet, a phrasal verb
+// means its verb (even around its object), a question or a reading verb
+// asks to read and a changing verb to write, and "who changed" asks for
+// the record of changes.
+func TestSearchReadsQueriesAsWritten(t *testing.T) {
+	const src = searchHead + `tools:
   - { name: clear_user_sessions, description: Ends every session of a user., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: "/users/{user_id}/sessions" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
   - { name: get_user, description: Returns a user., request: { upstream: up, method: GET, path: "/users/{user_id}" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
   - { name: create_user, description: Adds a user., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /users } }
@@ -72,15 +76,7 @@ tools:
 // again ("rebuild") that no tool has is the word done; and an e-mail
 // address names a user.
 func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
-	const src = `version: 1
-server: { name: vocabulary }
-auth:
-  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
-gates:
-  up_write: { scopes: [up:write] }
-upstreams:
-  up: { base_url: "http://127.0.0.1:9" }
-tools:
+	const src = searchHead + `tools:
   - { name: get_current_user, description: Returns the authenticated user., request: { upstream: up, method: GET, path: /user } }
   - { name: get_site, description: Returns a site., request: { upstream: up, method: GET, path: "/sites/{site_id}" }, input: { type: object, properties: { site_id: { type: string } }, required: [site_id] } }
   - { name: list_sites, description: Lists sites., request: { upstream: up, method: GET, path: /sites } }
