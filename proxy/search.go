@@ -425,6 +425,13 @@ func derived(term string) []string {
 			out = append(out, base)
 		}
 	}
+	// register: registration, administer: administration.
+	if base, ok := strings.CutSuffix(term, "er"); ok && len(base) > 2 {
+		out = append(out, base+"ration")
+	}
+	if base, ok := strings.CutSuffix(term, "ration"); ok && len(base) > 2 {
+		out = append(out, base+"er")
+	}
 	return out
 }
 
@@ -476,6 +483,9 @@ func queryIntent(query string) intent {
 	if isQuestion(query) {
 		return intentRead
 	}
+	if obtainsCredential(query) {
+		return intentWrite
+	}
 	for _, w := range words(query) {
 		if !stopWords[w] {
 			return verbIntents[stem(w)]
@@ -483,6 +493,34 @@ func queryIntent(query string) intent {
 	}
 	return intentNone
 }
+
+// obtainsCredential reports whether a query starts by asking to get a
+// new credential ("get a token to register a runner", "get an API key
+// for the CI"): a credential one gets is minted by a write, while "get
+// the token of this app" reads one that exists.
+func obtainsCredential(query string) bool {
+	toks := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, tok := range toks {
+		if stopWords[tok] {
+			continue
+		}
+		if tok != "get" || i+1 == len(toks) || !indefinite[toks[i+1]] {
+			return false
+		}
+		for _, w := range toks[i+2 : min(i+5, len(toks))] {
+			if credentialWords[w] {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
+var (
+	indefinite      = map[string]bool{"a": true, "an": true, "new": true, "another": true, "fresh": true}
+	credentialWords = map[string]bool{"token": true, "key": true, "secret": true, "password": true, "credential": true, "credentials": true, "certificate": true, "cert": true}
+)
 
 // aboutOne reports whether a query is about one thing it points at: "this
 // pool", "job 42", "run #17", or an identifier it quotes. Such a query
@@ -943,7 +981,7 @@ func init() {
 		{"trigger", "dispatch", "start", "launch", "invoke", "execute"},
 		{"search", "find", "query", "filter", "match"},
 		{"count", "number", "total", "many"},
-		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator"},
+		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator", "hire", "newcomer"},
 		{"me", "authenticated", "current", "self"},
 		{"admin", "administrator", "superuser"},
 		{"org", "organization", "organisation", "tenant", "company"},
@@ -970,7 +1008,7 @@ func init() {
 		{"owner", "author", "creator"},
 		{"metric", "measurement", "series", "statistic", "stats"},
 		{"config", "configuration", "setting", "option", "preference"},
-		{"version", "release", "revision"},
+		{"version", "release", "revision", "draft"},
 		{"publish", "promote", "release"},
 		{"permission", "role", "access", "grant", "allow", "permit"},
 		{"multiple", "several", "batch", "bulk"},

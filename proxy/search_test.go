@@ -102,6 +102,14 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
   - { name: trigger_build, description: Starts a build., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /builds } }
   - { name: run_policy, description: Runs a policy., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /policies/run } }
   - { name: test_policy, description: Evaluates a policy for a user without enforcing it., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /policies/test } }
+  - { name: create_user, description: Creates a user., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /users } }
+  - { name: create_entry, description: Creates an entry., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /entries } }
+  - { name: create_version, description: Records a version of an entry., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /versions } }
+  - { name: list_runners, description: Lists the runners., request: { upstream: up, method: GET, path: /runners } }
+  - { name: delete_runner, description: Removes a runner., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /runners } }
+  - { name: create_registration_token, description: Mints a token for a new runner., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /runners/registration-token } }
+  - { name: get_api_token, description: Returns an API token., request: { upstream: up, method: GET, path: "/tokens/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: create_api_token, description: Creates an API token., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tokens } }
 `
 	core := searchCore(t, "vocabulary.yaml", src)
 	for _, c := range []struct{ name, query, first string }{
@@ -121,6 +129,11 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 		{"undo is a rollback", "undo the last deploy", "rollback_deploy"},
 		{"a dry run is a test", "dry-run the policy", "test_policy"},
 		{"a rebuild is a build", "a fresh rebuild", "trigger_build"},
+		{"a new hire is a user", "set up the new hire", "create_user"},
+		{"a draft is a version", "save a draft", "create_version"},
+		{"register meets registration", "register a runner", "create_registration_token"},
+		{"getting a new token creates one", "get a new API token", "create_api_token"},
+		{"getting the token reads it", "get the API token of this app", "get_api_token"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
 	}
