@@ -940,7 +940,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
+		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 	}
@@ -994,12 +994,13 @@ func init() {
 		{"error", "failure", "fail", "crash", "problem"},
 		{"issue", "ticket", "bug"},
 		{"pr", "pull"},
-		{"job", "task", "run", "execution", "workflow"},
+		{"job", "task", "run", "execution", "workflow", "operation"},
 		{"workflow", "pipeline", "automation", "flow", "ci", "build"},
 		{"step", "operation", "action"},
 		{"webhook", "hook", "callback"},
 		{"type", "kind", "category"},
 		{"tls", "ssl", "https"},
+		{"usage", "consumption", "utilization"},
 		{"health", "ping", "heartbeat", "alive", "uptime"},
 		{"mfa", "factor", "authenticator"},
 		{"check", "validate", "verify"},
@@ -1030,7 +1031,7 @@ func init() {
 		{"assign", "give", "allocate", "grant"},
 		{"app", "application"},
 		{"rotate", "regenerate", "renew", "roll"},
-		{"rollback", "revert", "undo"},
+		{"rollback", "revert", "undo", "restore"},
 		{"sso", "oauth", "saml", "oidc", "openid"},
 		{"branch", "ref"},
 		{"tag", "ref"},

@@ -110,6 +110,14 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
   - { name: create_registration_token, description: Mints a token for a new runner., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /runners/registration-token } }
   - { name: get_api_token, description: Returns an API token., request: { upstream: up, method: GET, path: "/tokens/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
   - { name: create_api_token, description: Creates an API token., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tokens } }
+  - { name: list_clusters, description: Lists the clusters., request: { upstream: up, method: GET, path: /clusters } }
+  - { name: create_cluster, description: Provisions a cluster., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /clusters } }
+  - { name: get_endpoint, description: Returns an endpoint., request: { upstream: up, method: GET, path: /endpoint } }
+  - { name: start_endpoint, description: Starts an endpoint., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /endpoint/start } }
+  - { name: list_branches, description: Lists the branches., request: { upstream: up, method: GET, path: /branches } }
+  - { name: get_consumption_per_branch, description: Returns the compute each branch consumed., request: { upstream: up, method: GET, path: /consumption } }
+  - { name: restore_branch, description: Resets a branch to a point in time., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /branches/restore } }
+  - { name: list_operations, description: Lists what the service did in the background., request: { upstream: up, method: GET, path: /operations } }
 `
 	core := searchCore(t, "vocabulary.yaml", src)
 	for _, c := range []struct{ name, query, first string }{
@@ -134,6 +142,11 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 		{"register meets registration", "register a runner", "create_registration_token"},
 		{"getting a new token creates one", "get a new API token", "create_api_token"},
 		{"getting the token reads it", "get the API token of this app", "get_api_token"},
+		{"spin up creates", "spin up a cluster", "create_cluster"},
+		{"wake up starts", "wake the endpoint up", "start_endpoint"},
+		{"usage is consumption", "usage by branch", "get_consumption_per_branch"},
+		{"background jobs are operations", "show the background jobs", "list_operations"},
+		{"rolling back a branch restores it", "roll the branch back to yesterday", "restore_branch"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
 	}
