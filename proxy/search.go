@@ -652,6 +652,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			ask(synonyms[stem("health")], group, weightSynonym)
 			group++
 		}
+		// "Which version is running?": asked of the server's own
+		// information.
+		if w == "running" && question && slices.Contains(ws, "version") {
+			ask(stemAll([]string{"server", "system", "info"}), group, 1)
+			group++
+		}
 		// "who changed", "who closed": asked of a record of changes.
 		if w == "who" && i+1 < len(ws) && strings.HasSuffix(ws[i+1], "ed") {
 			ask(append([]string{stem("history")}, synonyms[stem("history")]...), group, weightSynonym)
@@ -940,7 +946,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
+		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 	}
@@ -955,7 +961,7 @@ func init() {
 			revert undo merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
-			install uninstall configure schedule unschedule dismiss resolve acknowledge`,
+			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -1000,6 +1006,8 @@ func init() {
 		{"webhook", "hook", "callback"},
 		{"type", "kind", "category"},
 		{"tls", "ssl", "https"},
+		{"link", "url", "hyperlink"},
+		{"banner", "announcement", "notice"},
 		{"usage", "consumption", "utilization"},
 		{"health", "ping", "heartbeat", "alive", "uptime"},
 		{"mfa", "factor", "authenticator"},

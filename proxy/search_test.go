@@ -118,6 +118,19 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
   - { name: get_consumption_per_branch, description: Returns the compute each branch consumed., request: { upstream: up, method: GET, path: /consumption } }
   - { name: restore_branch, description: Resets a branch to a point in time., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /branches/restore } }
   - { name: list_operations, description: Lists what the service did in the background., request: { upstream: up, method: GET, path: /operations } }
+  - { name: get_issue, description: Returns an issue., request: { upstream: up, method: GET, path: /issue } }
+  - { name: create_remote_link, description: Links an issue to something outside., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issue/remotelink } }
+  - { name: set_banner, description: Shows a message to everyone., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /banner } }
+  - { name: get_field, description: Returns a custom field., request: { upstream: up, method: GET, path: /field } }
+  - { name: restore_field, description: Brings a deleted custom field back., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /field/restore } }
+  - { name: get_assignee, description: Returns who an issue is with., request: { upstream: up, method: GET, path: /issue/assignee } }
+  - { name: assign_issue, description: Gives an issue to someone., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /issue/assignee } }
+  - { name: get_comment, description: Returns a comment., request: { upstream: up, method: GET, path: /comment } }
+  - { name: add_comment, description: Adds a comment., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /comment } }
+  - { name: get_filter, description: Returns a filter., request: { upstream: up, method: GET, path: /filter } }
+  - { name: create_filter, description: Creates a filter., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /filter } }
+  - { name: get_server_info, description: Returns the build of the server., request: { upstream: up, method: GET, path: /serverInfo } }
+  - { name: get_release, description: Returns a version of a project., request: { upstream: up, method: GET, path: /version } }
 `
 	core := searchCore(t, "vocabulary.yaml", src)
 	for _, c := range []struct{ name, query, first string }{
@@ -147,6 +160,13 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 		{"usage is consumption", "usage by branch", "get_consumption_per_branch"},
 		{"background jobs are operations", "show the background jobs", "list_operations"},
 		{"rolling back a branch restores it", "roll the branch back to yesterday", "restore_branch"},
+		{"a URL is a link", "attach a URL", "create_remote_link"},
+		{"a notice is a banner", "a notice about Saturday's maintenance", "set_banner"},
+		{"getting back restores", "get the custom field back", "restore_field"},
+		{"handing over assigns", "hand the issue over to Priya", "assign_issue"},
+		{"leaving a comment adds one", "leave a comment", "add_comment"},
+		{"saving a filter creates one", "save a filter", "create_filter"},
+		{"which version is running asks the server", "which version is running?", "get_server_info"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
 	}
