@@ -961,7 +961,7 @@ func init() {
 			revert undo merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
-			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save`,
+			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -976,8 +976,8 @@ func init() {
 		{"delete", "remove", "destroy", "drop", "erase", "purge", "clear"},
 		{"list", "enumerate", "all", "every", "browse"},
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
-		{"create", "add", "new", "make", "register", "open"},
-		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename"},
+		{"create", "add", "new", "make", "register", "open", "upsert"},
+		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "upsert"},
 		{"cancel", "abort", "stop", "kill", "terminate", "halt"},
 		{"restart", "retry", "rerun", "resume", "replay"},
 		{"enable", "activate", "unpause"},
@@ -1006,6 +1006,17 @@ func init() {
 		{"webhook", "hook", "callback"},
 		{"type", "kind", "category"},
 		{"tls", "ssl", "https"},
+		{"catalog", "menu"},
+		{"inventory", "stock"},
+		{"segment", "audience", "cohort"},
+		{"availability", "slot"},
+		{"invoice", "bill"},
+		{"subscription", "membership"},
+		{"wage", "salary", "compensation"},
+		{"terminal", "reader"},
+		{"dispute", "chargeback"},
+		{"evidence", "proof"},
+		{"location", "shop", "storefront", "outlet"},
 		{"link", "url", "hyperlink"},
 		{"banner", "announcement", "notice"},
 		{"usage", "consumption", "utilization"},

@@ -172,6 +172,54 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 	}
 }
 
+// Shops, payments and payroll have words of their own that users say
+// otherwise: a menu is a catalog, stock is inventory, a chargeback is a
+// dispute.
+func TestSearchKnowsWhatShopsSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_customers, description: Lists the customers., request: { upstream: up, method: GET, path: /customers } }
+  - { name: create_order, description: Creates an order., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /orders } }
+  - { name: pay_order, description: Pays for an order., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /orders/pay } }
+  - { name: list_payments, description: Lists the payments., request: { upstream: up, method: GET, path: /payments } }
+  - { name: upsert_catalog_object, description: Puts an object into the catalog., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /catalog/object } }
+  - { name: retrieve_inventory_count, description: Returns the inventory count of an object., request: { upstream: up, method: GET, path: /inventory/count } }
+  - { name: list_customer_segments, description: Lists the segments customers fall in., request: { upstream: up, method: GET, path: /customers/segments } }
+  - { name: search_availability, description: Searches availability for a booking., request: { upstream: up, method: POST, path: /bookings/availability/search } }
+  - { name: list_invoices, description: Lists the invoices., request: { upstream: up, method: GET, path: /invoices } }
+  - { name: create_invoice, description: Creates an invoice for an order., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /invoices } }
+  - { name: get_product, description: Returns a product., request: { upstream: up, method: GET, path: /product } }
+  - { name: delete_product, description: Removes a product., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /product } }
+  - { name: upsert_product, description: Stores a product., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /product } }
+  - { name: list_subscriptions, description: Lists the subscriptions., request: { upstream: up, method: GET, path: /subscriptions } }
+  - { name: update_wage_setting, description: Updates the wage setting of a team member., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /team/wage } }
+  - { name: create_terminal_checkout, description: Sends a checkout to a terminal., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /terminals/checkouts } }
+  - { name: list_disputes, description: Lists the disputes., request: { upstream: up, method: GET, path: /disputes } }
+  - { name: create_dispute_evidence_text, description: Uploads text evidence for a dispute., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /disputes/evidence } }
+  - { name: update_location, description: Updates a location., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /locations } }
+  - { name: list_team_members, description: Lists the team members., request: { upstream: up, method: GET, path: /team } }
+  - { name: list_catalog, description: Lists what is for sale., request: { upstream: up, method: GET, path: /catalog } }
+  - { name: create_dispute, description: Opens a dispute., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /disputes } }
+  - { name: list_locations, description: Lists the locations., request: { upstream: up, method: GET, path: /locations } }
+`
+	core := searchCore(t, "shop.yaml", src)
+	for _, c := range []struct{ name, query, first string }{
+		{"a menu is a catalog", "what is on the menu", "list_catalog"},
+		{"stock is inventory", "stock levels of the mugs", "retrieve_inventory_count"},
+		{"an audience is a segment", "which audiences do we have", "list_customer_segments"},
+		{"a slot is availability", "any free slots on Tuesday", "search_availability"},
+		{"to bill is to write", "bill Kim", "create_invoice"},
+		{"adding is upserting", "add a product", "upsert_product"},
+		{"a membership is a subscription", "list the memberships", "list_subscriptions"},
+		{"a salary is a wage", "raise Kim's salary", "update_wage_setting"},
+		{"a card reader is a terminal", "push the charge to the card reader", "create_terminal_checkout"},
+		{"a chargeback is a dispute", "show the chargebacks", "list_disputes"},
+		{"proof is evidence", "add proof to the dispute", "create_dispute_evidence_text"},
+		{"a shop is a location", "list our shops", "list_locations"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
+	}
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that
