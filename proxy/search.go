@@ -799,6 +799,9 @@ var contracted = func() *strings.Replacer {
 			pairs = append(pairs, what+apos+"s", what+" is", what+apos+"S", what+" is")
 		}
 	}
+	for _, td := range []string{"to-do", "To-do", "To-Do", "TO-DO"} {
+		pairs = append(pairs, td+"s", "todos", td, "todo")
+	}
 	return strings.NewReplacer(pairs...)
 }()
 
@@ -946,7 +949,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
+		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 	}
@@ -1006,6 +1009,17 @@ func init() {
 		{"webhook", "hook", "callback"},
 		{"type", "kind", "category"},
 		{"tls", "ssl", "https"},
+		{"task", "todo"},
+		{"child", "children", "subtask", "subitem"},
+		{"tag", "label"},
+		{"copy", "duplicate", "clone"},
+		{"brief", "overview", "summary"},
+		{"goal", "objective", "okr"},
+		{"option", "choice"},
+		{"enum", "dropdown"},
+		{"typeahead", "autocomplete", "suggest"},
+		{"period", "quarter"},
+		{"favorite", "star", "bookmark"},
 		{"catalog", "menu"},
 		{"inventory", "stock"},
 		{"segment", "audience", "cohort"},

@@ -220,6 +220,46 @@ func TestSearchKnowsWhatShopsSay(t *testing.T) {
 	}
 }
 
+// Project tools have words of their own that users say otherwise: a
+// to-do is a task, a child is a subtask, an objective is a goal.
+func TestSearchKnowsWhatTeamsSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: create_project, description: Creates a project., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /projects } }
+  - { name: get_project, description: Returns a project., request: { upstream: up, method: GET, path: /project } }
+  - { name: list_tasks, description: Lists the tasks., request: { upstream: up, method: GET, path: /tasks } }
+  - { name: create_task, description: Creates a task., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tasks } }
+  - { name: delete_task, description: Deletes a task., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /tasks } }
+  - { name: get_subtasks_for_task, description: Returns the subtasks of a task., request: { upstream: up, method: GET, path: /tasks/subtasks } }
+  - { name: add_followers_for_task, description: Adds followers to a task., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tasks/followers } }
+  - { name: add_tag_for_task, description: Adds a tag to a task., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tasks/tags } }
+  - { name: duplicate_project, description: Duplicates a project., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /projects/duplicate } }
+  - { name: get_project_brief, description: Returns the brief of a project., request: { upstream: up, method: GET, path: /projects/brief } }
+  - { name: create_goal, description: Creates a goal., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /goals } }
+  - { name: create_enum_option, description: Adds an enum option to a custom field., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /fields/options } }
+  - { name: typeahead, description: Returns the objects whose names start with a prefix., request: { upstream: up, method: GET, path: /typeahead } }
+  - { name: get_time_periods, description: Returns the time periods., request: { upstream: up, method: GET, path: /periods } }
+  - { name: get_favorites, description: Returns the favorites of a user., request: { upstream: up, method: GET, path: /favorites } }
+`
+	core := searchCore(t, "team.yaml", src)
+	for _, c := range []struct{ name, query, first string }{
+		{"a to-do is a task", "create a to-do", "create_task"},
+		{"a child is a subtask", "children of the task", "get_subtasks_for_task"},
+		{"getting rid deletes", "get rid of that task", "delete_task"},
+		{"looping someone in adds a follower", "loop Sam in on the task", "add_followers_for_task"},
+		{"a label is a tag", "label the task urgent", "add_tag_for_task"},
+		{"a copy is a duplicate", "make a copy of the project", "duplicate_project"},
+		{"an overview is a brief", "show the overview of the project", "get_project_brief"},
+		{"an objective is a goal", "create a company objective", "create_goal"},
+		{"a choice is an option", "add a choice", "create_enum_option"},
+		{"a dropdown is an enum", "add a dropdown", "create_enum_option"},
+		{"autocomplete is typeahead", "autocomplete a user", "typeahead"},
+		{"a quarter is a period", "get the quarters", "get_time_periods"},
+		{"starred is a favorite", "show what I starred", "get_favorites"},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
+	}
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that

