@@ -643,14 +643,14 @@ var docChecks = map[string]func(s *docSession, out string) string{
 		return wants(out, `job-acme-0007`, `"is_error":false`)
 	},
 	// The page's example of a miss, and of the override that fixes it.
-	`go run ./cmd/gateway tools search --catalog estate.yaml onboard a new hire`: func(s *docSession, out string) string {
-		if strings.Contains(out, "create_user ") {
-			return "create_user is among the first five: the page's example of a miss no longer misses; pick another"
+	`go run ./cmd/gateway tools search --catalog estate.yaml make someone a super admin`: func(s *docSession, out string) string {
+		if strings.Contains(out, "assign_role_to_user ") {
+			return "assign_role_to_user is among the first five: the page's example of a miss no longer misses; pick another"
 		}
 		return wants(out, " 1. ")
 	},
-	`go run ./cmd/gateway tools search --catalog estate.yaml --limit 1 onboard a new hire`: func(s *docSession, out string) string {
-		return wants(out, " 1. create_user ")
+	`go run ./cmd/gateway tools search --catalog estate.yaml --limit 1 make someone a super admin`: func(s *docSession, out string) string {
+		return wants(out, " 1. assign_role_to_user ")
 	},
 	`go run ./cmd/gateway tools search --catalog estate.yaml --tasks agents.tasks --min-recall 0.9`: func(s *docSession, out string) string {
 		return wants(out, "2 tasks: recall@5 1.000 (2 of 2)")
