@@ -3,6 +3,7 @@ package proxy
 import (
 	"maps"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -425,11 +426,12 @@ func derived(term string) []string {
 			out = append(out, base)
 		}
 	}
-	// register: registration, administer: administration.
-	if base, ok := strings.CutSuffix(term, "er"); ok && len(base) > 2 {
+	// register: registration, administer: administration; -ster only,
+	// as an integer is no integration.
+	if base, ok := strings.CutSuffix(term, "er"); ok && len(base) > 2 && strings.HasSuffix(base, "st") {
 		out = append(out, base+"ration")
 	}
-	if base, ok := strings.CutSuffix(term, "ration"); ok && len(base) > 2 {
+	if base, ok := strings.CutSuffix(term, "ration"); ok && len(base) > 2 && strings.HasSuffix(base, "st") {
 		out = append(out, base+"er")
 	}
 	return out
@@ -475,8 +477,9 @@ const (
 
 // queryIntent reads what a query asks to do from how it starts: a
 // question asks to read; otherwise an order starts with its verb ("list
-// the runs": read; "rotate the secret", "reply to an issue": write). Only
-// the first word counts, as many nouns are verbs too ("recent CI runs"). A task names its verb in the user's words, which a
+// the runs": read; "rotate the secret", "reply to an issue": write), or
+// the phrasal verb it starts ("get rid of": write). Only the first word
+// counts, as many nouns are verbs too ("recent CI runs"). A task names its verb in the user's words, which a
 // tool's text often does not share, but the kind of operation it wants
 // is plain.
 func queryIntent(query string) intent {
@@ -486,10 +489,22 @@ func queryIntent(query string) intent {
 	if obtainsCredential(query) {
 		return intentWrite
 	}
-	for _, w := range words(query) {
-		if !stopWords[w] {
-			return verbIntents[stem(w)]
+	ws := words(query)
+	for i, w := range ws {
+		if stopWords[w] {
+			continue
 		}
+		// A phrasal verb does what it stands for: "get rid of" and
+		// "get it back" write, though "get" reads.
+		for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
+			if p, ok := phrases[w+" "+ws[j]]; ok {
+				if in := verbIntents[p[0]]; in != intentNone {
+					return in
+				}
+				break
+			}
+		}
+		return verbIntents[stem(w)]
 	}
 	return intentNone
 }
@@ -600,7 +615,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			own = append(own, t)
 		}
 	}
-	ws := words(contracted.Replace(clean))
+	ws := words(todo.ReplaceAllString(contracted.Replace(clean), "todo$1"))
 	used := make([]bool, len(ws))
 	for i, w := range ws {
 		if used[i] {
@@ -653,9 +668,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			group++
 		}
 		// "Which version is running?": asked of the server's own
-		// information.
-		if w == "running" && question && slices.Contains(ws, "version") {
-			ask(stemAll([]string{"server", "system", "info"}), group, 1)
+		// information ("info" less, as many tools are some_info). The
+		// version is what is asked about, so it comes first: "are any
+		// runners running version 15" asks for runners.
+		if w == "running" && question && slices.Contains(ws[:i], "version") {
+			ask(stemAll([]string{"server", "system"}), group, 1)
+			ask([]string{stem("info")}, group, weightSynonym)
 			group++
 		}
 		// "who changed", "who closed": asked of a record of changes.
@@ -799,11 +817,13 @@ var contracted = func() *strings.Replacer {
 			pairs = append(pairs, what+apos+"s", what+" is", what+apos+"S", what+" is")
 		}
 	}
-	for _, td := range []string{"to-do", "To-do", "To-Do", "TO-DO"} {
-		pairs = append(pairs, td+"s", "todos", td, "todo")
-	}
 	return strings.NewReplacer(pairs...)
 }()
+
+// todo finds "to-do" and "to-dos", in any casing, where they are words
+// of their own, to be read as one word rather than two stop words:
+// "door-to-door" and "auto-download" keep theirs.
+var todo = regexp.MustCompile(`(?i)\bto-do(s?)\b`)
 
 // qterm is one term of a query: its weight and the query word it stands
 // for (its group).

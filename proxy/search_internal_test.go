@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"slices"
 	"testing"
 	"unicode/utf8"
 )
@@ -78,4 +79,56 @@ func FuzzWithoutValues(f *testing.F) {
 			t.Fatalf("withoutValues is not idempotent on %q: %q then %q", query, got, again)
 		}
 	})
+}
+
+// A phrasal verb asks for what it stands for, though its first word
+// alone reads: "get rid of" deletes, "get it back" restores.
+func TestQueryIntentOfPhrasalVerbs(t *testing.T) {
+	for query, want := range map[string]intent{
+		"get rid of that task":      intentWrite,
+		"get the custom field back": intentWrite,
+		"spin up a cluster":         intentWrite,
+		"look up a user":            intentRead,
+		"get the token of this app": intentRead,
+		"get the runner":            intentRead,
+		"sign the user out":         intentWrite,
+	} {
+		if got := queryIntent(query); got != want {
+			t.Errorf("queryIntent(%q) = %v, want %v", query, got, want)
+		}
+	}
+}
+
+// register meets registration, but integer does not meet integration.
+func TestDerivedStrationOnly(t *testing.T) {
+	for term, want := range map[string]string{"register": "registration", "registration": "register", "administer": "administration"} {
+		if !slices.Contains(derived(stem(term)), want) {
+			t.Errorf("derived(%q) = %v, want %s in it", term, derived(stem(term)), want)
+		}
+	}
+	for term, not := range map[string]string{"integer": "integration", "integration": "integer"} {
+		if slices.Contains(derived(stem(term)), not) {
+			t.Errorf("derived(%q) = %v, want no %s", term, derived(stem(term)), not)
+		}
+	}
+}
+
+// "to-do" is a word only where it stands alone: "door-to-door" and
+// "auto-download" keep their words.
+func TestQueryTermsToDo(t *testing.T) {
+	for query, want := range map[string]bool{
+		"create a to-do":          true,
+		"my TO-DOs":               true,
+		"(To-Do)":                 true,
+		"door-to-door delivery":   false,
+		"auto-download artifacts": false,
+	} {
+		terms := queryTerms(query, false)
+		if _, got := terms["todo"]; got != want {
+			t.Errorf("queryTerms(%q) has todo: %v, want %v (%v)", query, got, want, terms)
+		}
+	}
+	if _, ok := queryTerms("auto-download artifacts", false)["download"]; !ok {
+		t.Errorf(`queryTerms("auto-download artifacts") lost "download"`)
+	}
 }

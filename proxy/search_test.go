@@ -130,6 +130,7 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
   - { name: get_filter, description: Returns a filter., request: { upstream: up, method: GET, path: /filter } }
   - { name: create_filter, description: Creates a filter., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /filter } }
   - { name: get_server_info, description: Returns the build of the server., request: { upstream: up, method: GET, path: /serverInfo } }
+  - { name: get_job_info, description: Returns a job., request: { upstream: up, method: GET, path: /jobs/info } }
   - { name: get_release, description: Returns a version of a project., request: { upstream: up, method: GET, path: /version } }
 `
 	core := searchCore(t, "vocabulary.yaml", src)
@@ -167,6 +168,7 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 		{"leaving a comment adds one", "leave a comment", "add_comment"},
 		{"saving a filter creates one", "save a filter", "create_filter"},
 		{"which version is running asks the server", "which version is running?", "get_server_info"},
+		{"what runs a version asks for what runs it", "are any runners running version 15?", "list_runners"},
 	} {
 		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
 	}
