@@ -496,17 +496,27 @@ func queryIntent(query string) intent {
 		}
 		// A phrasal verb does what it stands for: "get rid of" and
 		// "get it back" write, though "get" reads.
-		for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
-			if p, ok := phrases[w+" "+ws[j]]; ok {
-				if in := verbIntents[p[0]]; in != intentNone {
-					return in
-				}
-				break
+		if p, _ := phraseAt(ws, i, nil); p != nil {
+			if in := verbIntents[p[0]]; in != intentNone {
+				return in
 			}
 		}
 		return verbIntents[stem(w)]
 	}
 	return intentNone
+}
+
+// phraseAt finds the phrasal verb that ws[i] starts, whose second word
+// may stand up to maxPhraseGap words after it ("sign a user out"), among
+// the words free allows (nil: any): the terms it stands for and where
+// its second word is, or nil.
+func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
+	for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
+		if p, ok := phrases[ws[i]+" "+ws[j]]; ok && (free == nil || free(j)) {
+			return p, j
+		}
+	}
+	return nil, 0
 }
 
 // obtainsCredential reports whether a query starts by asking to get a
@@ -523,8 +533,11 @@ func obtainsCredential(query string) bool {
 			return false
 		}
 		for _, w := range toks[i+2 : min(i+5, len(toks))] {
-			if credentialWords[w] {
-				return true
+			// A word of the secret or the certificate group.
+			for _, g := range [...]string{stem("secret"), stem("certificate")} {
+				if t := stem(w); t == g || slices.Contains(synonyms[g], t) {
+					return true
+				}
 			}
 		}
 		return false
@@ -532,10 +545,9 @@ func obtainsCredential(query string) bool {
 	return false
 }
 
-var (
-	indefinite      = map[string]bool{"a": true, "an": true, "new": true, "another": true, "fresh": true}
-	credentialWords = map[string]bool{"token": true, "key": true, "secret": true, "password": true, "credential": true, "credentials": true, "certificate": true, "cert": true}
-)
+// indefinite words come before a thing that does not exist yet. The
+// tokens of obtainsCredential are its own, as words drops "a".
+var indefinite = map[string]bool{"a": true, "an": true, "new": true, "another": true, "fresh": true}
 
 // aboutOne reports whether a query is about one thing it points at: "this
 // pool", "job 42", "run #17", or an identifier it quotes. Such a query
@@ -621,15 +633,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		if used[i] {
 			continue
 		}
-		// A phrasal verb may hold its object: "sign a user out".
-		for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
-			if p, ok := phrases[w+" "+ws[j]]; ok && !used[j] {
-				for _, t := range p {
-					addOwn(t)
-				}
-				used[i], used[j] = true, true // its words say no more than it does
-				break
+		if p, j := phraseAt(ws, i, func(j int) bool { return !used[j] }); p != nil {
+			for _, t := range p {
+				addOwn(t)
 			}
+			used[i], used[j] = true, true // its words say no more than it does
 		}
 		if !used[i] && !stopWords[w] {
 			addOwn(stem(w))

@@ -50,7 +50,7 @@ func TestSearchReadsQueriesAsWritten(t *testing.T) {
   - { name: get_run_performance, description: Timings of a run., request: { upstream: up, method: GET, path: /runs/performance } }
 `
 	core := searchCore(t, "search.yaml", src)
-	for _, c := range []struct{ name, query, first string }{
+	wantFirsts(t, core, []firstCase{
 		{"a phrasal verb around its object", "sign the user out everywhere", "clear_user_sessions"},
 		{"an inflection meets its stem", "creating a user", "create_user"},
 		{"a phrasal verb means its verb", "turn off the workflow", "disable_workflow"},
@@ -63,9 +63,7 @@ func TestSearchReadsQueriesAsWritten(t *testing.T) {
 		{"only the first word is the verb", "recent jobs of a workflow run", "list_workflow_jobs_for_run"},
 		{"a verb meets its noun in -ency", "what does this job depend on", "list_job_dependencies"},
 		{"a verb meets its noun in -ance", "how did the last run perform", "get_run_performance"},
-	} {
-		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
-	}
+	})
 }
 
 // Words people use for what an API names otherwise: "every" asks for a
@@ -134,7 +132,7 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
   - { name: get_release, description: Returns a version of a project., request: { upstream: up, method: GET, path: /version } }
 `
 	core := searchCore(t, "vocabulary.yaml", src)
-	for _, c := range []struct{ name, query, first string }{
+	wantFirsts(t, core, []firstCase{
 		{"every asks for a list", "show me every site", "list_sites"},
 		{"verify is validate", "verify the settings", "validate_settings"},
 		{"an e-mail address names someone", "invite jane.doe@example.com to the web team", "add_team_member"},
@@ -169,9 +167,7 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 		{"saving a filter creates one", "save a filter", "create_filter"},
 		{"which version is running asks the server", "which version is running?", "get_server_info"},
 		{"what runs a version asks for what runs it", "are any runners running version 15?", "list_runners"},
-	} {
-		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
-	}
+	})
 }
 
 // Shops, payments and payroll have words of their own that users say
@@ -204,7 +200,7 @@ func TestSearchKnowsWhatShopsSay(t *testing.T) {
   - { name: list_locations, description: Lists the locations., request: { upstream: up, method: GET, path: /locations } }
 `
 	core := searchCore(t, "shop.yaml", src)
-	for _, c := range []struct{ name, query, first string }{
+	wantFirsts(t, core, []firstCase{
 		{"a menu is a catalog", "what is on the menu", "list_catalog"},
 		{"stock is inventory", "stock levels of the mugs", "retrieve_inventory_count"},
 		{"an audience is a segment", "which audiences do we have", "list_customer_segments"},
@@ -217,9 +213,7 @@ func TestSearchKnowsWhatShopsSay(t *testing.T) {
 		{"a chargeback is a dispute", "show the chargebacks", "list_disputes"},
 		{"proof is evidence", "add proof to the dispute", "create_dispute_evidence_text"},
 		{"a shop is a location", "list our shops", "list_locations"},
-	} {
-		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
-	}
+	})
 }
 
 // Project tools have words of their own that users say otherwise: a
@@ -243,7 +237,7 @@ func TestSearchKnowsWhatTeamsSay(t *testing.T) {
   - { name: get_favorites, description: Returns the favorites of a user., request: { upstream: up, method: GET, path: /favorites } }
 `
 	core := searchCore(t, "team.yaml", src)
-	for _, c := range []struct{ name, query, first string }{
+	wantFirsts(t, core, []firstCase{
 		{"a to-do is a task", "create a to-do", "create_task"},
 		{"a child is a subtask", "children of the task", "get_subtasks_for_task"},
 		{"getting rid deletes", "get rid of that task", "delete_task"},
@@ -257,9 +251,7 @@ func TestSearchKnowsWhatTeamsSay(t *testing.T) {
 		{"autocomplete is typeahead", "autocomplete a user", "typeahead"},
 		{"a quarter is a period", "get the quarters", "get_time_periods"},
 		{"starred is a favorite", "show what I starred", "get_favorites"},
-	} {
-		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
-	}
+	})
 }
 
 // When more tools match than the ranking keeps for its final ordering
@@ -380,7 +372,7 @@ tools:
   - { name: get_site_env, description: The env vars of a site., request: { upstream: up, method: GET, path: "/sites/{site_id}/env" }, input: { type: object, properties: { site_id: { type: string } }, required: [site_id] } }
 `
 	core := searchCore(t, "chain.yaml", src)
-	for _, c := range []struct{ name, query, first string }{
+	wantFirsts(t, core, []firstCase{
 		{"no pointer asks for the collection", "what stake pools are there", "list_pools"},
 		{"this points at one", "what is the pledge of this stake pool", "get_pool"},
 		{"what's is what is", "what's the pledge of this stake pool", "get_pool"},
@@ -390,12 +382,21 @@ tools:
 		{"the pieces of an identifier are no words", "k1a2b3c4d5e6f7g8h9i0j1k2l3m4n5o6p7q8r9s0t1u2v3w4x5y6z7aa8bb9cc0dd1ee2ff3gg4hh5ii6jj7kk8: which environment variables does the site have", "get_site_env"},
 		{"an abbreviation in a path meets the word", "did my transaction go through", "get_tx"},
 		{"two abbreviations in a description meet the words", "which environment variables does the site have", "get_site_env"},
-	} {
+	})
+}
+
+// wantFirst checks that an offline search for query ranks first first.
+// firstCase is a search whose first answer must be first.
+type firstCase struct{ name, query, first string }
+
+// wantFirsts runs each case as a subtest of t.
+func wantFirsts(t *testing.T, core *proxy.Core, cases []firstCase) {
+	t.Helper()
+	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
 	}
 }
 
-// wantFirst checks that an offline search for query ranks first first.
 func wantFirst(t *testing.T, core *proxy.Core, query, first string) {
 	t.Helper()
 	found, err := core.SearchCatalog(proxy.SearchQuery{Query: query, Limit: 3})
@@ -460,13 +461,11 @@ tools:
     output_schema: { type: object, properties: { salary: { type: object, properties: { bonus: { type: number } } } } }
 `
 	core := searchCore(t, "results.yaml", src)
-	for _, c := range []struct{ name, query, first string }{
+	wantFirsts(t, core, []firstCase{
 		{"fields of the result", "the homepage of this pool", "get_pool_metadata"},
 		{"fields under an array", "which network magic does this chain use", "get_genesis"},
 		{"a name outranks a result field", "list the tickers", "list_tickers"},
-	} {
-		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
-	}
+	})
 	agent := authz.NewPrincipal("agent", "acme", "", nil, nil)
 	found, err := core.Search(context.Background(), agent, "", proxy.SearchQuery{Query: "salary bonus", Limit: 5})
 	if err != nil {
@@ -519,13 +518,11 @@ overrides:
     search_hint: block sign-ins from an IP range
 `
 	core := searchCore(t, "hints.yaml", src)
-	for _, c := range []struct{ name, query, first string }{
+	wantFirsts(t, core, []firstCase{
 		{"the tool's hint", "onboard an employee", "create_user"},
 		{"an override's hint", "block sign-ins from these IP addresses", "create_network_zone"},
 		{"a name outranks a hint", "list the hires", "list_hires"},
-	} {
-		t.Run(c.name, func(t *testing.T) { wantFirst(t, core, c.query, c.first) })
-	}
+	})
 	agent := authz.NewPrincipal("agent", "acme", "", nil, nil)
 	if found, err := core.Search(context.Background(), agent, "", proxy.SearchQuery{Query: "salary bonus", Limit: 5}); err != nil || len(found) != 0 {
 		t.Errorf("a caller who cannot see get_payroll found %v (%v) by its hint", listedNames(found), err)
