@@ -188,6 +188,9 @@ func TestErrorReasonShapes(t *testing.T) {
 		{`<title>no end`, "text/html", ""},
 		{`<title no close`, "text/html", ""},
 		{`<html>no title</html>`, "text/html", ""},
+		// Bytes that change length when lower-cased do not shift the title.
+		{"\xff\xff\xff<title>Bad Gateway</title>", "text/html", "Bad Gateway"},
+		{"<p>İİİİ</p><TITLE>Bad Gateway</TITLE>", "text/html", "Bad Gateway"},
 	} {
 		if got := errorMessage([]byte(tc.body), tc.mediaType, ""); got != tc.want {
 			t.Errorf("errorMessage(%q, %s) = %q, want %q", tc.body, tc.mediaType, got, tc.want)

@@ -162,7 +162,16 @@ func jsonReason(root gjson.Result, reasonPath string) string {
 // from a proxy), or "".
 func htmlTitle(body []byte) string {
 	head := body[:min(len(body), maxReasonScan)]
-	lower := bytes.ToLower(head) // ASCII case folding keeps offsets for these tags
+	// Fold ASCII only: bytes.ToLower also maps invalid bytes and some
+	// letters (İ) to sequences of another length, and then its offsets
+	// would not be the page's.
+	lower := make([]byte, len(head))
+	for k, c := range head {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		lower[k] = c
+	}
 	i := bytes.Index(lower, []byte("<title"))
 	if i < 0 {
 		return ""
