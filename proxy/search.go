@@ -486,8 +486,8 @@ func queryIntent(query string) intent {
 	if isQuestion(query) {
 		return intentRead
 	}
-	if obtainsCredential(query) {
-		return intentWrite
+	if in, ok := gettingCredential(query); ok {
+		return in
 	}
 	ws := words(query)
 	for i, w := range ws {
@@ -519,35 +519,46 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 	return nil, 0
 }
 
-// obtainsCredential reports whether a query starts by asking to get a
-// new credential ("get a token to register a runner", "get an API key
-// for the CI"): a credential one gets is minted by a write, while "get
-// the token of this app" reads one that exists.
-func obtainsCredential(query string) bool {
+// gettingCredential reads a query that starts by asking to get a
+// credential it does not name: "get a new token" or "get another API key"
+// asks for one to be minted, a write; "get a deploy key" may as well read
+// one that exists ("Get a repository secret" is how GitHub names the
+// read), so it says neither (intentNone). ok is false for any other query,
+// "get the token of this app" included.
+func gettingCredential(query string) (in intent, ok bool) {
 	toks := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
-	for i, tok := range toks {
-		if stopWords[tok] {
-			continue
-		}
-		if tok != "get" || i+1 == len(toks) || !indefinite[toks[i+1]] {
-			return false
-		}
-		for _, w := range toks[i+2 : min(i+5, len(toks))] {
-			// A word of the secret or the certificate group.
-			for _, g := range [...]string{stem("secret"), stem("certificate")} {
-				if t := stem(w); t == g || slices.Contains(synonyms[g], t) {
-					return true
+	for len(toks) > 0 && stopWords[toks[0]] {
+		toks = toks[1:]
+	}
+	if len(toks) < 2 || toks[0] != "get" {
+		return intentNone, false
+	}
+	rest := toks[1:min(5, len(toks))]
+	article := rest[0] == "a" || rest[0] == "an"
+	if article {
+		rest = rest[1:]
+	}
+	minted := len(rest) > 0 && newWords[rest[0]]
+	if !article && !minted {
+		return intentNone, false
+	}
+	for _, w := range rest {
+		// A word of the secret or the certificate group.
+		for _, g := range [...]string{stem("secret"), stem("certificate")} {
+			if t := stem(w); t == g || slices.Contains(synonyms[g], t) {
+				if minted {
+					return intentWrite, true
 				}
+				return intentNone, true
 			}
 		}
-		return false
 	}
-	return false
+	return intentNone, false
 }
 
-// indefinite words come before a thing that does not exist yet. The
-// tokens of obtainsCredential are its own, as words drops "a".
-var indefinite = map[string]bool{"a": true, "an": true, "new": true, "another": true, "fresh": true}
+// newWords come before a thing that does not exist yet. The tokens of
+// gettingCredential are its own, as words drops "a".
+var newWords = map[string]bool{"new": true, "another": true, "fresh": true}
 
 // aboutOne reports whether a query is about one thing it points at: "this
 // pool", "job 42", "run #17", or an identifier it quotes. Such a query

@@ -108,6 +108,8 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
   - { name: create_registration_token, description: Mints a token for a new runner., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /runners/registration-token } }
   - { name: get_api_token, description: Returns an API token., request: { upstream: up, method: GET, path: "/tokens/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
   - { name: create_api_token, description: Creates an API token., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tokens } }
+  - { name: get_deploy_key, description: Returns a deploy key., request: { upstream: up, method: GET, path: "/keys/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: create_deploy_key, description: Creates a deploy key., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /keys } }
   - { name: list_clusters, description: Lists the clusters., request: { upstream: up, method: GET, path: /clusters } }
   - { name: create_cluster, description: Provisions a cluster., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /clusters } }
   - { name: get_endpoint, description: Returns an endpoint., request: { upstream: up, method: GET, path: /endpoint } }
@@ -154,6 +156,8 @@ func TestSearchKnowsWhatPeopleSayForIt(t *testing.T) {
 		{"register meets registration", "register a runner", "create_registration_token"},
 		{"getting a new token creates one", "get a new API token", "create_api_token"},
 		{"getting the token reads it", "get the API token of this app", "get_api_token"},
+		{"getting a key may read it", "get a deploy key", "get_deploy_key"},
+		{"getting another key creates one", "get another deploy key", "create_deploy_key"},
 		{"spin up creates", "spin up a cluster", "create_cluster"},
 		{"wake up starts", "wake the endpoint up", "start_endpoint"},
 		{"usage is consumption", "usage by branch", "get_consumption_per_branch"},
