@@ -490,6 +490,9 @@ func queryIntent(query string) intent {
 		return in
 	}
 	ws := words(query)
+	if _, ok := asksToBeTold(ws); ok {
+		return intentWrite // "email me when ...": set up the alert
+	}
 	for i, w := range ws {
 		if stopWords[w] {
 			continue
@@ -680,8 +683,9 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			}
 			group++
 		}
-		// "Is the service up?": asked of its health check.
-		if (w == "up" || w == "down") && !used[i] && question {
+		// "Is the service up?", "tell me when it goes down": asked of
+		// its health check.
+		if (w == "up" || w == "down") && !used[i] && (question || conditional(ws[:i])) {
 			ask([]string{stem("health")}, group, 1)
 			ask(synonyms[stem("health")], group, weightSynonym)
 			group++
@@ -701,10 +705,52 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			group++
 		}
 	}
+	// "Email me when the disk is full": asked of an alert.
+	if _, ok := asksToBeTold(ws); ok {
+		ask(append([]string{stem("alert")}, synonyms[stem("alert")]...), group, 1)
+		ask([]string{stem("create")}, group+1, weightSynonym)
+		group += 2
+	}
 	for g, t := range own {
 		ask(synonyms[t], int32(g), weightSynonym)
 	}
 	return out
+}
+
+// asksToBeTold finds a request to be told of something to come: "email
+// me when", "notify us if", "let me know when". It returns where the
+// condition starts.
+func asksToBeTold(ws []string) (int, bool) {
+	for i := 0; i+2 < len(ws); i++ {
+		j := i + 1
+		if ws[j] != "me" && ws[j] != "us" {
+			continue
+		}
+		switch {
+		case ws[i] == "let" && ws[j+1] == "know":
+			j++
+		case !tellVerbs[ws[i]]:
+			continue
+		}
+		if j+1 < len(ws) && (ws[j+1] == "when" || ws[j+1] == "if" || ws[j+1] == "whenever" || ws[j+1] == "once") {
+			return j + 1, true
+		}
+	}
+	return 0, false
+}
+
+// tellVerbs tell someone of something: "email me when", "ping us if".
+var tellVerbs = map[string]bool{"email": true, "mail": true, "notify": true, "alert": true, "ping": true, "warn": true, "text": true, "page": true, "message": true, "tell": true, "remind": true, "slack": true}
+
+// conditional reports whether the words before a word make it a
+// condition: "when it goes down", "if the site is up".
+func conditional(before []string) bool {
+	for _, w := range before[max(0, len(before)-3):] {
+		if w == "when" || w == "if" || w == "whenever" || w == "once" {
+			return true
+		}
+	}
+	return false
 }
 
 // withoutValues drops the identifiers a query quotes ("the balance of
@@ -813,6 +859,77 @@ func withoutAddresses(query string) string {
 	}
 	return b.String()
 }
+
+// withoutHostnames puts "domain" for each host name a query quotes on its
+// own ("the DNS records of example.org", "a certificate for
+// shop.example.com"): it names a domain, and its labels are no words. A
+// host name is two or more labels of ASCII letters, digits and inner
+// hyphens, joined by dots, whose last is a top-level domain people write
+// (hostTLDs: not "json" or "yaml", so that spec.yaml stays a file), and
+// which is no part of a URL, an address or a path.
+func withoutHostnames(query string) string {
+	if !strings.Contains(query, ".") {
+		return query
+	}
+	inHost := func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.'
+	}
+	var b strings.Builder
+	for i := 0; i < len(query); {
+		if !inHost(query[i]) || i > 0 && (inHost(query[i-1]) || query[i-1] >= utf8.RuneSelf) {
+			b.WriteByte(query[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(query) && inHost(query[j]) {
+			j++
+		}
+		run := strings.TrimRight(query[i:j], ".")
+		end := i + len(run)
+		before := byte(' ')
+		if i > 0 {
+			before = query[i-1]
+		}
+		after := byte(' ')
+		if end < len(query) {
+			after = query[end]
+		}
+		if isHostname(run) && !strings.ContainsRune("/@:", rune(before)) && !strings.ContainsRune("/@:", rune(after)) && (end == len(query) || query[end] < utf8.RuneSelf) {
+			b.WriteString("domain")
+		} else {
+			b.WriteString(run)
+		}
+		i = end
+	}
+	return b.String()
+}
+
+// isHostname reports whether s is a host name withoutHostnames reads.
+func isHostname(s string) bool {
+	labels := strings.Split(s, ".")
+	if len(labels) < 2 || !hostTLDs[strings.ToLower(labels[len(labels)-1])] {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// hostTLDs are the top-level domains of the host names people write in a
+// request, less those that are also common file extensions (sh, py, md,
+// pl, zip, mov) or versions.
+var hostTLDs = func() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range strings.Fields(`com org net io dev app co ai cloud site online tech info biz xyz me us uk de fr eu ca au in jp nl es it
+		se ch at be dk no fi br mx nz ie sg hk kr cn ru za edu gov example test local internal localhost corp lan`) {
+		m[t] = true
+	}
+	return m
+}()
 
 // hasLetter reports whether s holds a letter. A top-level domain does
 // (RFC 3696, section 2), a version does not: lodash@4.17.21 is a
@@ -1074,6 +1191,8 @@ func init() {
 		{"banner", "announcement", "notice"},
 		{"usage", "consumption", "utilization"},
 		{"health", "ping", "heartbeat", "alive", "uptime"},
+		{"volume", "disk"},
+		{"region", "datacenter"},
 		{"mfa", "factor", "authenticator"},
 		{"check", "validate", "verify"},
 		{"schedule", "cron", "timer", "trigger"},

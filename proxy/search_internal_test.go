@@ -64,7 +64,7 @@ func TestAboutOne(t *testing.T) {
 }
 
 func FuzzWithoutValues(f *testing.F) {
-	for _, s := range []string{"balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co"} {
+	for _, s := range []string{"balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co", "DNS for mysite.io.", "https://app.example.com/x", "é.com b.é.io", "-a.com a-.org ..com"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
@@ -78,7 +78,33 @@ func FuzzWithoutValues(f *testing.F) {
 		if again := withoutValues(got); again != got {
 			t.Fatalf("withoutValues is not idempotent on %q: %q then %q", query, got, again)
 		}
+		host := withoutHostnames(got)
+		if !utf8.ValidString(host) || withoutHostnames(host) != host {
+			t.Fatalf("withoutHostnames(%q) = %q: not UTF-8 or not idempotent", got, host)
+		}
 	})
+}
+
+// A host name on its own is a domain; a file name, a version, an address
+// or a URL is not.
+func TestWithoutHostnames(t *testing.T) {
+	for in, want := range map[string]string{
+		"Start hosting the DNS for mysite.io here":   "Start hosting the DNS for domain here",
+		"a certificate for shop.example.com.":        "a certificate for domain.",
+		"point WWW.Example.COM at the load balancer": "point domain at the load balancer",
+		"(db.internal)":                        "(domain)",
+		"import spec.yaml and openapi.json":    "import spec.yaml and openapi.json",
+		"run deploy.sh then main.py":           "run deploy.sh then main.py",
+		"upgrade to 1.2.3 or v2.0":             "upgrade to 1.2.3 or v2.0",
+		"call https://hooks.example.com/asana": "call https://hooks.example.com/asana",
+		"example.com/path":                     "example.com/path",
+		"user@example.com":                     "user@example.com",
+		"naïve.com and -bad.com and bad-.com":  "naïve.com and -bad.com and bad-.com",
+	} {
+		if got := withoutHostnames(in); got != want {
+			t.Errorf("withoutHostnames(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 // A phrasal verb asks for what it stands for, though its first word
@@ -92,6 +118,16 @@ func TestQueryIntentOfPhrasalVerbs(t *testing.T) {
 		"get the token of this app": intentRead,
 		"get the runner":            intentRead,
 		"sign the user out":         intentWrite,
+		// Asking to be told sets something up; asking what tells reads.
+		"email me when the disk is full":             intentWrite,
+		"watch the site and let us know if it fails": intentWrite,
+		"which alerts email me when a job fails?":    intentRead,
+		"tell me which jobs failed":                  intentRead,
+		// A credential one gets may be new or may exist.
+		"get a new API key":       intentWrite,
+		"get another deploy key":  intentWrite,
+		"get a deploy key":        intentNone,
+		"get a repository secret": intentNone,
 	} {
 		if got := queryIntent(query); got != want {
 			t.Errorf("queryIntent(%q) = %v, want %v", query, got, want)

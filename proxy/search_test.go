@@ -258,6 +258,38 @@ func TestSearchKnowsWhatTeamsSay(t *testing.T) {
 	})
 }
 
+// Cloud operators name what they run in words of their own: a datacenter
+// is a region, a disk is a volume, "email me when" sets up an alert, and a
+// host name names a domain.
+func TestSearchKnowsWhatOperatorsSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_sizes, description: Lists the sizes a server may have., request: { upstream: up, method: GET, path: /sizes } }
+  - { name: list_regions, description: Lists the regions where servers can be created., request: { upstream: up, method: GET, path: /regions } }
+  - { name: list_volumes, description: Lists the block storage volumes., request: { upstream: up, method: GET, path: /volumes } }
+  - { name: list_snapshots, description: Lists the snapshots of a server., request: { upstream: up, method: GET, path: /snapshots } }
+  - { name: list_alert_policies, description: Lists the alert policies., request: { upstream: up, method: GET, path: /alerts } }
+  - { name: create_alert_policy, description: Creates an alert policy., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /alerts } }
+  - { name: get_cpu_metrics, description: Returns the CPU metrics of a server., request: { upstream: up, method: GET, path: /metrics/cpu } }
+  - { name: run_check, description: Runs a check., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /check/run } }
+  - { name: create_check, description: Creates an uptime check of an endpoint., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /checks } }
+  - { name: list_sites, description: Lists the sites., request: { upstream: up, method: GET, path: /sites } }
+  - { name: list_domain_records, description: Lists the records of a domain., request: { upstream: up, method: GET, path: /records } }
+  - { name: list_org_members, description: Lists the members of the organization., request: { upstream: up, method: GET, path: /org/members } }
+  - { name: create_certificate, description: Issues a certificate., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /certificates } }
+  - { name: get_certificate, description: Returns a certificate., request: { upstream: up, method: GET, path: "/certificates/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+`
+	core := searchCore(t, "ops.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a datacenter is a region", "which datacenters are there", "list_regions"},
+		{"a disk is a volume", "show every disk", "list_volumes"},
+		{"email me when sets up an alert", "email me when the CPU of a server is over 90%", "create_alert_policy"},
+		{"down in a condition asks for a check", "a check for when it goes down", "create_check"},
+		{"page us if sets up an alert", "page us if the site goes down", "create_alert_policy"},
+		{"a host name is a domain", "the DNS of example.org", "list_domain_records"},
+		{"a host name is no one thing asked about", "certificate for shop.example.com", "create_certificate"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that
