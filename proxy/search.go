@@ -61,6 +61,9 @@ const (
 	resultDepth = 2
 	// weightSynonym scales a term reached through a synonym of a query word.
 	weightSynonym = 0.6
+	// weightNamed is the weight of a word found only in a name joined by
+	// hyphens (namedWords).
+	weightNamed = 0.5
 	// weightDerived scales a word of the same root as a query word
 	// (review: reviewer).
 	weightDerived = 0.7
@@ -635,13 +638,17 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 func queryTerms(clean string, one bool) map[string]qterm {
 	out := map[string]qterm{}
 	var own []string
-	addOwn := func(t string) {
+	var ownW []float64
+	addOwn := func(t string, w float64) {
 		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
-			out[t] = qterm{w: 1, group: int32(len(own))}
+			out[t] = qterm{w: w, group: int32(len(own))}
 			own = append(own, t)
+			ownW = append(ownW, w)
 		}
 	}
-	ws := words(todo.ReplaceAllString(contracted.Replace(clean), "todo$1"))
+	text := todo.ReplaceAllString(contracted.Replace(clean), "todo$1")
+	ws := words(text)
+	named := namedWords(text)
 	used := make([]bool, len(ws))
 	for i, w := range ws {
 		if used[i] {
@@ -649,12 +656,16 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 		if p, j := phraseAt(ws, i, func(j int) bool { return !used[j] }); p != nil {
 			for _, t := range p {
-				addOwn(t)
+				addOwn(t, 1)
 			}
 			used[i], used[j] = true, true // its words say no more than it does
 		}
 		if !used[i] && !stopWords[w] {
-			addOwn(stem(w))
+			weight := 1.0
+			if named[w] {
+				weight = weightNamed
+			}
+			addOwn(stem(w), weight)
 		}
 	}
 	group := int32(len(own))
@@ -673,6 +684,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		// points at, not for a list ("which groups is this person in"
 		// still asks for one).
 		if one && (w == "what" || w == "which") && i+1 < len(ws) && (ws[i+1] == "is" || ws[i+1] == "was") {
+			continue
+		}
+		// "Show me the runs", "give me a link": the one asking is
+		// whom it is for, not what it is about.
+		if (w == "me" || w == "us") && i > 0 && toldTo[ws[i-1]] {
 			continue
 		}
 		if qw := questionWords[w]; len(qw) > 0 {
@@ -712,9 +728,48 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		group += 2
 	}
 	for g, t := range own {
-		ask(synonyms[t], int32(g), weightSynonym)
+		ask(synonyms[t], int32(g), weightSynonym*ownW[g])
+		if changesState[t] {
+			ask([]string{stem("update")}, int32(g), weightUpdate*ownW[g])
+		}
 	}
 	return out
+}
+
+// changesState are the verbs that change a thing's state, which an API
+// often does by updating it (PATCH /flags/{key} turns a flag on).
+var changesState = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range stemAll(strings.Fields("enable disable activate deactivate archive unarchive rename lock unlock pause unpause suspend unsuspend resume mark close reopen promote demote toggle")) {
+		m[w] = true
+	}
+	return m
+}()
+
+const weightUpdate = 0.5
+
+// namedWords are the words of text found only inside names joined by
+// hyphens ("the new-checkout flag", "team vpn-users"): a name's words
+// say less of what is asked than the query's own, and "new" there asks
+// to create nothing.
+func namedWords(text string) map[string]bool {
+	if !strings.Contains(text, "-") {
+		return nil
+	}
+	inName, plain := map[string]bool{}, map[string]bool{}
+	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
+		into := plain
+		if strings.Contains(strings.Trim(tok, "-"), "-") {
+			into = inName
+		}
+		for _, w := range words(tok) {
+			into[w] = true
+		}
+	}
+	for w := range plain {
+		delete(inName, w)
+	}
+	return inName
 }
 
 // asksToBeTold finds a request to be told of something to come: "email
@@ -738,6 +793,10 @@ func asksToBeTold(ws []string) (int, bool) {
 	}
 	return 0, false
 }
+
+// toldTo are the verbs whose "me" is whom an answer is for: "show me",
+// "give me", "tell me".
+var toldTo = map[string]bool{"show": true, "give": true, "tell": true, "get": true, "find": true, "send": true, "fetch": true, "list": true, "let": true, "help": true, "bring": true}
 
 // tellVerbs tell someone of something: "email me when", "ping us if".
 var tellVerbs = map[string]bool{"email": true, "mail": true, "notify": true, "alert": true, "ping": true, "warn": true, "text": true, "page": true, "message": true, "tell": true, "remind": true, "slack": true}

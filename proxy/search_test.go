@@ -290,6 +290,30 @@ func TestSearchKnowsWhatOperatorsSay(t *testing.T) {
 	})
 }
 
+// What an API does by updating a thing is asked for by what changes: "turn
+// the flag on" is PATCH /flags/{key}. A name joined by hyphens says less
+// than the query's own words ("new-ui" asks to create nothing), and the
+// "me" of "show me" is whom the answer is for.
+func TestSearchReadsChangesNamesAndShowMe(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: delete_flag, description: Deletes a flag., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: "/flags/{key}" }, input: { type: object, properties: { key: { type: string } }, required: [key] } }
+  - { name: patch_flag, description: Partially updates a flag., kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: "/flags/{key}" }, input: { type: object, properties: { key: { type: string } }, required: [key] } }
+  - { name: create_flag, description: Creates a new flag for a new UI., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /flags } }
+  - { name: get_me, description: Returns the current member., request: { upstream: up, method: GET, path: /members/me } }
+  - name: get_flag
+    description: Returns a flag.
+    request: { upstream: up, method: GET, path: "/flags/{key}" }
+    input: { type: object, properties: { key: { type: string } }, required: [key] }
+    output_schema: { type: object, properties: { variations: { type: array } } }
+`
+	core := searchCore(t, "flags.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"turning on updates", "turn the flag on", "patch_flag"},
+		{"a name's words count less", "change the new-ui flag", "patch_flag"},
+		{"show me is not about me", "show me the variations", "get_flag"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that
