@@ -691,6 +691,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		if (w == "me" || w == "us") && i > 0 && toldTo[ws[i-1]] {
 			continue
 		}
+		// "Which regions can I deploy to", "where do I find the key":
+		// the one asking, of what can be done; "do I have", "am I"
+		// ask about them.
+		if w == "i" && i > 0 && (mayWords[ws[i-1]] || ws[i-1] == "do" && (i+1 == len(ws) || !hasWords[ws[i+1]])) {
+			continue
+		}
 		if qw := questionWords[w]; len(qw) > 0 {
 			// What it asks for, in any of the words an API may use
 			// ("who": users, members, collaborators).
@@ -797,6 +803,12 @@ func asksToBeTold(ws []string) (int, bool) {
 // toldTo are the verbs whose "me" is whom an answer is for: "show me",
 // "give me", "tell me".
 var toldTo = map[string]bool{"show": true, "give": true, "tell": true, "get": true, "find": true, "send": true, "fetch": true, "list": true, "let": true, "help": true, "bring": true}
+
+// mayWords ask what may be done: "can I", "should I".
+var mayWords = map[string]bool{"can": true, "could": true, "should": true, "may": true, "might": true, "must": true}
+
+// hasWords ask about what someone has: "do I have", "what do I own".
+var hasWords = map[string]bool{"have": true, "own": true, "owe": true, "belong": true, "follow": true}
 
 // tellVerbs tell someone of something: "email me when", "ping us if".
 var tellVerbs = map[string]bool{"email": true, "mail": true, "notify": true, "alert": true, "ping": true, "warn": true, "text": true, "page": true, "message": true, "tell": true, "remind": true, "slack": true}

@@ -311,6 +311,9 @@ func TestSearchReadsChangesNamesAndShowMe(t *testing.T) {
 		{"turning on updates", "turn the flag on", "patch_flag"},
 		{"a name's words count less", "change the new-ui flag", "patch_flag"},
 		{"show me is not about me", "show me the variations", "get_flag"},
+		{"where do I find is not about me", "where do I find the variations", "get_flag"},
+		{"what can I see is not about me", "what variations can I see", "get_flag"},
+		{"do I have is about me", "what do I have", "get_me"},
 	})
 }
 
