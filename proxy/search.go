@@ -662,7 +662,10 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 		if !used[i] && !stopWords[w] {
 			weight := 1.0
-			if named[w] {
+			// "New" says a thing is to be created, as the create group
+			// it belongs to does; at full weight it would favour every
+			// description that says "Creates a new ...".
+			if named[w] || w == "new" {
 				weight = weightNamed
 			}
 			addOwn(stem(w), weight)

@@ -299,6 +299,8 @@ func TestSearchReadsChangesNamesAndShowMe(t *testing.T) {
   - { name: delete_flag, description: Deletes a flag., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: "/flags/{key}" }, input: { type: object, properties: { key: { type: string } }, required: [key] } }
   - { name: patch_flag, description: Partially updates a flag., kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: "/flags/{key}" }, input: { type: object, properties: { key: { type: string } }, required: [key] } }
   - { name: create_flag, description: Creates a new flag for a new UI., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /flags } }
+  - { name: create_project_role, description: Creates a new project role for new members of new projects., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /roles } }
+  - { name: create_project, description: Creates a project based on a template., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /projects } }
   - { name: get_me, description: Returns the current member., request: { upstream: up, method: GET, path: /members/me } }
   - name: get_flag
     description: Returns a flag.
@@ -310,6 +312,7 @@ func TestSearchReadsChangesNamesAndShowMe(t *testing.T) {
 	wantFirsts(t, core, []firstCase{
 		{"turning on updates", "turn the flag on", "patch_flag"},
 		{"a name's words count less", "change the new-ui flag", "patch_flag"},
+		{"new counts less than what is new", "set up a new project", "create_project"},
 		{"show me is not about me", "show me the variations", "get_flag"},
 		{"where do I find is not about me", "where do I find the variations", "get_flag"},
 		{"what can I see is not about me", "what variations can I see", "get_flag"},
