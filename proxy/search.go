@@ -960,6 +960,11 @@ func withoutHostnames(query string) string {
 			j++
 		}
 		run := strings.TrimRight(query[i:j], ".")
+		if run == "" { // dots only: no host name, and no progress to make
+			b.WriteString(query[i:j])
+			i = j
+			continue
+		}
 		end := i + len(run)
 		before := byte(' ')
 		if i > 0 {

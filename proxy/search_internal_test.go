@@ -100,6 +100,7 @@ func TestWithoutHostnames(t *testing.T) {
 		"example.com/path":                     "example.com/path",
 		"user@example.com":                     "user@example.com",
 		"naïve.com and -bad.com and bad-.com":  "naïve.com and -bad.com and bad-.com",
+		"@................ and ...":            "@................ and ...",
 	} {
 		if got := withoutHostnames(in); got != want {
 			t.Errorf("withoutHostnames(%q) = %q, want %q", in, got, want)
