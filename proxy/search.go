@@ -132,6 +132,14 @@ func newSearchIndex(tools []*tool) *searchIndex {
 				tf[term] += w
 				ix.length[i] += w
 			}
+			// A phrasal verb in the tool's own words ("sign in sign
+			// out activities") is what it stands for, as in a query.
+			ws := words(text)
+			for k := 0; k+1 < len(ws); k++ {
+				for _, term := range phrases[ws[k]+" "+ws[k+1]] {
+					tf[term] += w
+				}
+			}
 		}
 		d := t.def
 		add(d.Name, weightName)
@@ -517,8 +525,13 @@ func queryIntent(query string) intent {
 // the words free allows (nil: any): the terms it stands for and where
 // its second word is, or nil.
 func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
+	verb := stem(ws[i]) // "signed up", "turning off"
 	for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
-		if p, ok := phrases[ws[i]+" "+ws[j]]; ok && (free == nil || free(j)) {
+		p, ok := phrases[ws[i]+" "+ws[j]]
+		if !ok {
+			p, ok = phrases[verb+" "+ws[j]]
+		}
+		if ok && (free == nil || free(j)) {
 			return p, j
 		}
 	}
@@ -723,6 +736,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			ask(stemAll([]string{"server", "system"}), group, 1)
 			ask([]string{stem("info")}, group, weightSynonym)
 			group++
+		}
+		// "who joined", "who attended": asked of those who took part.
+		if w == "who" && i+1 < len(ws) && (stem(ws[i+1]) == "join" || stem(ws[i+1]) == "attend") {
+			ask(stemAll([]string{"participant", "attendee"}), group, 1)
+			group++
+			continue
 		}
 		// "who changed", "who closed": asked of a record of changes.
 		if w == "who" && i+1 < len(ws) && strings.HasSuffix(ws[i+1], "ed") {
@@ -1270,6 +1289,8 @@ func init() {
 		{"banner", "announcement", "notice"},
 		{"usage", "consumption", "utilization"},
 		{"health", "ping", "heartbeat", "alive", "uptime"},
+		{"device", "hardware"},
+		{"problem", "issue"},
 		{"volume", "disk"},
 		{"region", "datacenter"},
 		{"mfa", "factor", "authenticator"},

@@ -320,6 +320,34 @@ func TestSearchReadsChangesNamesAndShowMe(t *testing.T) {
 	})
 }
 
+// Meeting software names what people do in meetings: who joined is a
+// participant, signing up registers, a room's problem is an issue, its
+// hardware its devices; and a phrasal verb counts in a tool's own words
+// ("sign in sign out activities") as in a query, in any of its forms
+// ("signed up").
+func TestSearchKnowsWhatMeetingsSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_channel_members, description: Lists the members who joined a channel., request: { upstream: up, method: GET, path: /channels/members } }
+  - { name: list_meeting_participants, description: Lists the participants of a past meeting., request: { upstream: up, method: GET, path: /meetings/participants } }
+  - { name: list_room_devices, description: Lists the devices of a room., request: { upstream: up, method: GET, path: /rooms/devices } }
+  - { name: list_rooms, description: Lists the rooms and what each has., request: { upstream: up, method: GET, path: /rooms } }
+  - { name: list_room_issues, description: Lists the issues a room reports., request: { upstream: up, method: GET, path: /rooms/issues } }
+  - { name: list_account_activities, description: Lists the activities of the account., request: { upstream: up, method: GET, path: /activities } }
+  - { name: report_sign_in_sign_out_activities, description: Reports the activities of the account., request: { upstream: up, method: GET, path: /report/activities } }
+  - { name: list_sign_events, description: Lists the events of signed documents., request: { upstream: up, method: GET, path: /sign/events } }
+  - { name: list_webinar_registrants, description: Lists who registered for a webinar., request: { upstream: up, method: GET, path: /webinars/registrants } }
+  - { name: list_webinar_panelists, description: Lists the panelists of a webinar who signed the agreement., request: { upstream: up, method: GET, path: /webinars/panelists } }
+`
+	core := searchCore(t, "meetings.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"who joined asks for participants", "who joined yesterday?", "list_meeting_participants"},
+		{"hardware is devices", "what hardware is in the room", "list_room_devices"},
+		{"a problem is an issue", "rooms with problems", "list_room_issues"},
+		{"a phrase in a tool's name", "when did people log in", "report_sign_in_sign_out_activities"},
+		{"a phrase in any form", "who signed up for the webinar", "list_webinar_registrants"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that
