@@ -1203,7 +1203,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso",
+		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 	}

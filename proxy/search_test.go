@@ -336,6 +336,8 @@ func TestSearchKnowsWhatMeetingsSay(t *testing.T) {
   - { name: report_sign_in_sign_out_activities, description: Reports the activities of the account., request: { upstream: up, method: GET, path: /report/activities } }
   - { name: list_sign_events, description: Lists the events of signed documents., request: { upstream: up, method: GET, path: /sign/events } }
   - { name: list_webinar_registrants, description: Lists who registered for a webinar., request: { upstream: up, method: GET, path: /webinars/registrants } }
+  - { name: add_webinar_registrant, description: Registers someone for a webinar., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /webinars/registrants } }
+  - { name: add_batch_webinar_registrants, description: Registers up to 30 people for a webinar., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /webinars/batch_registrants } }
   - { name: list_webinar_panelists, description: Lists the panelists of a webinar who signed the agreement., request: { upstream: up, method: GET, path: /webinars/panelists } }
 `
 	core := searchCore(t, "meetings.yaml", src)
@@ -344,7 +346,9 @@ func TestSearchKnowsWhatMeetingsSay(t *testing.T) {
 		{"hardware is devices", "what hardware is in the room", "list_room_devices"},
 		{"a problem is an issue", "rooms with problems", "list_room_issues"},
 		{"a phrase in a tool's name", "when did people log in", "report_sign_in_sign_out_activities"},
-		{"a phrase in any form", "who signed up for the webinar", "list_webinar_registrants"},
+		{"a phrase in any form", "list the people signed up for the webinar", "list_webinar_registrants"},
+		{"in one go is a batch", "register these people for the webinar in one go", "add_batch_webinar_registrants"},
+		{"at once is a batch", "register them all at once for the webinar", "add_batch_webinar_registrants"},
 	})
 }
 
