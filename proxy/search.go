@@ -62,7 +62,8 @@ const (
 	// weightSynonym scales a term reached through a synonym of a query word.
 	weightSynonym = 0.6
 	// weightNamed is the weight of a word found only in a name joined by
-	// hyphens (namedWords).
+	// hyphens (namedWords), and of "new", whose create group says what
+	// it asks.
 	weightNamed = 0.5
 	// weightDerived scales a word of the same root as a query word
 	// (review: reviewer).
@@ -128,14 +129,19 @@ func newSearchIndex(tools []*tool) *searchIndex {
 		}
 		tf := map[string]float32{}
 		add := func(text string, w float32) {
-			for _, term := range terms(text) {
+			ws := words(text)
+			for _, term := range termsOf(ws) {
 				tf[term] += w
 				ix.length[i] += w
 			}
 			// A phrasal verb in the tool's own words ("sign in sign
-			// out activities") is what it stands for, as in a query.
-			ws := words(text)
+			// out activities") also counts as what it stands for, as
+			// in a query; it restates words already counted, so it
+			// adds nothing to the tool's length.
 			for k := 0; k+1 < len(ws); k++ {
+				if verbIntents[stem(ws[k])] == intentNone {
+					continue // "how many", "at once": no verb
+				}
 				for _, term := range phrases[ws[k]+" "+ws[k+1]] {
 					tf[term] += w
 				}
@@ -490,9 +496,11 @@ const (
 // question asks to read; otherwise an order starts with its verb ("list
 // the runs": read; "rotate the secret", "reply to an issue": write), or
 // the phrasal verb it starts ("get rid of": write). Only the first word
-// counts, as many nouns are verbs too ("recent CI runs"). A task names its verb in the user's words, which a
-// tool's text often does not share, but the kind of operation it wants
-// is plain.
+// counts, as many nouns are verbs too ("recent CI runs"), but for two
+// readings of the whole: getting a credential (gettingCredential) and
+// asking to be told when something happens (asksToBeTold: a write). A
+// task names its verb in the user's words, which a tool's text often does
+// not share, but the kind of operation it wants is plain.
 func queryIntent(query string) intent {
 	if isQuestion(query) {
 		return intentRead
@@ -501,7 +509,7 @@ func queryIntent(query string) intent {
 		return in
 	}
 	ws := words(query)
-	if _, ok := asksToBeTold(ws); ok {
+	if asksToBeTold(ws) {
 		return intentWrite // "email me when ...": set up the alert
 	}
 	for i, w := range ws {
@@ -525,17 +533,39 @@ func queryIntent(query string) intent {
 // the words free allows (nil: any): the terms it stands for and where
 // its second word is, or nil.
 func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
-	verb := stem(ws[i]) // "signed up", "turning off"
-	for j := i + 1; j < min(len(ws), i+maxPhraseGap+2); j++ {
+	// An -ed or -ing form is the verb too ("signed up", "taking out"),
+	// but "logs in production" is no "log in".
+	inflected := ""
+	if base := verbBase(ws[i]); base != ws[i] {
+		inflected = stem(base)
+	}
+	last := i + maxPhraseGap + 1
+	if stopWords[ws[i]] {
+		last = i + 1 // "at once", not "at most once"
+	}
+	for j := i + 1; j < min(len(ws), last+1); j++ {
 		p, ok := phrases[ws[i]+" "+ws[j]]
-		if !ok {
-			p, ok = phrases[verb+" "+ws[j]]
+		if !ok && inflected != "" {
+			p, ok = phrasesByStem[inflected+" "+ws[j]]
 		}
 		if ok && (free == nil || free(j)) {
 			return p, j
 		}
 	}
 	return nil, 0
+}
+
+// verbBase strips an -ed or -ing ending as stem does, whole words
+// ("setting") included: "setting up" is "set up".
+func verbBase(w string) string {
+	n := len(w)
+	switch {
+	case n > 5 && strings.HasSuffix(w, "ing"):
+		return undouble(w[:n-3])
+	case n > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed"):
+		return undouble(w[:n-2])
+	}
+	return w
 }
 
 // gettingCredential reads a query that starts by asking to get a
@@ -551,6 +581,12 @@ func gettingCredential(query string) (in intent, ok bool) {
 	}
 	if len(toks) < 2 || toks[0] != "get" {
 		return intentNone, false
+	}
+	if toks[1] == "me" || toks[1] == "us" { // "get me a new token"
+		toks = toks[1:]
+		if len(toks) < 2 {
+			return intentNone, false
+		}
 	}
 	rest := toks[1:min(5, len(toks))]
 	article := rest[0] == "a" || rest[0] == "an"
@@ -640,10 +676,13 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 	return c / float64(len(name))
 }
 
-// queryTerms turns a query into weighted terms: its own words at 1, the
-// words its phrasal verbs stand for ("sign out": logout) at 1 too, and
-// the synonyms of all of them, and what a question word asks for ("who":
-// users), at weightSynonym (a word's own weight wins). Each term belongs
+// queryTerms turns a query into weighted terms: its own words at 1 (at
+// weightNamed a word of a hyphen-joined name, and "new"), the words its
+// phrasal verbs stand for ("sign out": logout) at 1 too; the synonyms of
+// all of them at weightSynonym times their word's weight, "update" at
+// weightUpdate for a verb that changes a state; what a question word asks
+// for ("who": users), and the alert of "email me when", each as one more
+// query word (a word's own weight wins). Each term belongs
 // to the query word it stands for (its group), and a tool scores the best
 // term of each group. clean is the query withoutValues; one is aboutOne:
 // when the query points at one thing, "what is" asks about it rather
@@ -704,13 +743,13 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 		// "Show me the runs", "give me a link": the one asking is
 		// whom it is for, not what it is about.
-		if (w == "me" || w == "us") && i > 0 && toldTo[ws[i-1]] {
+		if w == "me" && i > 0 && toldTo[ws[i-1]] {
 			continue
 		}
 		// "Which regions can I deploy to", "where do I find the key":
-		// the one asking, of what can be done; "do I have", "am I"
-		// ask about them.
-		if w == "i" && i > 0 && (mayWords[ws[i-1]] || ws[i-1] == "do" && (i+1 == len(ws) || !hasWords[ws[i+1]])) {
+		// the one asking, of what can be done; "do I have", "what can
+		// I access", "am I" ask about them.
+		if w == "i" && i > 0 && (mayWords[ws[i-1]] || ws[i-1] == "do") && !aboutMine(ws[i+1:]) {
 			continue
 		}
 		if qw := questionWords[w]; len(qw) > 0 {
@@ -750,7 +789,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 	}
 	// "Email me when the disk is full": asked of an alert.
-	if _, ok := asksToBeTold(ws); ok {
+	if asksToBeTold(ws) {
 		ask(append([]string{stem("alert")}, synonyms[stem("alert")]...), group, 1)
 		ask([]string{stem("create")}, group+1, weightSynonym)
 		group += 2
@@ -776,10 +815,25 @@ var changesState = func() map[string]bool {
 
 const weightUpdate = 0.5
 
+// compound reports whether hyphen-joined pieces are one English word
+// rather than a name: a prefix that is no word ("re-run", "e-mail",
+// "multi-factor") or a phrasal verb ("sign-in", "dry-run"). A compound of
+// words ("self-hosted", "read-only") counts as a name does: in an API
+// where every runner is self-hosted, those words say little.
+func compound(pieces []string) bool {
+	if _, ok := phrases[pieces[0]+" "+pieces[1]]; ok {
+		return true
+	}
+	return hyphenPrefixes[pieces[0]]
+}
+
+var hyphenPrefixes = map[string]bool{"re": true, "e": true, "un": true, "pre": true, "non": true, "co": true, "multi": true, "sub": true, "de": true, "anti": true, "semi": true, "inter": true}
+
 // namedWords are the words of text found only inside names joined by
-// hyphens ("the new-checkout flag", "team vpn-users"): a name's words
-// say less of what is asked than the query's own, and "new" there asks
-// to create nothing.
+// hyphens ("the new-checkout flag", "team vpn-users", "self-hosted"),
+// less those of one English word (compound): a name's words say less of
+// what is asked than the query's own, and "new" there asks to create
+// nothing.
 func namedWords(text string) map[string]bool {
 	if !strings.Contains(text, "-") {
 		return nil
@@ -787,7 +841,7 @@ func namedWords(text string) map[string]bool {
 	inName, plain := map[string]bool{}, map[string]bool{}
 	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
 		into := plain
-		if strings.Contains(strings.Trim(tok, "-"), "-") {
+		if pieces := strings.Split(strings.ToLower(strings.Trim(tok, "-")), "-"); len(pieces) > 1 && !compound(pieces) {
 			into = inName
 		}
 		for _, w := range words(tok) {
@@ -800,10 +854,11 @@ func namedWords(text string) map[string]bool {
 	return inName
 }
 
-// asksToBeTold finds a request to be told of something to come: "email
-// me when", "notify us if", "let me know when". It returns where the
-// condition starts.
-func asksToBeTold(ws []string) (int, bool) {
+// asksToBeTold reports whether a query asks to be told of something to
+// come: "email me when", "notify us if", "let me know when", "tell me
+// when it goes down"; but "tell me when the backup ran" or "tell me if
+// the certificate is expired" asks to read what was.
+func asksToBeTold(ws []string) bool {
 	for i := 0; i+2 < len(ws); i++ {
 		j := i + 1
 		if ws[j] != "me" && ws[j] != "us" {
@@ -812,38 +867,65 @@ func asksToBeTold(ws []string) (int, bool) {
 		switch {
 		case ws[i] == "let" && ws[j+1] == "know":
 			j++
+		case ws[i] == "tell" && j+1 < len(ws) && !slices.ContainsFunc(ws[j+1:min(len(ws), j+6)], past):
 		case !tellVerbs[ws[i]]:
 			continue
 		}
-		if j+1 < len(ws) && (ws[j+1] == "when" || ws[j+1] == "if" || ws[j+1] == "whenever" || ws[j+1] == "once") {
-			return j + 1, true
+		if j+1 < len(ws) && conditionWords[ws[j+1]] {
+			return true
 		}
 	}
-	return 0, false
+	return false
+}
+
+// past reports whether a word tells of what was: "ran", "failed".
+func past(w string) bool {
+	switch w {
+	case "was", "were", "did", "ran", "went", "had", "got", "last":
+		return true
+	}
+	return len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed")
 }
 
 // toldTo are the verbs whose "me" is whom an answer is for: "show me",
-// "give me", "tell me".
+// "give me", "notify me".
 var toldTo = map[string]bool{"show": true, "give": true, "tell": true, "get": true, "find": true, "send": true, "fetch": true, "list": true, "let": true, "help": true, "bring": true}
 
 // mayWords ask what may be done: "can I", "should I".
 var mayWords = map[string]bool{"can": true, "could": true, "should": true, "may": true, "might": true, "must": true}
 
-// hasWords ask about what someone has: "do I have", "what do I own".
-var hasWords = map[string]bool{"have": true, "own": true, "owe": true, "belong": true, "follow": true}
-
-// tellVerbs tell someone of something: "email me when", "ping us if".
-var tellVerbs = map[string]bool{"email": true, "mail": true, "notify": true, "alert": true, "ping": true, "warn": true, "text": true, "page": true, "message": true, "tell": true, "remind": true, "slack": true}
-
-// conditional reports whether the words before a word make it a
-// condition: "when it goes down", "if the site is up".
-func conditional(before []string) bool {
-	for _, w := range before[max(0, len(before)-3):] {
-		if w == "when" || w == "if" || w == "whenever" || w == "once" {
+// aboutMine reports whether the words after "can I" or "do I" ask about
+// what the caller has or may reach: "do I have", "can I still access".
+func aboutMine(after []string) bool {
+	for _, w := range after[:min(2, len(after))] {
+		if mineWords[w] {
 			return true
 		}
 	}
 	return false
+}
+
+var mineWords = map[string]bool{"have": true, "own": true, "owe": true, "belong": true, "follow": true, "access": true, "see": true,
+	"view": true, "manage": true, "edit": true, "use": true, "join": true, "read": true}
+
+// tellVerbs tell someone of something to come: "email me when", "ping us
+// if".
+var tellVerbs = map[string]bool{"email": true, "mail": true, "notify": true, "alert": true, "ping": true, "warn": true, "text": true, "page": true, "message": true, "remind": true, "slack": true}
+
+// conditionWords start a condition: "when it goes down", "if the site is
+// up".
+var conditionWords = map[string]bool{"when": true, "if": true, "whenever": true, "once": true}
+
+// conditional reports whether the words before a word make it a
+// condition.
+func conditional(before []string) bool {
+	return slices.ContainsFunc(before[max(0, len(before)-3):], func(w string) bool { return conditionWords[w] })
+}
+
+func init() {
+	for w := range tellVerbs {
+		toldTo[w] = true
+	}
 }
 
 // withoutValues drops the identifiers a query quotes ("the balance of
@@ -1003,10 +1085,12 @@ func withoutHostnames(query string) string {
 	return b.String()
 }
 
-// isHostname reports whether s is a host name withoutHostnames reads.
+// isHostname reports whether s is a host name withoutHostnames reads:
+// written in lower case, as people write host names, so that ASP.NET,
+// Dockerfile.dev and "the flag.It" are not.
 func isHostname(s string) bool {
 	labels := strings.Split(s, ".")
-	if len(labels) < 2 || !hostTLDs[strings.ToLower(labels[len(labels)-1])] {
+	if len(labels) < 2 || !hostTLDs[labels[len(labels)-1]] || strings.ToLower(s) != s {
 		return false
 	}
 	for _, l := range labels {
@@ -1018,11 +1102,11 @@ func isHostname(s string) bool {
 }
 
 // hostTLDs are the top-level domains of the host names people write in a
-// request, less those that are also common file extensions (sh, py, md,
-// pl, zip, mov) or versions.
+// request, less those that are also common file extensions or field
+// names (sh, py, md, pl, zip, mov, in, info).
 var hostTLDs = func() map[string]bool {
 	m := map[string]bool{}
-	for _, t := range strings.Fields(`com org net io dev app co ai cloud site online tech info biz xyz me us uk de fr eu ca au in jp nl es it
+	for _, t := range strings.Fields(`com org net io dev app co ai cloud site online tech biz xyz me us uk de fr eu ca au jp nl es it
 		se ch at be dk no fi br mx nz ie sg hk kr cn ru za edu gov example test local internal localhost corp lan`) {
 		m[t] = true
 	}
@@ -1072,9 +1156,12 @@ type qterm struct {
 // terms splits text into lower-case stemmed words: camelCase, snake_case
 // and letters-then-digits names come apart, punctuation and control
 // characters separate, stop words and single letters are dropped.
-func terms(text string) []string {
+func terms(text string) []string { return termsOf(words(text)) }
+
+// termsOf is terms of text's words.
+func termsOf(ws []string) []string {
 	var out []string
-	for _, w := range words(text) {
+	for _, w := range ws {
 		if !stopWords[w] || indexedStopWords[w] {
 			out = append(out, stem(w))
 		}
@@ -1185,6 +1272,10 @@ var synonyms = map[string][]string{}
 // they say together.
 var phrases = map[string][]string{}
 
+// phrasesByStem are the phrases by their first word's stem: "tak out" for
+// "taking out".
+var phrasesByStem = map[string][]string{}
+
 // questionWords maps a question word to what it asks for: "who" asks for
 // users, "which" for a list, "how many" for a count.
 var questionWords = map[string][]string{}
@@ -1206,6 +1297,8 @@ func init() {
 		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
+		first, second, _ := strings.Cut(phrase, " ")
+		phrasesByStem[stem(first)+" "+second] = phrases[phrase]
 	}
 	for kind, verbs := range map[intent]string{
 		intentRead: `get fetch read retrieve show view describe inspect lookup look list enumerate browse find search query

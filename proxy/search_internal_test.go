@@ -91,16 +91,19 @@ func TestWithoutHostnames(t *testing.T) {
 	for in, want := range map[string]string{
 		"Start hosting the DNS for mysite.io here":   "Start hosting the DNS for domain here",
 		"a certificate for shop.example.com.":        "a certificate for domain.",
-		"point WWW.Example.COM at the load balancer": "point domain at the load balancer",
-		"(db.internal)":                        "(domain)",
-		"import spec.yaml and openapi.json":    "import spec.yaml and openapi.json",
-		"run deploy.sh then main.py":           "run deploy.sh then main.py",
-		"upgrade to 1.2.3 or v2.0":             "upgrade to 1.2.3 or v2.0",
-		"call https://hooks.example.com/asana": "call https://hooks.example.com/asana",
-		"example.com/path":                     "example.com/path",
-		"user@example.com":                     "user@example.com",
-		"naïve.com and -bad.com and bad-.com":  "naïve.com and -bad.com and bad-.com",
-		"@................ and ...":            "@................ and ...",
+		"point www.example.com at the load balancer": "point domain at the load balancer",
+		"(db.internal)":                             "(domain)",
+		"import spec.yaml and openapi.json":         "import spec.yaml and openapi.json",
+		"run deploy.sh then main.py":                "run deploy.sh then main.py",
+		"upgrade to 1.2.3 or v2.0":                  "upgrade to 1.2.3 or v2.0",
+		"call https://hooks.example.com/asana":      "call https://hooks.example.com/asana",
+		"example.com/path":                          "example.com/path",
+		"user@example.com":                          "user@example.com",
+		"naïve.com and -bad.com and bad-.com":       "naïve.com and -bad.com and bad-.com",
+		"@................ and ...":                 "@................ and ...",
+		"deploy an ASP.NET app from Dockerfile.dev": "deploy an ASP.NET app from Dockerfile.dev",
+		"Disable the flag.It is broken":             "Disable the flag.It is broken",
+		"read the user.info field of makefile.in":   "read the user.info field of makefile.in",
 	} {
 		if got := withoutHostnames(in); got != want {
 			t.Errorf("withoutHostnames(%q) = %q, want %q", in, got, want)
@@ -123,10 +126,13 @@ func TestQueryIntentOfPhrasalVerbs(t *testing.T) {
 		"email me when the disk is full":             intentWrite,
 		"watch the site and let us know if it fails": intentWrite,
 		"which alerts email me when a job fails?":    intentRead,
+		"tell me when the last backup ran":           intentRead,
+		"tell me when the site goes down":            intentWrite,
 		"tell me which jobs failed":                  intentRead,
 		// A credential one gets may be new or may exist.
 		"get a new API key":       intentWrite,
 		"get another deploy key":  intentWrite,
+		"get me a new API token":  intentWrite,
 		"get a deploy key":        intentNone,
 		"get a repository secret": intentNone,
 	} {
@@ -167,5 +173,41 @@ func TestQueryTermsToDo(t *testing.T) {
 	}
 	if _, ok := queryTerms("auto-download artifacts", false)["download"]; !ok {
 		t.Errorf(`queryTerms("auto-download artifacts") lost "download"`)
+	}
+}
+
+// A phrasal verb is found in its -ed and -ing forms, but not in a plural
+// noun ("logs in production" is no "log in"), and one whose first word
+// is a stop word only when its words stand together.
+func TestPhrasesInTheirForms(t *testing.T) {
+	for query, want := range map[string]struct {
+		has  string
+		hasn string
+	}{
+		"signed up for the webinar":         {stem("register"), ""},
+		"taking out the old runners":        {stem("remove"), ""},
+		"setting up a webhook":              {stem("create"), ""},
+		"show the error logs in production": {stem("log"), stem("login")},
+		"retry the webhook at most once":    {"", stem("batch")},
+		"register them at once":             {stem("batch"), ""},
+		"send an e-mail to the team":        {"mail", ""},
+		"the new-checkout flag":             {"checkout", ""},
+	} {
+		terms := queryTerms(query, false)
+		if want.has != "" {
+			if _, ok := terms[want.has]; !ok {
+				t.Errorf("queryTerms(%q) lacks %q: %v", query, want.has, terms)
+			}
+		}
+		if _, ok := terms[want.hasn]; want.hasn != "" && ok {
+			t.Errorf("queryTerms(%q) has %q: %v", query, want.hasn, terms)
+		}
+	}
+	// A compound of a prefix is a word; a name's words count less.
+	if got := queryTerms("send an e-mail", false)["mail"].w; got != 1 {
+		t.Errorf(`"e-mail" weighs %v, want 1`, got)
+	}
+	if got := queryTerms("the new-checkout flag", false)["checkout"].w; got != weightNamed {
+		t.Errorf(`"new-checkout" weighs %v, want %v`, got, weightNamed)
 	}
 }

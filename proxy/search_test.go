@@ -315,7 +315,8 @@ func TestSearchReadsChangesNamesAndShowMe(t *testing.T) {
 		{"new counts less than what is new", "set up a new project", "create_project"},
 		{"show me is not about me", "show me the variations", "get_flag"},
 		{"where do I find is not about me", "where do I find the variations", "get_flag"},
-		{"what can I see is not about me", "what variations can I see", "get_flag"},
+		{"what can I pick is not about me", "what variations can I pick", "get_flag"},
+		{"what can I access is about me", "what can I still access", "get_me"},
 		{"do I have is about me", "what do I have", "get_me"},
 	})
 }
