@@ -216,6 +216,13 @@ func (im *importer) credentials() (header, value, note string) {
 			}
 		}
 	}
+	if q := im.queryCredentials(); len(q) > 0 {
+		var vars []string
+		for _, key := range sortedKeys(q) {
+			vars = append(vars, fmt.Sprintf("%s (query parameter %q)", strings.Trim(q[key], "${}"), key))
+		}
+		return "", "", "guess: the document's API keys go in the query, set on every tool that needs them; set " + strings.Join(vars, ", ")
+	}
 	return "", "", "the document's security schemes could not be mapped to a header: add the upstream's credentials by hand"
 }
 

@@ -186,6 +186,12 @@ type importer struct {
 	// cred is credHeader's answer once credDone.
 	cred     string
 	credDone bool
+	// queryCred maps each API key the document sends in the query to its
+	// placeholder, and querySchemes each such scheme to the key's name;
+	// both made on first use (queryCredentials).
+	queryCred    map[string]string
+	querySchemes map[string]string
+	queryDone    bool
 	// reads are the parsed Options.Reads.
 	reads []readPattern
 	// basePath is the document's relative server URL ("/api"), which
@@ -258,6 +264,71 @@ func (im *importer) credHeader() string {
 		im.cred, im.credDone = http.CanonicalHeaderKey(h), true
 	}
 	return im.cred
+}
+
+// queryCredentials are the API keys the document sends in the query
+// (apiKey schemes "in: query", as Trello's key and token): each
+// parameter's name and the ${VAR} placeholder the import sets it to. The
+// upstream's credential is the gateway's, never an argument's: an agent
+// must not be asked for it, nor a tool marked as revealing it.
+func (im *importer) queryCredentials() map[string]string {
+	if im.queryDone {
+		return im.queryCred
+	}
+	im.queryDone = true
+	c := im.d.doc.Components
+	if c == nil {
+		return nil
+	}
+	for _, name := range sortedKeys(c.SecuritySchemes) {
+		ref := c.SecuritySchemes[name]
+		if ref == nil || ref.Value == nil || !strings.EqualFold(ref.Value.Type, "apiKey") || !strings.EqualFold(ref.Value.In, "query") || ref.Value.Name == "" {
+			continue
+		}
+		if im.queryCred == nil {
+			im.queryCred, im.querySchemes = map[string]string{}, map[string]string{}
+		}
+		key := ref.Value.Name
+		im.queryCred[key] = "${" + im.envName() + "_" + envWord(key) + "}"
+		im.querySchemes[name] = key
+	}
+	return im.queryCred
+}
+
+// envWord is s as part of an environment variable's name: upper case,
+// anything but letters and digits an underscore ("api-key": API_KEY).
+func envWord(s string) string {
+	return strings.Map(func(r rune) rune {
+		if 'a' <= r && r <= 'z' {
+			return r - 'a' + 'A'
+		}
+		if 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// requiredQueryCredentials sets in t's query each API key that op's
+// security (or the document's) asks for in the query and op does not
+// declare as a parameter.
+func (im *importer) requiredQueryCredentials(t *tool, op *openapi3.Operation) {
+	if len(im.queryCredentials()) == 0 {
+		return
+	}
+	reqs := im.d.doc.Security
+	if op.Security != nil {
+		reqs = *op.Security
+	}
+	for _, req := range reqs {
+		for scheme := range req {
+			if key, ok := im.querySchemes[scheme]; ok {
+				if _, set := t.query[key]; !set {
+					t.query[key] = im.queryCred[key]
+				}
+			}
+		}
+	}
 }
 
 func (im *importer) skip(method, path, format string, args ...any) {

@@ -152,6 +152,7 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 		return false
 	}
 	t.path = tpath
+	im.requiredQueryCredentials(t, op)
 	return true
 }
 
@@ -199,6 +200,10 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, p *op
 		inPath[p.Name] = ph
 		as.required = append(as.required, a)
 	case openapi3.ParameterInQuery:
+		if v, ok := im.queryCredentials()[p.Name]; ok {
+			t.query[p.Name] = v // the upstream's API key: set from the environment
+			return true
+		}
 		t.query[p.Name] = ph
 		if p.Required {
 			as.required = append(as.required, a)

@@ -122,6 +122,11 @@ func (im *importer) wrote(k string) bool {
 	case selfCheckSecret, env + "_URL", env + "_TOKEN", env + "_BASIC_AUTH", env + "_API_KEY":
 		return true
 	}
+	for _, v := range im.queryCredentials() {
+		if v == "${"+k+"}" {
+			return true
+		}
+	}
 	for _, m := range envRef.FindAllStringSubmatch(im.opts.BaseURL, -1) {
 		if m[1] == k {
 			return true
