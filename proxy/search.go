@@ -706,6 +706,17 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		if used[i] {
 			continue
 		}
+		// "Suspend the account, don't delete anything": what is not to
+		// be done is not asked for.
+		if negators[w] {
+			for j := i + 1; j < len(ws); j++ {
+				if !stopWords[ws[j]] {
+					used[j] = true
+					break
+				}
+			}
+			continue
+		}
 		if p, j := phraseAt(ws, i, func(j int) bool { return !used[j] }); p != nil {
 			for _, t := range p {
 				addOwn(t, 1)
@@ -886,6 +897,9 @@ func past(w string) bool {
 	}
 	return len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed")
 }
+
+// negators deny the word that follows them ("don't" is read as "don").
+var negators = map[string]bool{"don": true, "dont": true, "not": true, "never": true, "without": true, "doesn": true, "didn": true, "shouldn": true, "mustn": true}
 
 // toldTo are the verbs whose "me" is whom an answer is for: "show me",
 // "give me", "notify me".
@@ -1382,6 +1396,7 @@ func init() {
 		{"banner", "announcement", "notice"},
 		{"usage", "consumption", "utilization"},
 		{"health", "ping", "heartbeat", "alive", "uptime"},
+
 		{"device", "hardware"},
 		{"problem", "issue"},
 		{"volume", "disk"},
@@ -1398,7 +1413,7 @@ func init() {
 		{"permission", "role", "access", "grant", "allow", "permit"},
 		{"multiple", "several", "batch", "bulk"},
 		{"request", "ask"},
-		{"comment", "note", "remark", "reply"},
+		{"comment", "note", "remark", "reply", "feedback"},
 		{"approve", "accept", "confirm"},
 		{"reject", "deny", "decline"},
 		{"stuck", "hung", "hang", "pending", "waiting", "blocked"},
@@ -1408,7 +1423,7 @@ func init() {
 		{"table", "collection"},
 		{"column", "field", "attribute", "property"},
 		{"row", "record", "entry", "item"},
-		{"file", "image", "picture", "photo", "media", "asset", "attachment", "upload"},
+		{"file", "image", "picture", "photo", "media", "asset", "attachment", "upload", "spreadsheet", "workbook", "deck", "presentation", "pdf"},
 		{"folder", "directory"},
 		{"download", "export"},
 		{"sort", "reorder", "rearrange"},

@@ -353,6 +353,25 @@ func TestSearchKnowsWhatMeetingsSay(t *testing.T) {
 	})
 }
 
+// People name a file by what it holds (a spreadsheet, a deck), call
+// comments feedback, and say what not to do ("don't delete anything"),
+// which is not asked for.
+func TestSearchKnowsWhatFilesSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_task_comments, description: Lists the comments on a task., request: { upstream: up, method: GET, path: /tasks/comments } }
+  - { name: list_file_comments, description: Lists the comments on a file., request: { upstream: up, method: GET, path: /files/comments } }
+  - { name: get_task, description: Returns a task., request: { upstream: up, method: GET, path: /task } }
+  - { name: delete_user, description: Deletes a user and everything they own., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /users } }
+  - { name: update_user, description: Updates a user's status., kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: /users } }
+`
+	core := searchCore(t, "files.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a spreadsheet is a file", "comments on the budget spreadsheet", "list_file_comments"},
+		{"feedback is a comment", "feedback on the task", "list_task_comments"},
+		{"what not to do is not asked for", "suspend the user, don't delete anything", "update_user"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that
