@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 )
 
 // An upstream shared by every workspace and called with one credential
@@ -184,4 +185,24 @@ func (tc *toolCheck) credentialHeader(r *Request, name string, p Pos) {
 		return
 	}
 	tc.add(p, tc.subj, "header %s: upstream %q sends each workspace's credential in this header (credentials), so a tool must not set it", name, r.Upstream)
+}
+
+// CredentialQuery reports a query parameter that carries a credential by
+// its whole name (api_key, access_token, sig), not by a word it holds
+// (sort_key, author, tokenizer are settings). The gateway keeps a tool's
+// fixed value of such a parameter out of what the upstream echoes, and
+// the import sets one from the environment rather than an argument.
+func CredentialQuery(name string) bool {
+	n := strings.Map(func(r rune) rune {
+		if r == '_' || r == '-' || r == '.' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, name)
+	switch n {
+	case "key", "apikey", "accesskey", "token", "accesstoken", "authtoken", "auth", "secret", "clientsecret",
+		"sig", "signature", "password", "passwd", "pwd", "sessionid", "session":
+		return true
+	}
+	return false
 }

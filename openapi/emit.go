@@ -84,6 +84,9 @@ func (im *importer) upstream() *yaml.Node {
 	} else if note != "" {
 		u.HeadComment = note
 	}
+	if note := im.queryCredentialsNote(); note != "" {
+		u.HeadComment = strings.TrimPrefix(u.HeadComment+"\n"+note, "\n")
+	}
 	if im.actorSeen {
 		add(u, "actor_header", im.opts.ActorHeader).LineComment = "from --actor-header"
 	}
@@ -216,14 +219,24 @@ func (im *importer) credentials() (header, value, note string) {
 			}
 		}
 	}
-	if q := im.queryCredentials(); len(q) > 0 {
-		var vars []string
-		for _, key := range sortedKeys(q) {
-			vars = append(vars, fmt.Sprintf("%s (query parameter %q)", strings.Trim(q[key], "${}"), key))
-		}
-		return "", "", "guess: the document's API keys go in the query, set on every tool that needs them; set " + strings.Join(vars, ", ")
+	if len(im.queryCredentials()) > 0 {
+		return "", "", ""
 	}
 	return "", "", "the document's security schemes could not be mapped to a header: add the upstream's credentials by hand"
+}
+
+// queryCredentialsNote says which variables hold the API keys the
+// document sends in the query, or "".
+func (im *importer) queryCredentialsNote() string {
+	q := im.queryCredentials()
+	if len(q) == 0 {
+		return ""
+	}
+	var vars []string
+	for _, key := range sortedKeys(q) {
+		vars = append(vars, fmt.Sprintf("%s (query parameter %q)", strings.Trim(q[key], "${}"), bound(key, 64)))
+	}
+	return "guess: the document's API keys go in the query, set on every tool whose security names them; set " + strings.Join(vars, ", ")
 }
 
 func (im *importer) toolNode(t *tool) *yaml.Node {

@@ -271,6 +271,15 @@ func (im *importer) credHeader() string {
 // parameter's name and the ${VAR} placeholder the import sets it to. The
 // upstream's credential is the gateway's, never an argument's: an agent
 // must not be asked for it, nor a tool marked as revealing it.
+//
+// The variables are named by the import alone (NAME_QUERY_KEY,
+// NAME_QUERY_KEY_2, ... by the schemes' sorted names), never from the
+// document's text, which would let a document pick the variable read
+// (a key named "jwt_secret" of upstream "gateway"). Only a name the
+// gateway recognises as a credential (catalog.CredentialQuery) is mapped,
+// as only those are kept out of what an upstream echoes; any other stays
+// an argument, as before. A name that would steer the request (_method)
+// or that the workspace binding sets is left alone.
 func (im *importer) queryCredentials() map[string]string {
 	if im.queryDone {
 		return im.queryCred
@@ -282,51 +291,57 @@ func (im *importer) queryCredentials() map[string]string {
 	}
 	for _, name := range sortedKeys(c.SecuritySchemes) {
 		ref := c.SecuritySchemes[name]
-		if ref == nil || ref.Value == nil || !strings.EqualFold(ref.Value.Type, "apiKey") || !strings.EqualFold(ref.Value.In, "query") || ref.Value.Name == "" {
+		if ref == nil || ref.Value == nil || !strings.EqualFold(ref.Value.Type, "apiKey") || !strings.EqualFold(ref.Value.In, "query") {
+			continue
+		}
+		key := ref.Value.Name
+		if !catalog.CredentialQuery(key) || overrideParam(openapi3.ParameterInQuery, key) || im.ws.binds(openapi3.ParameterInQuery, key) {
 			continue
 		}
 		if im.queryCred == nil {
 			im.queryCred, im.querySchemes = map[string]string{}, map[string]string{}
 		}
-		key := ref.Value.Name
-		im.queryCred[key] = "${" + im.envName() + "_" + envWord(key) + "}"
+		if _, seen := im.queryCred[key]; !seen {
+			v := im.envName() + "_QUERY_KEY"
+			if n := len(im.queryCred); n > 0 {
+				v += fmt.Sprintf("_%d", n+1)
+			}
+			im.queryCred[key] = "${" + v + "}"
+		}
 		im.querySchemes[name] = key
 	}
 	return im.queryCred
 }
 
-// envWord is s as part of an environment variable's name: upper case,
-// anything but letters and digits an underscore ("api-key": API_KEY).
-func envWord(s string) string {
-	return strings.Map(func(r rune) rune {
-		if 'a' <= r && r <= 'z' {
-			return r - 'a' + 'A'
-		}
-		if 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' {
-			return r
-		}
-		return '_'
-	}, s)
-}
-
-// requiredQueryCredentials sets in t's query each API key that op's
-// security (or the document's) asks for in the query and op does not
-// declare as a parameter.
-func (im *importer) requiredQueryCredentials(t *tool, op *openapi3.Operation) {
+// securedBy reports the query keys op's security (or the document's)
+// names, in any of its alternatives; an operation with "security: []"
+// names none.
+func (im *importer) securedBy(op *openapi3.Operation) map[string]bool {
 	if len(im.queryCredentials()) == 0 {
-		return
+		return nil
 	}
 	reqs := im.d.doc.Security
 	if op.Security != nil {
 		reqs = *op.Security
 	}
+	keys := map[string]bool{}
 	for _, req := range reqs {
 		for scheme := range req {
 			if key, ok := im.querySchemes[scheme]; ok {
-				if _, set := t.query[key]; !set {
-					t.query[key] = im.queryCred[key]
-				}
+				keys[key] = true
 			}
+		}
+	}
+	return keys
+}
+
+// requiredQueryCredentials sets in t's query each API key that op's
+// security asks for in the query and that t does not set yet (op does not
+// declare it as a parameter).
+func (im *importer) requiredQueryCredentials(t *tool, op *openapi3.Operation) {
+	for key := range im.securedBy(op) {
+		if _, set := t.query[key]; !set {
+			t.query[key] = im.queryCred[key]
 		}
 	}
 }

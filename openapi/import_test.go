@@ -2,13 +2,9 @@ package openapi_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,10 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mcpgw/gateway/authz"
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
-	"github.com/mcpgw/gateway/proxy"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -354,92 +348,6 @@ paths:
 	}
 	if !strings.Contains(in, `"x_request_tag"`) {
 		t.Errorf("an ordinary header parameter was lost: %s", in)
-	}
-}
-
-// An API key the document sends in the query (Trello's key and token) is
-// the gateway's, as a header key is: every tool that needs it sets it from
-// ${VAR}, whether the operation declares it as a parameter or only its
-// security asks for it; no argument carries it, so the agent is never
-// asked for it and no tool is marked sensitive for naming it. A call
-// reaches the upstream with the keys from the environment.
-func TestImportSendsQueryAPIKeysFromTheEnvironment(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
-info: { title: t, version: "1" }
-servers: [ { url: "https://api.example.com" } ]
-components:
-  securitySchemes:
-    api_key: { type: apiKey, in: query, name: key }
-    api_token: { type: apiKey, in: query, name: token }
-paths:
-  /boards/{id}:
-    get:
-      operationId: getBoard
-      security: [ { api_key: [] }, { api_token: [] } ]
-      parameters:
-        - { name: id, in: path, required: true, schema: { type: string } }
-        - { name: key, in: query, required: true, schema: { type: string } }
-        - { name: token, in: query, required: true, schema: { type: string } }
-        - { name: fields, in: query, schema: { type: string } }
-      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
-  /members/me:
-    get:
-      operationId: getMe
-      security: [ { api_key: [], api_token: [] } ]
-      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(res.YAML), `U_KEY (query parameter "key"), U_TOKEN (query parameter "token")`) {
-		t.Errorf("the upstream does not say which variables to set:\n%s", res.YAML)
-	}
-	var got url.Values
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.URL.Query()
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"ok":true}`))
-	}))
-	defer up.Close()
-	env := map[string]string{"U_URL": up.URL, "U_KEY": "k3y-from-env", "U_TOKEN": "t0ken-from-env"}
-	getenv := func(k string) (string, bool) {
-		if v, ok := env[k]; ok {
-			return v, true
-		}
-		return placeholders(k)
-	}
-	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: getenv})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
-	core, err := proxy.New(cat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := authz.NewPrincipal("agent", "", "", nil, nil)
-	for _, c := range []struct{ tool, args string }{{"get_board", `{"id":"b1","fields":"name"}`}, {"get_me", `{}`}} {
-		tool := cat.Tool(c.tool)
-		if tool == nil {
-			t.Fatalf("%s was not imported (skipped: %v)\n%s", c.tool, res.Skipped, res.YAML)
-		}
-		if in := string(tool.InputJSON); strings.Contains(in, `"key"`) || strings.Contains(in, `"token"`) {
-			t.Errorf("%s asks the agent for the upstream's key: %s", c.tool, in)
-		}
-		if tool.Sensitive {
-			t.Errorf("%s is marked sensitive for naming the upstream's key", c.tool)
-		}
-		got = nil
-		r, err := core.Call(context.Background(), p, c.tool, []byte(c.args))
-		if err != nil || r.IsError {
-			t.Fatalf("call %s: %v %s", c.tool, err, r.Text)
-		}
-		if got.Get("key") != "k3y-from-env" || got.Get("token") != "t0ken-from-env" {
-			t.Errorf("%s reached the upstream with query %v, want the keys from the environment", c.tool, got)
-		}
 	}
 }
 

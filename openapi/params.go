@@ -129,7 +129,7 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 			im.actorSeen = true
 			continue // the upstream's actor_header sets it
 		}
-		if !im.parameter(t, as, method, path, p, inPath) {
+		if !im.parameter(t, as, method, path, op, p, inPath) {
 			return false
 		}
 	}
@@ -157,7 +157,7 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 }
 
 // parameter maps one parameter that is not a binding to an argument.
-func (im *importer) parameter(t *tool, as *arguments, method, path string, p *openapi3.Parameter, inPath map[string]string) bool {
+func (im *importer) parameter(t *tool, as *arguments, method, path string, op *openapi3.Operation, p *openapi3.Parameter, inPath map[string]string) bool {
 	a, renamed := as.free(p.Name, p.In)
 	if a == "" {
 		im.skip(method, path, "parameters %q collide as argument %q", p.Name, arg(p.In+"_"+p.Name))
@@ -200,7 +200,7 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, p *op
 		inPath[p.Name] = ph
 		as.required = append(as.required, a)
 	case openapi3.ParameterInQuery:
-		if v, ok := im.queryCredentials()[p.Name]; ok {
+		if v, ok := im.queryCredentials()[p.Name]; ok && im.securedBy(op)[p.Name] {
 			t.query[p.Name] = v // the upstream's API key: set from the environment
 			return true
 		}

@@ -155,7 +155,7 @@ func toolSecrets(t *catalog.Tool, up *secretSet) *secretSet {
 		}
 	}
 	for k, v := range t.Request.Query {
-		if credentialQuery(k) && !strings.Contains(v, "{") {
+		if catalog.CredentialQuery(k) && !strings.Contains(v, "{") {
 			sb.add(v, true)
 		}
 	}
@@ -202,24 +202,6 @@ func credentialHeader(name string) bool {
 // "yes") are settings, and taking them out would garble a message
 // without hiding anything.
 const minSecretLen = 6
-
-// credentialQuery reports a query parameter that carries a credential by
-// its whole name (api_key, access_token, sig), not by a word it holds
-// (sort_key, author, tokenizer are settings).
-func credentialQuery(name string) bool {
-	n := strings.Map(func(r rune) rune {
-		if r == '_' || r == '-' || r == '.' {
-			return -1
-		}
-		return unicode.ToLower(r)
-	}, name)
-	switch n {
-	case "key", "apikey", "accesskey", "token", "accesstoken", "authtoken", "auth", "secret", "clientsecret",
-		"sig", "signature", "password", "passwd", "pwd", "sessionid", "session":
-		return true
-	}
-	return false
-}
 
 // looksSecret reports a value long and mixed enough to be a key or a
 // token rather than a setting ("us-east-1", "en_US", an e-mail address,

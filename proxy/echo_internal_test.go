@@ -75,8 +75,8 @@ func TestSecretSets(t *testing.T) {
 		t.Errorf("a workspace's bare credential: %q, want it in the body list", body(ws))
 	}
 	for name, want := range map[string]bool{"api_key": true, "access-token": true, "sig": true, "sort_key": false, "author": false, "tokenizer": false} {
-		if credentialQuery(name) != want {
-			t.Errorf("credentialQuery(%q) = %v, want %v", name, !want, want)
+		if catalog.CredentialQuery(name) != want {
+			t.Errorf("CredentialQuery(%q) = %v, want %v", name, !want, want)
 		}
 	}
 }

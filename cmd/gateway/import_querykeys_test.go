@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/openapi"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// An API key the document sends in the query (Trello's key and token) is
+// the gateway's, as a header key is: every tool whose security names it
+// sets it from a variable the import names (U_QUERY_KEY, U_QUERY_KEY_2),
+// whether the operation declares it as a parameter or only its security
+// asks for it; no argument carries it, so the agent is never asked for it
+// and no tool is marked sensitive for naming it. A call reaches the
+// upstream with the keys from the environment.
+func TestImportSendsQueryAPIKeysFromTheEnvironment(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    api_key: { type: apiKey, in: query, name: key }
+    api_token: { type: apiKey, in: query, name: token }
+paths:
+  /boards/{id}:
+    get:
+      operationId: getBoard
+      security: [ { api_key: [] }, { api_token: [] } ]
+      parameters:
+        - { name: id, in: path, required: true, schema: { type: string } }
+        - { name: key, in: query, required: true, schema: { type: string } }
+        - { name: token, in: query, required: true, schema: { type: string } }
+        - { name: fields, in: query, schema: { type: string } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /members/me:
+    get:
+      operationId: getMe
+      security: [ { api_key: [], api_token: [] } ]
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /public/search:
+    get:
+      operationId: searchPublic
+      security: []
+      parameters:
+        - { name: key, in: query, schema: { type: string } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(res.YAML), `U_QUERY_KEY (query parameter "key"), U_QUERY_KEY_2 (query parameter "token")`) {
+		t.Errorf("the upstream does not say which variables to set:\n%s", res.YAML)
+	}
+	var got url.Values
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.URL.Query()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	env := map[string]string{"U_URL": up.URL, "U_QUERY_KEY": "k3y-from-env", "U_QUERY_KEY_2": "t0ken-from-env", "SECRET": strings.Repeat("s", 32)}
+	getenv := func(k string) (string, bool) {
+		if v, ok := env[k]; ok {
+			return v, true
+		}
+		return "", false
+	}
+	main := "version: 1\nserver: { name: t }\nauth:\n  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }\ninclude: [u.yaml]\n"
+	dir := t.TempDir()
+	for name, body := range map[string][]byte{"catalog.yaml": []byte(main), "u.yaml": res.YAML} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := catalog.Load(filepath.Join(dir, "catalog.yaml"), &catalog.LoadOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An operation whose security is none keeps its "key" as the
+	// argument it is (a search key, not the upstream's).
+	if in := string(cat.Tool("search_public").InputJSON); !strings.Contains(in, `"key"`) {
+		t.Errorf("search_public lost its own key argument: %s", in)
+	}
+	p := authz.NewPrincipal("agent", "", "", nil, nil)
+	for _, c := range []struct{ tool, args string }{{"get_board", `{"id":"b1","fields":"name"}`}, {"get_me", `{}`}} {
+		tool := cat.Tool(c.tool)
+		if tool == nil {
+			t.Fatalf("%s was not imported (skipped: %v)\n%s", c.tool, res.Skipped, res.YAML)
+		}
+		if in := string(tool.InputJSON); strings.Contains(in, `"key"`) || strings.Contains(in, `"token"`) {
+			t.Errorf("%s asks the agent for the upstream's key: %s", c.tool, in)
+		}
+		if tool.Sensitive {
+			t.Errorf("%s is marked sensitive for naming the upstream's key", c.tool)
+		}
+		got = nil
+		r, err := core.Call(context.Background(), p, c.tool, []byte(c.args))
+		if err != nil || r.IsError {
+			t.Fatalf("call %s: %v %s", c.tool, err, r.Text)
+		}
+		if got.Get("key") != "k3y-from-env" || got.Get("token") != "t0ken-from-env" {
+			t.Errorf("%s reached the upstream with query %v, want the keys from the environment", c.tool, got)
+		}
+	}
+}
+
+// The document never names the variable a query key is read from: a key
+// of upstream "gateway" named jwt_secret, token or url would otherwise
+// read GATEWAY_JWT_SECRET, GATEWAY_TOKEN or GATEWAY_URL. A name the
+// gateway does not know as a credential (jwt_secret) stays an argument;
+// a name it does (token) reads GATEWAY_QUERY_KEY; _method never becomes a
+// fixed value.
+func TestImportQueryKeyVariablesAreTheImportsOwn(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    a: { type: apiKey, in: query, name: jwt_secret }
+    b: { type: apiKey, in: query, name: token }
+    c: { type: apiKey, in: query, name: _method }
+security: [ { a: [], b: [], c: [] } ]
+paths:
+  /things:
+    get:
+      operationId: listThings
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "gateway"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := string(res.YAML)
+	for _, bad := range []string{"GATEWAY_JWT_SECRET", "GATEWAY_TOKEN}", "_method:", "GATEWAY__METHOD"} {
+		if strings.Contains(y, bad) {
+			t.Errorf("the import wrote %s:\n%s", bad, y)
+		}
+	}
+	if !strings.Contains(y, "token: ${GATEWAY_QUERY_KEY}") {
+		t.Errorf("the token is not read from GATEWAY_QUERY_KEY:\n%s", y)
+	}
+}
