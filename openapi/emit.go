@@ -179,8 +179,21 @@ func serverDefaults(s *openapi3.Server) string {
 }
 
 // credentials maps the document's security scheme to an upstream header
-// holding a ${VAR} placeholder.
+// holding a ${VAR} placeholder; with none, the API keys it sends in the
+// query are set on the tools instead (queryCredentials).
 func (im *importer) credentials() (header, value, note string) {
+	if c := im.d.doc.Components; c == nil || len(c.SecuritySchemes) == 0 {
+		return "", "", ""
+	}
+	if header, value, note = im.headerCredential(); header != "" || len(im.queryCredentials()) > 0 {
+		return header, value, note
+	}
+	return "", "", "the document's security schemes could not be mapped to a header: add the upstream's credentials by hand"
+}
+
+// headerCredential is the first of the document's security schemes that
+// maps to an upstream header, or "".
+func (im *importer) headerCredential() (header, value, note string) {
 	c := im.d.doc.Components
 	if c == nil || len(c.SecuritySchemes) == 0 {
 		return "", "", ""
@@ -219,10 +232,7 @@ func (im *importer) credentials() (header, value, note string) {
 			}
 		}
 	}
-	if len(im.queryCredentials()) > 0 {
-		return "", "", ""
-	}
-	return "", "", "the document's security schemes could not be mapped to a header: add the upstream's credentials by hand"
+	return "", "", ""
 }
 
 // queryCredentialsNote says which variables hold the API keys the

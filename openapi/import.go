@@ -279,7 +279,8 @@ func (im *importer) credHeader() string {
 // gateway recognises as a credential (catalog.CredentialQuery) is mapped,
 // as only those are kept out of what an upstream echoes; any other stays
 // an argument, as before. A name that would steer the request (_method)
-// or that the workspace binding sets is left alone.
+// or that the workspace binding sets is left alone, and so is every key
+// when a header scheme is mapped.
 func (im *importer) queryCredentials() map[string]string {
 	if im.queryDone {
 		return im.queryCred
@@ -287,6 +288,12 @@ func (im *importer) queryCredentials() map[string]string {
 	im.queryDone = true
 	c := im.d.doc.Components
 	if c == nil {
+		return nil
+	}
+	// A header the upstream sets already authenticates: a query key is
+	// then another way to the same (Directus takes a bearer token or an
+	// access_token), and asking for both would only add a variable to set.
+	if h, _, _ := im.headerCredential(); h != "" {
 		return nil
 	}
 	for _, name := range sortedKeys(c.SecuritySchemes) {

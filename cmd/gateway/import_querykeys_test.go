@@ -161,3 +161,34 @@ paths:
 		t.Errorf("the token is not read from GATEWAY_QUERY_KEY:\n%s", y)
 	}
 }
+
+// A document that takes a header credential or a query key (Directus: a
+// bearer token or access_token) is imported with the header alone: the
+// query key is another way to the same, and asking for both would only
+// add a variable the operator must set.
+func TestImportQueryKeyIsLeftWhenAHeaderAuthenticates(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    Auth: { type: http, scheme: bearer }
+    KeyAuth: { type: apiKey, in: query, name: access_token }
+security: [ { Auth: [] }, { KeyAuth: [] } ]
+paths:
+  /items:
+    get:
+      operationId: listItems
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "d"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if y := string(res.YAML); strings.Contains(y, "QUERY_KEY") || strings.Contains(y, "access_token") || !strings.Contains(y, "Bearer ${D_TOKEN}") {
+		t.Errorf("want the bearer header alone:\n%s", y)
+	}
+}
