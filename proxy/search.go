@@ -754,7 +754,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 		// "Show me the runs", "give me a link": the one asking is
 		// whom it is for, not what it is about.
-		if w == "me" && i > 0 && toldTo[ws[i-1]] {
+		if w == "me" && i > 0 && (toldTo[ws[i-1]] || tellVerbs[ws[i-1]]) {
 			continue
 		}
 		// "Which regions can I deploy to", "where do I find the key":
@@ -902,7 +902,7 @@ func past(w string) bool {
 var negators = map[string]bool{"don": true, "dont": true, "not": true, "never": true, "without": true, "doesn": true, "didn": true, "shouldn": true, "mustn": true}
 
 // toldTo are the verbs whose "me" is whom an answer is for: "show me",
-// "give me", "notify me".
+// "give me"; the tellVerbs too ("notify me").
 var toldTo = map[string]bool{"show": true, "give": true, "tell": true, "get": true, "find": true, "send": true, "fetch": true, "list": true, "let": true, "help": true, "bring": true}
 
 // mayWords ask what may be done: "can I", "should I".
@@ -934,12 +934,6 @@ var conditionWords = map[string]bool{"when": true, "if": true, "whenever": true,
 // condition.
 func conditional(before []string) bool {
 	return slices.ContainsFunc(before[max(0, len(before)-3):], func(w string) bool { return conditionWords[w] })
-}
-
-func init() {
-	for w := range tellVerbs {
-		toldTo[w] = true
-	}
 }
 
 // withoutValues drops the identifiers a query quotes ("the balance of

@@ -24,7 +24,7 @@ import (
 // and no tool is marked sensitive for naming it. A call reaches the
 // upstream with the keys from the environment.
 func TestImportSendsQueryAPIKeysFromTheEnvironment(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	res := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 components:
@@ -54,14 +54,7 @@ paths:
       parameters:
         - { name: key, in: query, schema: { type: string } }
       responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u"})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "u")
 	if !strings.Contains(string(res.YAML), `U_QUERY_KEY (query parameter "key"), U_QUERY_KEY_2 (query parameter "token")`) {
 		t.Errorf("the upstream does not say which variables to set:\n%s", res.YAML)
 	}
@@ -129,7 +122,7 @@ paths:
 // a name it does (token) reads GATEWAY_QUERY_KEY; _method never becomes a
 // fixed value.
 func TestImportQueryKeyVariablesAreTheImportsOwn(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	res := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 components:
@@ -143,14 +136,7 @@ paths:
     get:
       operationId: listThings
       responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "gateway"})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "gateway")
 	y := string(res.YAML)
 	for _, bad := range []string{"GATEWAY_JWT_SECRET", "GATEWAY_TOKEN}", "_method:", "GATEWAY__METHOD"} {
 		if strings.Contains(y, bad) {
@@ -167,7 +153,7 @@ paths:
 // query key is another way to the same, and asking for both would only
 // add a variable the operator must set.
 func TestImportQueryKeyIsLeftWhenAHeaderAuthenticates(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	res := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 components:
@@ -180,15 +166,22 @@ paths:
     get:
       operationId: listItems
       responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "d"})
-	if err != nil {
-		t.Fatal(err)
-	}
+`, "d")
 	if y := string(res.YAML); strings.Contains(y, "QUERY_KEY") || strings.Contains(y, "access_token") || !strings.Contains(y, "Bearer ${D_TOKEN}") {
 		t.Errorf("want the bearer header alone:\n%s", y)
 	}
+}
+
+// importDoc imports an OpenAPI document written inline for upstream name.
+func importDoc(t *testing.T, doc, name string) *openapi.Result {
+	t.Helper()
+	d, err := openapi.Read([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(d, openapi.Options{Upstream: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
 }
