@@ -114,14 +114,16 @@ type searchIndex struct {
 	names    [][]string           // each document's distinct name terms
 	read     []bool               // whether each document is a read tool
 	scoped   []bool               // whether each document's path takes a key ({id})
+	records  []bool               // whether each document's path has a segment of its own for a generic record (/items)
 	scores   sync.Pool            // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), records: make([]bool, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
+		ix.records[i] = holdsRecords(t.def.Request.Path)
 		for _, term := range terms(t.def.Name) {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
@@ -258,7 +260,7 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		}
 		idf := math.Log(1 + (n-float64(df)+0.5)/(float64(df)+0.5))
 		for _, p := range list {
-			if !v.visible[p.doc] || only && scores[p.doc] == 0 {
+			if !v.visible[p.doc] || only && (scores[p.doc] == 0 || !ix.records[p.doc]) {
 				continue
 			}
 			tf := float64(p.wtf)
@@ -427,6 +429,19 @@ func isNumber(term string) bool {
 		}
 	}
 	return term != ""
+}
+
+// holdsRecords reports whether a path has a segment that is a generic
+// record word on its own (/items/{collection}, /folders/{id}/items): the
+// API stores its users' records under that word. A word inside a
+// compound segment (/checkItem) names a thing of the API's own.
+func holdsRecords(path string) bool {
+	for seg := range strings.SplitSeq(path, "/") {
+		if ts := terms(seg); len(ts) == 1 && slices.Contains(genericRecord, ts[0]) {
+			return true
+		}
+	}
+	return false
 }
 
 // genericRecord are the words an API uses for a record of its users' own
@@ -840,17 +855,21 @@ func compound(pieces []string) bool {
 
 var hyphenPrefixes = map[string]bool{"re": true, "e": true, "un": true, "pre": true, "non": true, "co": true, "multi": true, "sub": true, "de": true, "anti": true, "semi": true, "inter": true}
 
-// namedWords are the words of text found only inside names joined by
+// namedWords are the words of text found only inside names: joined by
 // hyphens ("the new-checkout flag", "team vpn-users", "self-hosted"),
-// less those of one English word (compound): a name's words say less of
-// what is asked than the query's own, and "new" there asks to create
-// nothing.
+// less those of one English word (compound), or quoted ("put 'update
+// changelog' on the checklist"). A name's words say less of what is
+// asked than the query's own, and "new" there asks to create nothing.
 func namedWords(text string) map[string]bool {
-	if !strings.Contains(text, "-") {
+	quoted, rest := splitQuoted(text)
+	if quoted == "" && !strings.Contains(text, "-") {
 		return nil
 	}
 	inName, plain := map[string]bool{}, map[string]bool{}
-	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
+	for _, w := range words(quoted) {
+		inName[w] = true
+	}
+	for _, tok := range strings.FieldsFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '-' }) {
 		into := plain
 		if pieces := strings.Split(strings.ToLower(strings.Trim(tok, "-")), "-"); len(pieces) > 1 && !compound(pieces) {
 			into = inName
@@ -864,6 +883,42 @@ func namedWords(text string) map[string]bool {
 	}
 	return inName
 }
+
+// splitQuoted parts text into what is quoted ('...', "...", “...”,
+// ‘...’) and the rest, each span ending in a space. An apostrophe
+// ("it's", "the users' keys") opens and closes nothing: a single quote
+// opens only after a non-letter and closes only before one. A quote left
+// open quotes nothing.
+func splitQuoted(text string) (quoted, rest string) {
+	var in, out strings.Builder
+	closer := rune(0)
+	open, from := 0, 0 // where the open quote stands, where its text starts
+	prev := ' '
+	for i, r := range text {
+		next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
+		switch {
+		case closer == 0 && (r == '"' || r == '“' || (r == '\'' || r == '‘') && !isWordRune(prev)):
+			closer = quoteCloser[r]
+			open, from = i, i+utf8.RuneLen(r)
+		case closer != 0 && r == closer && (r == '"' || r == '”' || !isWordRune(next)):
+			in.WriteString(text[from:i])
+			in.WriteByte(' ')
+			out.WriteByte(' ')
+			closer = 0
+		case closer == 0:
+			out.WriteRune(r)
+		}
+		prev = r
+	}
+	if closer != 0 {
+		out.WriteString(text[open:])
+	}
+	return in.String(), out.String()
+}
+
+var quoteCloser = map[rune]rune{'"': '"', '“': '”', '\'': '\'', '‘': '’'}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // asksToBeTold reports whether a query asks to be told of something to
 // come: "email me when", "notify us if", "let me know when", "tell me
@@ -1301,8 +1356,8 @@ func init() {
 		"sign out": "logout", "log out": "logout", "logged out": "logout",
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
-		"take away": "remove", "take out": "remove", "kick out": "remove", "look up": "get",
-		"bring back": "restore", "put back": "restore", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch",
+		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -1315,7 +1370,7 @@ func init() {
 			destroy drop erase purge cancel abort stop kill terminate halt restart retry rerun resume replay enable activate
 			unpause disable deactivate suspend pause hold freeze restore reactivate unsuspend undelete recover trigger
 			dispatch start launch invoke execute run approve accept confirm reject deny decline assign give grant revoke
-			allow block ban unban rotate regenerate renew reset lock unlock move transfer archive unarchive mark close reopen
+			allow block ban unban rotate regenerate renew reset lock unlock move shift drag relocate transfer archive unarchive mark close reopen
 			revert undo merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
@@ -1348,7 +1403,7 @@ func init() {
 		{"user", "member", "person", "people", "account", "employee", "colleague", "staff", "someone", "somebody", "everyone", "collaborator", "hire", "newcomer"},
 		{"me", "authenticated", "current", "self"},
 		{"admin", "administrator", "superuser"},
-		{"org", "organization", "organisation", "tenant", "company"},
+		{"org", "organization", "organisation", "tenant", "company", "workspace"},
 		{"repo", "repository", "project"},
 		{"log", "history", "audit"},
 		{"history", "activity", "audit", "timeline", "revision", "event"},
@@ -1392,6 +1447,8 @@ func init() {
 		{"health", "ping", "heartbeat", "alive", "uptime"},
 
 		{"device", "hardware"},
+		{"due", "deadline"},
+		{"move", "shift", "drag", "relocate"},
 		{"problem", "issue"},
 		{"volume", "disk"},
 		{"region", "datacenter"},
@@ -1447,6 +1504,7 @@ func init() {
 		{"image", "img"},
 		{"source", "src"},
 		{"destination", "dest", "dst"},
+		{"description", "desc"},
 	} {
 		stemmed := stemAll(group)
 		for _, w := range stemmed {

