@@ -511,11 +511,12 @@ const (
 // question asks to read; otherwise an order starts with its verb ("list
 // the runs": read; "rotate the secret", "reply to an issue": write), or
 // the phrasal verb it starts ("get rid of": write). Only the first word
-// counts, as many nouns are verbs too ("recent CI runs"), but for two
-// readings of the whole: getting a credential (gettingCredential) and
-// asking to be told when something happens (asksToBeTold: a write). A
-// task names its verb in the user's words, which a tool's text often does
-// not share, but the kind of operation it wants is plain.
+// counts, as many nouns are verbs too ("recent CI runs"), but for three
+// readings of the whole: getting a credential (gettingCredential),
+// asking to be told when something happens (asksToBeTold: a write) and
+// asking for something each time something happens (onEachEvent: a
+// write). A task names its verb in the user's words, which a tool's text
+// often does not share, but the kind of operation it wants is plain.
 func queryIntent(query string) intent {
 	if isQuestion(query) {
 		return intentRead
@@ -524,8 +525,8 @@ func queryIntent(query string) intent {
 		return in
 	}
 	ws := words(query)
-	if asksToBeTold(ws) {
-		return intentWrite // "email me when ...": set up the alert
+	if asksToBeTold(ws) || onEachEvent(ws) {
+		return intentWrite // "email me when ...", "ping us whenever ...": set it up
 	}
 	for i, w := range ws {
 		if stopWords[w] {
@@ -696,8 +697,9 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 // phrasal verbs stand for ("sign out": logout) at 1 too; the synonyms of
 // all of them at weightSynonym times their word's weight, "update" at
 // weightUpdate for a verb that changes a state; what a question word asks
-// for ("who": users), and the alert of "email me when", each as one more
-// query word (a word's own weight wins). Each term belongs
+// for ("who": users), the alert of "email me when" and the webhook of
+// "ping our chat whenever", each as one more query word (a word's own
+// weight wins); "make bob an admin" asks to update. Each term belongs
 // to the query word it stands for (its group), and a tool scores the best
 // term of each group. clean is the query withoutValues; one is aboutOne:
 // when the query points at one thing, "what is" asks about it rather
@@ -737,6 +739,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 				addOwn(t, 1)
 			}
 			used[i], used[j] = true, true // its words say no more than it does
+		}
+		// "Make bob an admin", "make the board private": a change to
+		// what one has, not a thing made.
+		if w == "make" && !used[i] && turnsInto(text) {
+			addOwn(stem("update"), 1)
+			used[i] = true
 		}
 		if !used[i] && !stopWords[w] {
 			weight := 1.0
@@ -817,6 +825,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	// "Email me when the disk is full": asked of an alert.
 	if asksToBeTold(ws) {
 		ask(append([]string{stem("alert")}, synonyms[stem("alert")]...), group, 1)
+		ask([]string{stem("create")}, group+1, weightSynonym)
+		group += 2
+	} else if onEachEvent(ws) {
+		// "Ping our chat whenever someone pushes": asked of a webhook.
+		ask(append([]string{stem("webhook")}, synonyms[stem("webhook")]...), group, 1)
 		ask([]string{stem("create")}, group+1, weightSynonym)
 		group += 2
 	}
@@ -938,6 +951,17 @@ func asksToBeTold(ws []string) bool {
 			continue
 		}
 		if j+1 < len(ws) && conditionWords[ws[j+1]] {
+			return true
+		}
+	}
+	return false
+}
+
+// onEachEvent reports whether a query asks for something to happen each
+// time something else does: "whenever", "every time", "each time".
+func onEachEvent(ws []string) bool {
+	for i, w := range ws {
+		if w == "whenever" || (w == "every" || w == "each" || w == "any") && i+1 < len(ws) && ws[i+1] == "time" {
 			return true
 		}
 	}
@@ -1204,6 +1228,26 @@ var contracted = func() *strings.Replacer {
 // todo finds "to-do" and "to-dos", in any casing, where they are words
 // of their own, to be read as one word rather than two stop words:
 // "door-to-door" and "auto-download" keep theirs.
+// makesInto matches "make" that turns one thing into another: "make
+// bob an admin", "make someone a super admin", "make the board
+// private"; not "make a board" or "make a copy of it".
+var makesInto = regexp.MustCompile(`(?i)\bmake\s+(?:(?:the|my|our|his|her|their|this|that)\s+)?([\w@.-]+)(?:\s+[\w@.-]+)?\s+(?:an?\s+\w|the\s+(?:owner|admin|default|primary|lead)\b|(?:private|public|default|primary|visible|hidden|read-only|readonly|active|inactive)\b)`)
+
+// turnsInto reports whether text's "make" turns one thing into another
+// (makesInto) rather than making one ("make a new private repo").
+func turnsInto(text string) bool {
+	m := makesInto.FindStringSubmatch(text)
+	if m == nil {
+		return false
+	}
+	switch obj := strings.ToLower(m[1]); obj {
+	case "a", "an", "some", "sure":
+		return false
+	default:
+		return !newWords[obj]
+	}
+}
+
 var todo = regexp.MustCompile(`(?i)\bto-do(s?)\b`)
 
 // qterm is one term of a query: its weight and the query word it stands

@@ -404,6 +404,30 @@ func TestSearchKnowsWhatBoardsSay(t *testing.T) {
 	})
 }
 
+// "Whenever" asks for a webhook, unless it is the caller who is to be
+// told (an alert); "make bob an admin" changes bob, where "make a new
+// private board" makes one.
+func TestSearchReadsWheneverAndMakeInto(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_pushes, description: Lists the pushes to a repository., request: { upstream: up, method: GET, path: /repos/pushes } }
+  - { name: create_repo_webhook, description: Creates a webhook for a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/hooks } }
+  - { name: create_alert_rule, description: Creates an alert rule., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /alerts } }
+  - { name: create_member, description: Adds a member to the team., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /members } }
+  - { name: update_member, description: Updates a member's role on the team., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /members/role } }
+  - { name: create_board, description: Creates a board., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /boards } }
+  - { name: update_board, description: Updates a board's visibility., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /boards/visibility } }
+`
+	core := searchCore(t, "events.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"whenever asks for a webhook", "ping our chat whenever someone pushes to the repository", "create_repo_webhook"},
+		{"every time does too", "call our bot every time a push lands", "create_repo_webhook"},
+		{"telling the caller is an alert", "email me whenever someone pushes", "create_alert_rule"},
+		{"make someone something changes them", "make bob a team admin", "update_member"},
+		{"make something private changes it", "make the roadmap board private", "update_board"},
+		{"make a new one creates it", "make a new private board", "create_board"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that

