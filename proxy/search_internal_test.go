@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -262,6 +263,25 @@ func FuzzSplitQuoted(f *testing.F) {
 		}
 		if all, whole := append(words(quoted), words(rest)...), words(text); !sameWords(all, whole) {
 			t.Fatalf("splitQuoted(%q) = %q, %q: words %v, want those of the text %v", text, quoted, rest, all, whole)
+		}
+	})
+}
+
+// Whatever the query, reading it ends, and gives terms of positive,
+// finite weight, none empty.
+func FuzzSearchQueryCheck(f *testing.F) {
+	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, query string) {
+		q := SearchQuery{Query: query}
+		if err := q.check(); err != nil {
+			return
+		}
+		for term, w := range q.terms {
+			if term == "" || !(w.w > 0) || math.IsInf(w.w, 0) || !utf8.ValidString(term) {
+				t.Fatalf("query %q gives term %q weight %v", query, term, w.w)
+			}
 		}
 	})
 }
