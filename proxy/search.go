@@ -1052,6 +1052,9 @@ func withoutValues(query string) string {
 			}
 			prev = r
 		}
+		if issueKey(run) {
+			return
+		}
 		if n < 8 || changes < 3 {
 			b.WriteString(run)
 			return
@@ -1078,6 +1081,27 @@ func withoutValues(query string) string {
 		flush(len(query))
 	}
 	return b.String()
+}
+
+// issueKey reports whether a run is a tracker's key: two to ten capital
+// letters, a hyphen and a number ("OPS-1423", "INC-77"), whose letters
+// name a project, not anything asked for ("BILL-230" is no invoice).
+func issueKey(run string) bool {
+	letters, digits, ok := strings.Cut(run, "-")
+	if !ok || len(letters) < 2 || len(letters) > 10 || digits == "" || len(digits) > 9 {
+		return false
+	}
+	for _, r := range letters {
+		if r < 'A' || r > 'Z' {
+			return false
+		}
+	}
+	for _, r := range digits {
+		if r < '0' || r > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // withoutAddresses puts "user" for each e-mail address a query quotes
