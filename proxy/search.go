@@ -539,10 +539,20 @@ func queryIntent(query string) intent {
 				return in
 			}
 		}
+		// "Give me all our workflows", "give me a list of projects"
+		// read; "give me a URL to call" makes one, "give bob access"
+		// grants it.
+		if w == "give" && i+2 < len(ws) && (ws[i+1] == "me" || ws[i+1] == "us") && givesWhatIs[ws[i+2]] {
+			return intentRead
+		}
 		return verbIntents[stem(w)]
 	}
 	return intentNone
 }
+
+// givesWhatIs are the words after "give me" that point at what exists.
+var givesWhatIs = map[string]bool{"the": true, "all": true, "every": true, "each": true, "our": true, "my": true, "your": true, "their": true,
+	"those": true, "these": true, "its": true, "list": true, "count": true, "summary": true, "overview": true, "report": true, "breakdown": true}
 
 // phraseAt finds the phrasal verb that ws[i] starts, whose second word
 // may stand up to maxPhraseGap words after it ("sign a user out"), among
@@ -563,6 +573,15 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 		p, ok := phrases[ws[i]+" "+ws[j]]
 		if !ok && inflected != "" {
 			p, ok = phrasesByStem[inflected+" "+ws[j]]
+		}
+		if ok && j > i+1 {
+			// "Kick off the build" starts it; "kick bob off the team"
+			// removes him.
+			if q, apart := phrasesApart[stem(ws[i])+" "+ws[j]]; apart {
+				p = q
+			} else if q, apart := phrasesApart[inflected+" "+ws[j]]; apart {
+				p = q
+			}
 		}
 		if ok && (free == nil || free(j)) {
 			return p, j
@@ -1407,6 +1426,10 @@ var phrases = map[string][]string{}
 // "taking out".
 var phrasesByStem = map[string][]string{}
 
+// phrasesApart are the phrases that say something else when a word
+// parts theirs, by their first word's stem: "kick bob off".
+var phrasesApart = map[string][]string{stem("kick") + " off": stemAll([]string{"remove"})}
+
 // questionWords maps a question word to what it asks for: "who" asks for
 // users, "which" for a list, "how many" for a count.
 var questionWords = map[string][]string{}
@@ -1490,7 +1513,7 @@ func init() {
 		{"task", "todo"},
 		{"child", "children", "subtask", "subitem"},
 		{"tag", "label"},
-		{"copy", "duplicate", "clone"},
+		{"copy", "duplicate", "clone", "replicate"},
 		{"brief", "overview", "summary"},
 		{"goal", "objective", "okr"},
 		{"option", "choice"},
@@ -1515,6 +1538,8 @@ func init() {
 		{"health", "ping", "heartbeat", "alive", "uptime"},
 
 		{"device", "hardware"},
+		{"abuse", "spam", "complaint"},
+		{"price", "cost", "pricing"},
 		{"due", "deadline"},
 		{"move", "shift", "drag", "relocate"},
 		{"problem", "issue"},

@@ -428,6 +428,33 @@ func TestSearchReadsWheneverAndMakeInto(t *testing.T) {
 	})
 }
 
+// "Kick off the build" starts it, "kick bob off the team" removes him;
+// replicate copies; spam is abuse; a cost is a price; "give me all our"
+// reads, where "give" alone grants.
+func TestSearchKnowsWhatMailersSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: trigger_team_build, description: Starts a build of the team's site., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /teams/builds } }
+  - { name: remove_team_member, description: Removes a member from the team., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /teams/members } }
+  - { name: replicate_campaign, description: Replicates a campaign., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /campaigns/replicate } }
+  - { name: create_campaign, description: Creates a campaign email., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /campaigns } }
+  - { name: list_abuse_reports, description: Lists the abuse reports of a list., request: { upstream: up, method: GET, path: /lists/abuse-reports } }
+  - { name: list_list_members, description: Lists the members of a list., request: { upstream: up, method: GET, path: /lists/members } }
+  - { name: check_domain_price, description: Checks the price of a domain., request: { upstream: up, method: GET, path: /domains/price } }
+  - { name: get_domain, description: Returns a domain., request: { upstream: up, method: GET, path: /domains/one } }
+  - { name: list_automations, description: Lists the automations., request: { upstream: up, method: GET, path: /automations } }
+  - { name: grant_automation_access, description: Gives a user access to the automations., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /automations/access } }
+`
+	core := searchCore(t, "mailers.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"kick off starts", "kick off the team build", "trigger_team_build"},
+		{"kick someone off removes", "kick bob off the team, he left", "remove_team_member"},
+		{"replicate copies", "make a copy of last month's campaign", "replicate_campaign"},
+		{"spam is abuse", "any spam complaints on the newsletter list lately", "list_abuse_reports"},
+		{"a cost is a price", "how much would it cost to register coolstartup.dev", "check_domain_price"},
+		{"give me all our reads", "give me all our automations", "list_automations"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that

