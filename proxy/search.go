@@ -738,6 +738,9 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	ws := words(text)
 	named := namedWords(text)
 	used := make([]bool, len(ws))
+	// turnsInto reads the whole text: once, however many times "make"
+	// comes ("make make make ..." would read it once for each).
+	into, intoRead := false, false
 	for i, w := range ws {
 		if used[i] {
 			continue
@@ -761,7 +764,10 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 		// "Make bob an admin", "make the board private": a change to
 		// what one has, not a thing made.
-		if w == "make" && !used[i] && turnsInto(text) {
+		if w == "make" && !used[i] && !intoRead {
+			into, intoRead = turnsInto(text), true
+		}
+		if w == "make" && !used[i] && into {
 			addOwn(stem("update"), 1)
 			used[i] = true
 		}
