@@ -1279,23 +1279,39 @@ var contracted = func() *strings.Replacer {
 // "door-to-door" and "auto-download" keep theirs.
 // makesInto matches "make" that turns one thing into another: "make
 // bob an admin", "make someone a super admin", "make the board
-// private"; not "make a board" or "make a copy of it".
-var makesInto = regexp.MustCompile(`(?i)\bmake\s+(?:(?:the|my|our|his|her|their|this|that)\s+)?([\w@.-]+)(?:\s+[\w@.-]+)?\s+(?:an?\s+\w|the\s+(?:owner|admin|default|primary|lead)\b|(?:private|public|default|primary|visible|hidden|read-only|readonly|active|inactive)\b)`)
+// private"; not "make a board" or "make a copy of it". Its groups are
+// the thing turned, the word after it if any, and the word after "a" or
+// "an" if any.
+var makesInto = regexp.MustCompile(`(?i)\bmake\s+(?:(?:the|my|our|his|her|their|this|that)\s+)?([\w@.-]+)(?:\s+([\w@.-]+))?\s+(?:an?\s+(\w+)|the\s+(?:owner|admin|default|primary|lead)\b|(?:private|public|default|primary|visible|hidden|read-only|readonly|active|inactive)\b)`)
 
 // turnsInto reports whether text's "make" turns one thing into another
-// (makesInto) rather than making one ("make a new private repo").
+// (makesInto) rather than making one: "make a new private repo", "make
+// me a new API key" (made for someone), "make two private boards" (a
+// count, not a thing to turn), "make backups of a database" (a thing
+// made of another).
 func turnsInto(text string) bool {
 	m := makesInto.FindStringSubmatch(text)
 	if m == nil {
 		return false
 	}
-	switch obj := strings.ToLower(m[1]); obj {
-	case "a", "an", "some", "sure":
+	obj, after, made := strings.ToLower(m[1]), strings.ToLower(m[2]), strings.ToLower(m[3])
+	switch {
+	case obj == "a" || obj == "an" || obj == "some" || obj == "sure" || newWords[obj] || newWords[made]:
 		return false
-	default:
-		return !newWords[obj]
+	case after == "" && (isNumber(obj) || countWords[obj]):
+		return false
 	}
+	return !prepositions[after]
 }
+
+// prepositions start what a thing is made of or for: "make backups of
+// a database", "make room for a new hire".
+var prepositions = map[string]bool{"of": true, "for": true, "from": true, "with": true, "in": true, "on": true, "to": true, "into": true, "at": true, "by": true}
+
+// countWords count the things a query asks for: "make two private
+// boards".
+var countWords = map[string]bool{"two": true, "three": true, "four": true, "five": true, "six": true, "seven": true, "eight": true,
+	"nine": true, "ten": true, "several": true, "multiple": true, "many": true, "few": true, "couple": true}
 
 var todo = regexp.MustCompile(`(?i)\bto-do(s?)\b`)
 

@@ -298,3 +298,29 @@ func BenchmarkQueryTermsManyMakes(b *testing.B) {
 		queryTerms(query, false)
 	}
 }
+
+// "Make" turns one thing into another ("make bob an admin", "make the
+// board private"), but "make me a new key" makes one for someone, "make
+// two private boards" counts what it makes and "make backups of a
+// database" makes them of another.
+func TestTurnsInto(t *testing.T) {
+	for text, want := range map[string]bool{
+		"make bob an admin":                    true,
+		"make bob a team admin":                true,
+		"make the roadmap board private":       true,
+		"make main the default branch":         true,
+		"make two boards private":              true,
+		"make a new private board":             false,
+		"make sure the backup ran":             false,
+		"make me a new API key":                false,
+		"make the team a new channel":          false,
+		"make two private boards":              false,
+		"make 3 private repos for the interns": false,
+		"make backups of a database":           false,
+		"make copies of a card":                false,
+	} {
+		if got := turnsInto(text); got != want {
+			t.Errorf("turnsInto(%q) = %v, want %v", text, got, want)
+		}
+	}
+}

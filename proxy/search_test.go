@@ -455,6 +455,35 @@ func TestSearchKnowsWhatMailersSay(t *testing.T) {
 	})
 }
 
+// "Make" that makes something stays a create: "make me a new API key"
+// makes it for someone, "make two private boards" counts what it makes,
+// "make backups of a database" makes them of another; "make the api
+// repo public" still changes it.
+func TestSearchReadsMakeForSomeone(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: create_api_key, description: Creates an API key for the current user., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /api_keys } }
+  - { name: update_api_key, description: Updates an API key's name or scopes., kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: /api_keys/key } }
+  - { name: create_board, description: Creates a board., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /boards } }
+  - { name: update_board, description: Updates a board's name or visibility., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /boards/board } }
+  - { name: create_channel, description: Creates a channel., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /channels } }
+  - { name: update_channel, description: Updates a channel., kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: /channels/channel } }
+  - { name: create_repo, description: Creates a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos } }
+  - { name: update_repo, description: "Updates a repository's settings, such as its visibility.", kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: /repos/repo } }
+  - { name: create_backup, description: Creates a backup of a database., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /databases/backups } }
+  - { name: update_database, description: Updates a database., kind: write, gate: up_write, request: { upstream: up, method: PATCH, path: /databases/database } }
+`
+	core := searchCore(t, "make.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"made for me", "make me a new API key", "create_api_key"},
+		{"made for a team", "make the team a new channel", "create_channel"},
+		{"a count of boards", "make two private boards for the launch", "create_board"},
+		{"a number of repos", "make 3 private repos for the interns", "create_repo"},
+		{"made of a database", "make backups of a database", "create_backup"},
+		{"a repo made public", "make the api repo public", "update_repo"},
+		{"boards made private", "make both boards private", "update_board"},
+	})
+}
+
 // When more tools match than the ranking keeps for its final ordering
 // (rerankDepth, 50), the best are the ones kept, wherever they come: the
 // tool that matches every word comes first in the catalog, the one that
