@@ -528,6 +528,13 @@ func queryIntent(query string) intent {
 	if asksToBeTold(ws) || onEachEvent(ws) {
 		return intentWrite // "email me when ...", "ping us whenever ...": set it up
 	}
+	return leadingVerb(ws)
+}
+
+// leadingVerb is the kind of tool an order's verb asks for: that of its
+// first word other than a stop word, or of the phrasal verb that word
+// starts.
+func leadingVerb(ws []string) intent {
 	for i, w := range ws {
 		if stopWords[w] {
 			continue
@@ -852,7 +859,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		ask(append([]string{stem("alert")}, synonyms[stem("alert")]...), group, 1)
 		ask([]string{stem("create")}, group+1, weightSynonym)
 		group += 2
-	} else if onEachEvent(ws) {
+	} else if !question && onEachEvent(ws) {
 		// "Ping our chat whenever someone pushes": asked of a webhook.
 		ask(append([]string{stem("webhook")}, synonyms[stem("webhook")]...), group, 1)
 		ask([]string{stem("create")}, group+1, weightSynonym)
@@ -983,15 +990,43 @@ func asksToBeTold(ws []string) bool {
 }
 
 // onEachEvent reports whether a query asks for something to happen each
-// time something else does: "whenever", "every time", "each time".
+// time something else does: "whenever", "every time", "each time" or
+// "any time" before what happens ("ping us whenever someone pushes").
+// Not where the time is a thing or a time to come ("every time entry",
+// "any time off", "any time next week"), in "at any time", nor in an
+// order to read ("show me every time the deploy failed", "list the tests
+// that fail every time"): what is read has happened already.
 func onEachEvent(ws []string) bool {
+	if leadingVerb(ws) == intentRead {
+		return false
+	}
 	for i, w := range ws {
-		if w == "whenever" || (w == "every" || w == "each" || w == "any") && i+1 < len(ws) && ws[i+1] == "time" {
+		next := i + 1
+		if w != "whenever" {
+			if w != "every" && w != "each" && w != "any" || next == len(ws) || ws[next] != "time" || w == "any" && i > 0 && ws[i-1] == "at" {
+				continue
+			}
+			next++
+		}
+		if next < len(ws) && !noEvent[ws[next]] {
 			return true
 		}
 	}
 	return false
 }
+
+// noEvent are the words after "every time" that make the time a thing
+// ("time entry", "time off") or a time to come ("any time tomorrow")
+// rather than start what happens.
+var noEvent = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`entry entries off sheet sheets slot slots log logs zone zones tracking record records report
+		reports window windows range ranges series stamp stamps period periods frame frames limit limits budget budgets estimate
+		estimates spent today tomorrow tonight yesterday soon later now next before after between during until since within`) {
+		m[w] = true
+	}
+	return m
+}()
 
 // past reports whether a word tells of what was: "ran", "failed".
 func past(w string) bool {

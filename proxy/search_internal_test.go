@@ -324,3 +324,27 @@ func TestTurnsInto(t *testing.T) {
 		}
 	}
 }
+
+// "Whenever" and "every time" ask for something each time something
+// happens, but not where the time is a thing or a time to come, in "at
+// any time", nor in an order to read what happened.
+func TestOnEachEvent(t *testing.T) {
+	for query, want := range map[string]bool{
+		"ping our chat whenever someone pushes":          true,
+		"call our bot every time a push lands":           true,
+		"post to the chat each time a deploy fails":      true,
+		"restart the worker any time it crashes":         true,
+		"every time entry for the Acme project":          false,
+		"approve any time off requests from Bob":         false,
+		"book a meeting with Ana any time next week":     false,
+		"let customers cancel at any time":               false,
+		"show me every time the deploy failed this week": false,
+		"list the tests that fail every time":            false,
+		"look up each time the certificate was rotated":  false,
+		"run the backup every time":                      false,
+	} {
+		if got := onEachEvent(words(query)); got != want {
+			t.Errorf("onEachEvent(%q) = %v, want %v", query, got, want)
+		}
+	}
+}

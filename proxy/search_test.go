@@ -455,6 +455,43 @@ func TestSearchKnowsWhatMailersSay(t *testing.T) {
 	})
 }
 
+// "Every time" that is no event asks for no webhook: a time entry is a
+// thing, "any time next week" a time to come, and an order to read
+// reads what happened ("show me every time the deploy failed").
+func TestSearchReadsEveryTimeThatIsNoEvent(t *testing.T) {
+	const hours = searchHead + `tools:
+  - { name: list_time_entries, description: "Lists the time entries, filtered by user, client, project or date.", request: { upstream: up, method: GET, path: /time_entries } }
+  - { name: create_time_entry, description: Creates a time entry for a project and task., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /time_entries } }
+  - { name: create_project, description: Creates a project., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /projects } }
+`
+	wantFirsts(t, searchCore(t, "hours.yaml", hours), []firstCase{
+		{"a time entry is a thing", "every time entry for the Acme project this week", "list_time_entries"},
+		{"listing reads", "list every time entry for the Acme project", "list_time_entries"},
+	})
+	const ci = searchHead + `tools:
+  - { name: list_runs, description: Lists the workflow runs of a repository., request: { upstream: up, method: GET, path: /runs } }
+  - { name: list_test_results, description: "Lists the test results of a run, failed and passed.", request: { upstream: up, method: GET, path: /runs/tests } }
+  - { name: rerun_failed_jobs, description: Re-runs the failed jobs of a workflow run., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /runs/rerun } }
+  - { name: create_webhook, description: Creates a webhook for a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /hooks } }
+  - { name: list_deployments, description: Lists the deployments of a repository., request: { upstream: up, method: GET, path: /deployments } }
+  - { name: create_deployment, description: Creates a deployment., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /deployments } }
+  - { name: list_deployment_statuses, description: "Lists the statuses of a deployment: success, failure, error.", request: { upstream: up, method: GET, path: /deployments/statuses } }
+`
+	wantFirsts(t, searchCore(t, "ci.yaml", ci), []firstCase{
+		{"showing what happened reads", "show me every time the deploy failed this week", "list_deployment_statuses"},
+		{"what fails every time is read", "list the tests that fail every time", "list_test_results"},
+		{"an event still asks for a webhook", "post to the chat every time someone pushes", "create_webhook"},
+	})
+	const calendar = searchHead + `tools:
+  - { name: create_event, description: Creates a calendar event or meeting., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /events } }
+  - { name: list_events, description: Lists the events of a calendar., request: { upstream: up, method: GET, path: /events } }
+  - { name: create_webhook_subscription, description: Creates a webhook subscription for scheduling events., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /webhook_subscriptions } }
+`
+	wantFirsts(t, searchCore(t, "calendar.yaml", calendar), []firstCase{
+		{"any time next week is a time", "book a meeting with Ana any time next week", "create_event"},
+	})
+}
+
 // "Make" that makes something stays a create: "make me a new API key"
 // makes it for someone, "make two private boards" counts what it makes,
 // "make backups of a database" makes them of another; "make the api
