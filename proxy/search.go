@@ -434,9 +434,12 @@ func isNumber(term string) bool {
 // holdsRecords reports whether a path has a segment that is a generic
 // record word on its own (/items/{collection}, /folders/{id}/items): the
 // API stores its users' records under that word. A word inside a
-// compound segment (/checkItem) names a thing of the API's own.
+// compound segment (/checkItem) names a thing of the API's own; a format
+// or a method after it (/items.json, /items:batchGet) is none.
 func holdsRecords(path string) bool {
 	for seg := range strings.SplitSeq(path, "/") {
+		seg, _, _ = strings.Cut(seg, ".")
+		seg, _, _ = strings.Cut(seg, ":")
 		if ts := terms(seg); len(ts) == 1 && slices.Contains(genericRecord, ts[0]) {
 			return true
 		}

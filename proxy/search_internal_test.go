@@ -348,3 +348,21 @@ func TestOnEachEvent(t *testing.T) {
 		}
 	}
 }
+
+// A generic record word is a segment of its own, with or without a
+// format or a method after it; inside a compound it is not.
+func TestHoldsRecords(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/items/{collection}":            true,
+		"/folders/{id}/items":            true,
+		"/lists/{list_id}/items.json":    true,
+		"/v1/items:batchGet":             true,
+		"/cards/{id_card}/checkItem/{x}": false,
+		"/lists/{list_id}.json":          false,
+		"/time_entries":                  false,
+	} {
+		if got := holdsRecords(path); got != want {
+			t.Errorf("holdsRecords(%q) = %v, want %v", path, got, want)
+		}
+	}
+}

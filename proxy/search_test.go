@@ -604,6 +604,16 @@ tools:
 			t.Errorf("search %q found %v, want %s first", c.query, got, c.first)
 		}
 	}
+	// A path that names its format (/items.json) keeps its records
+	// under "items" all the same.
+	const rails = searchHead + `tools:
+  - { name: create_item, description: Adds an item to a list., kind: write, gate: up_write, request: { upstream: up, method: POST, path: "/lists/{list_id}/items.json" }, input: { type: object, properties: { list_id: { type: string } }, required: [list_id] } }
+  - { name: list_items, description: Lists the items of a list., request: { upstream: up, method: GET, path: "/lists/{list_id}/items.json" }, input: { type: object, properties: { list_id: { type: string } }, required: [list_id] } }
+  - { name: create_comment, description: Adds a comment to a list., kind: write, gate: up_write, request: { upstream: up, method: POST, path: "/lists/{list_id}/comments.json" }, input: { type: object, properties: { list_id: { type: string } }, required: [list_id] } }
+  - { name: create_list, description: Creates a list., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /lists.json } }
+  - { name: create_preset, description: Adds a preset., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /presets.json } }
+`
+	wantFirst(t, searchCore(t, "rails.yaml", rails), "add an article to the reading list", "create_item")
 	for _, number := range []string{"42", "٤٢"} {
 		if got, want := search(agent, "remove "+number), search(agent, "remove"); !slices.Equal(got, want) {
 			t.Errorf("search with the number %s found %v, want %v as without it", number, got, want)
