@@ -62,8 +62,8 @@ const (
 	// weightSynonym scales a term reached through a synonym of a query word.
 	weightSynonym = 0.6
 	// weightNamed is the weight of a word found only in a name joined by
-	// hyphens (namedWords), and of "new", whose create group says what
-	// it asks.
+	// hyphens or quoted (namedWords), and of "new", whose create group
+	// says what it asks.
 	weightNamed = 0.5
 	// weightDerived scales a word of the same root as a query word
 	// (review: reviewer).
@@ -722,15 +722,15 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 }
 
 // queryTerms turns a query into weighted terms: its own words at 1 (at
-// weightNamed a word of a hyphen-joined name, and "new"), the words its
-// phrasal verbs stand for ("sign out": logout) at 1 too; the synonyms of
-// all of them at weightSynonym times their word's weight, "update" at
-// weightUpdate for a verb that changes a state; what a question word asks
-// for ("who": users), the alert of "email me when" and the webhook of
-// "ping our chat whenever", each as one more query word (a word's own
-// weight wins); "make bob an admin" asks to update. Each term belongs
-// to the query word it stands for (its group), and a tool scores the best
-// term of each group. clean is the query withoutValues; one is aboutOne:
+// weightNamed a word of a hyphen-joined or quoted name, and "new"), the
+// words its phrasal verbs stand for ("sign out": logout) at 1 too; the
+// synonyms of all of them at weightSynonym times their word's weight,
+// "update" at weightUpdate for a verb that changes a state; what a
+// question word asks for ("who": users), the alert of "email me when"
+// and the webhook of "ping our chat whenever", each as one more query
+// word (a word's own weight wins); "make bob an admin" asks to update.
+// Each term belongs to the query word it stands for (its group), and a
+// tool scores the best term of each group. clean is the query withoutValues; one is aboutOne:
 // when the query points at one thing, "what is" asks about it rather
 // than for a list.
 func queryTerms(clean string, one bool) map[string]qterm {
@@ -935,8 +935,8 @@ func namedWords(text string) map[string]bool {
 // splitQuoted parts text into what is quoted ('...', "...", “...”,
 // ‘...’) and the rest, each span ending in a space. An apostrophe
 // ("it's", "the users' keys") opens and closes nothing: a single quote
-// opens only after a non-letter and closes only before one. A quote left
-// open quotes nothing.
+// opens only after neither a letter nor a digit and closes only before
+// one. A quote left open quotes nothing.
 func splitQuoted(text string) (quoted, rest string) {
 	var in, out strings.Builder
 	closer := rune(0)
@@ -1312,9 +1312,6 @@ var contracted = func() *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }()
 
-// todo finds "to-do" and "to-dos", in any casing, where they are words
-// of their own, to be read as one word rather than two stop words:
-// "door-to-door" and "auto-download" keep theirs.
 // makesInto matches "make" that turns one thing into another: "make
 // bob an admin", "make someone a super admin", "make the board
 // private"; not "make a board" or "make a copy of it". Its groups are
@@ -1351,6 +1348,9 @@ var prepositions = map[string]bool{"of": true, "for": true, "from": true, "with"
 var countWords = map[string]bool{"two": true, "three": true, "four": true, "five": true, "six": true, "seven": true, "eight": true,
 	"nine": true, "ten": true, "several": true, "multiple": true, "many": true, "few": true, "couple": true}
 
+// todo finds "to-do" and "to-dos", in any casing, where they are words
+// of their own, to be read as one word rather than two stop words:
+// "door-to-door" and "auto-download" keep theirs.
 var todo = regexp.MustCompile(`(?i)\bto-do(s?)\b`)
 
 // qterm is one term of a query: its weight and the query word it stands
