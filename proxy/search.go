@@ -723,16 +723,16 @@ func (ix *searchIndex) cover(doc int32, weights map[string]qterm) float64 {
 
 // queryTerms turns a query into weighted terms: its own words at 1 (at
 // weightNamed a word of a hyphen-joined or quoted name, and "new"), the
-// words its phrasal verbs stand for ("sign out": logout) at 1 too; the
-// synonyms of all of them at weightSynonym times their word's weight,
-// "update" at weightUpdate for a verb that changes a state; what a
-// question word asks for ("who": users), the alert of "email me when"
-// and the webhook of "ping our chat whenever", each as one more query
-// word (a word's own weight wins); "make bob an admin" asks to update.
-// Each term belongs to the query word it stands for (its group), and a
-// tool scores the best term of each group. clean is the query withoutValues; one is aboutOne:
-// when the query points at one thing, "what is" asks about it rather
-// than for a list.
+// words its phrasal verbs stand for ("sign out": logout; none inside a
+// name) at 1 too; the synonyms of all of them at weightSynonym times their
+// word's weight, "update" at weightUpdate for a verb that changes a state;
+// what a question word asks for ("who": users), the alert of "email me
+// when" and the webhook of "ping our chat whenever", each as one more
+// query word (a word's own weight wins); "make bob an admin" asks to
+// update. Each term belongs to the query word it stands for (its group),
+// and a tool scores the best term of each group. clean is the query
+// withoutValues; one is aboutOne: when the query points at one thing,
+// "what is" asks about it rather than for a list.
 func queryTerms(clean string, one bool) map[string]qterm {
 	out := map[string]qterm{}
 	var own []string
@@ -766,20 +766,26 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			}
 			continue
 		}
-		if p, j := phraseAt(ws, i, func(j int) bool { return !used[j] }); p != nil {
-			for _, t := range p {
-				addOwn(t, 1)
+		// A name's words ("add 'look up flights' to my tasks") say what
+		// it is called: no phrasal verb of theirs, nor their "make", is
+		// asked for.
+		if !named[w] {
+			if p, j := phraseAt(ws, i, func(j int) bool { return !used[j] && !named[ws[j]] }); p != nil {
+				for _, t := range p {
+					addOwn(t, 1)
+				}
+				used[i], used[j] = true, true // its words say no more than it does
+			} else if w == "make" {
+				// "Make bob an admin", "make the board private": a
+				// change to what one has, not a thing made.
+				if !intoRead {
+					into, intoRead = turnsInto(text), true
+				}
+				if into {
+					addOwn(stem("update"), 1)
+					used[i] = true
+				}
 			}
-			used[i], used[j] = true, true // its words say no more than it does
-		}
-		// "Make bob an admin", "make the board private": a change to
-		// what one has, not a thing made.
-		if w == "make" && !used[i] && !intoRead {
-			into, intoRead = turnsInto(text), true
-		}
-		if w == "make" && !used[i] && into {
-			addOwn(stem("update"), 1)
-			used[i] = true
 		}
 		if !used[i] && !stopWords[w] {
 			weight := 1.0

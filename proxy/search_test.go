@@ -455,6 +455,25 @@ func TestSearchKnowsWhatMailersSay(t *testing.T) {
 	})
 }
 
+// A quoted name's words ask for nothing of their own: no phrasal verb
+// ("take out", "look up") and no "make" inside it.
+func TestSearchReadsNoVerbInAQuotedName(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: create_task, description: Creates a task., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tasks } }
+  - { name: delete_task, description: Deletes a task., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /tasks/task } }
+  - { name: update_task, description: Updates a task., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tasks/task/update } }
+  - { name: list_tasks, description: Lists the active tasks., request: { upstream: up, method: GET, path: /tasks } }
+  - { name: get_task, description: Returns a task., request: { upstream: up, method: GET, path: /tasks/task } }
+  - { name: search_tasks, description: Searches tasks., request: { upstream: up, method: GET, path: /tasks/search } }
+  - { name: register_user, description: Registers a user., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /users } }
+`
+	wantFirsts(t, searchCore(t, "tasks.yaml", src), []firstCase{
+		{"take out in a name", `add "take out the trash" to my tasks`, "create_task"},
+		{"look up in a name", `add a task "look up flights to Rome"`, "create_task"},
+		{"make in a name", `add a task "make Bob an admin"`, "create_task"},
+	})
+}
+
 // "Every time" that is no event asks for no webhook: a time entry is a
 // thing, "any time next week" a time to come, and an order to read
 // reads what happened ("show me every time the deploy failed").
