@@ -1320,10 +1320,10 @@ var contracted = func() *strings.Replacer {
 
 // makesInto matches "make" that turns one thing into another: "make
 // bob an admin", "make someone a super admin", "make the board
-// private"; not "make a board" or "make a copy of it". Its groups are
-// the thing turned, the word after it if any, and the word after "a" or
-// "an" if any.
-var makesInto = regexp.MustCompile(`(?i)\bmake\s+(?:(?:the|my|our|his|her|their|this|that)\s+)?([\w@.-]+)(?:\s+([\w@.-]+))?\s+(?:an?\s+(\w+)|the\s+(?:owner|admin|default|primary|lead)\b|(?:private|public|default|primary|visible|hidden|read-only|readonly|active|inactive)\b)`)
+// private", "make Zoë an admin"; not "make a board" or "make a copy of
+// it". Its groups are the thing turned, the word after it if any, and
+// the word after "a" or "an" if any.
+var makesInto = regexp.MustCompile(`(?i)\bmake\s+(?:(?:the|my|our|his|her|their|this|that)\s+)?([\pL\pN_@.-]+)(?:\s+([\pL\pN_@.-]+))?\s+(?:an?\s+([\pL\pN_]+)|the\s+(?:owner|admin|default|primary|lead)\b|(?:private|public|default|primary|visible|hidden|read-only|readonly|active|inactive)\b)`)
 
 // turnsInto reports whether text's "make" turns one thing into another
 // (makesInto) rather than making one: "make a new private repo", "make

@@ -307,6 +307,8 @@ func TestTurnsInto(t *testing.T) {
 	for text, want := range map[string]bool{
 		"make bob an admin":                    true,
 		"make bob a team admin":                true,
+		"make Zoë an admin":                    true,
+		"make José the owner":                  true,
 		"make the roadmap board private":       true,
 		"make main the default branch":         true,
 		"make two boards private":              true,
