@@ -1004,9 +1004,11 @@ func asksToBeTold(ws []string) bool {
 // Not where the time is a thing or a time to come ("every time entry",
 // "any time off", "any time next week"), in "at any time", nor in an
 // order to read ("show me every time the deploy failed", "list the tests
-// that fail every time"): what is read has happened already.
+// that fail every time"): what is read has happened already. "Get" is
+// to receive here ("get a message whenever someone pushes").
 func onEachEvent(ws []string) bool {
-	if leadingVerb(ws) == intentRead {
+	first := slices.IndexFunc(ws, func(w string) bool { return !stopWords[w] })
+	if first >= 0 && ws[first] != "get" && leadingVerb(ws) == intentRead {
 		return false
 	}
 	for i, w := range ws {

@@ -336,6 +336,8 @@ func TestOnEachEvent(t *testing.T) {
 		"call our bot every time a push lands":           true,
 		"post to the chat each time a deploy fails":      true,
 		"restart the worker any time it crashes":         true,
+		"get notified whenever a deploy fails":           true,
+		"get a message every time someone pushes":        true,
 		"every time entry for the Acme project":          false,
 		"approve any time off requests from Bob":         false,
 		"book a meeting with Ana any time next week":     false,

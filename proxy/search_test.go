@@ -500,6 +500,7 @@ func TestSearchReadsEveryTimeThatIsNoEvent(t *testing.T) {
 		{"showing what happened reads", "show me every time the deploy failed this week", "list_deployment_statuses"},
 		{"what fails every time is read", "list the tests that fail every time", "list_test_results"},
 		{"an event still asks for a webhook", "post to the chat every time someone pushes", "create_webhook"},
+		{"what is got each time is sent", "get a message in the chat every time someone pushes", "create_webhook"},
 	})
 	const calendar = searchHead + `tools:
   - { name: create_event, description: Creates a calendar event or meeting., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /events } }
