@@ -528,11 +528,58 @@ func queryIntent(query string) intent {
 		return in
 	}
 	ws := words(query)
-	if asksToBeTold(ws) || onEachEvent(ws) {
+	if asksToBeTold(ws) || onEachEvent(ws) || makesLeading(query) >= 0 {
 		return intentWrite // "email me when ...", "ping us whenever ...": set it up
 	}
 	return leadingVerb(ws)
 }
+
+// makesLeading finds the verb that starts an order by making the thing
+// it names with an article: "file a bug", "raise a ticket", "cut a
+// release", "log a defect", "leave a comment". It returns the verb's
+// index among words(query), or -1. Without the article the same words
+// say other things ("the file", "cut the price", "leave the team").
+func makesLeading(query string) int {
+	toks := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' })
+	for i, tok := range toks {
+		if determiners[tok] { // "the file a user sent" orders nothing
+			return -1
+		}
+		if stopWords[tok] {
+			continue
+		}
+		if !makesWith[tok] || i+1 >= len(toks) || toks[i+1] != "a" && toks[i+1] != "an" && !newWords[toks[i+1]] {
+			return -1
+		}
+		// words drops no word before this one: stop words of more than
+		// one letter all.
+		n := 0
+		for _, t := range toks[:i] {
+			if len(t) > 1 || t == "i" {
+				n++
+			}
+		}
+		return n
+	}
+	return -1
+}
+
+// inflected reports whether the first word of ws other than a stop word
+// is inflected as no order's verb is ("looks", "failed", "running").
+func inflected(ws []string) bool {
+	for _, w := range ws {
+		if stopWords[w] {
+			continue
+		}
+		return verbBase(w) != w || strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+	}
+	return false
+}
+
+var determiners = map[string]bool{"the": true, "a": true, "an": true, "this": true, "that": true, "these": true, "those": true,
+	"my": true, "our": true, "your": true, "their": true, "its": true, "his": true, "her": true, "some": true, "any": true}
+
+var makesWith = map[string]bool{"file": true, "raise": true, "cut": true, "log": true, "leave": true, "lodge": true, "report": true}
 
 // leadingVerb is the kind of tool an order's verb asks for: that of its
 // first word other than a stop word, or of the phrasal verb that word
@@ -752,6 +799,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	// comes ("make make make ..." would read it once for each).
 	into, intoRead := false, false
 	turned := int32(-1) // the group of a "make" that turns (turnsInto)
+	// "File a bug" asks to create one; "file" is no file.
+	if i := makesLeading(text); i >= 0 && i < len(ws) {
+		addOwn(stem("create"), 1)
+		used[i] = true
+	}
 	for i, w := range ws {
 		if used[i] {
 			continue
@@ -896,7 +948,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 // often does by updating it (PATCH /flags/{key} turns a flag on).
 var changesState = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range stemAll(strings.Fields("enable disable activate deactivate archive unarchive rename lock unlock pause unpause suspend unsuspend resume mark close reopen promote demote toggle")) {
+	for _, w := range stemAll(strings.Fields("enable disable activate deactivate archive unarchive void rename lock unlock pause unpause suspend unsuspend resume mark close reopen promote demote toggle")) {
 		m[w] = true
 	}
 	return m
@@ -925,6 +977,9 @@ var hyphenPrefixes = map[string]bool{"re": true, "e": true, "un": true, "pre": t
 // asked than the query's own, and "new" there asks to create nothing.
 func namedWords(text string) map[string]bool {
 	quoted, rest := splitQuoted(text)
+	if said, before, ok := whatIsSaid(rest); ok {
+		quoted, rest = quoted+" "+said, before
+	}
 	if quoted == "" && !strings.Contains(text, "-") {
 		return nil
 	}
@@ -945,6 +1000,35 @@ func namedWords(text string) map[string]bool {
 		delete(inName, w)
 	}
 	return inName
+}
+
+// whatIsSaid parts an order that goes on after a colon into what it
+// says there and the order: "leave a comment on PR 17: looks fine but
+// add tests", "file a bug: login throws a 500". What follows the colon
+// is the text of the thing, as a quote is, not what is asked for. The
+// order must start with its verb and name something (two words other
+// than stop words), so "Note: ...", "re: ..." or "GDPR request: erase
+// ..." part nothing; nor does a colon followed by another order.
+func whatIsSaid(text string) (said, order string, ok bool) {
+	order, said, ok = strings.Cut(text, ": ")
+	if !ok || strings.TrimSpace(said) == "" {
+		return "", text, false
+	}
+	ws, n := words(order), 0
+	for _, w := range ws {
+		if !stopWords[w] {
+			n++
+		}
+	}
+	if n < 2 || leadingVerb(ws) == intentNone && makesLeading(order) < 0 {
+		return "", text, false
+	}
+	// "Sign dave out everywhere: end all his sessions" says again what
+	// to do; "looks fine" (no order's form) says what the comment does.
+	if sw := words(said); leadingVerb(sw) != intentNone && !inflected(sw) {
+		return "", text, false
+	}
+	return said, order + " ", true
 }
 
 // splitQuoted parts text into what is quoted ('...', "...", “...”,
@@ -1535,14 +1619,14 @@ func init() {
 		intentRead: `get fetch read retrieve show view describe inspect lookup look list enumerate browse find search query
 			count download export display print tell compare watch monitor`,
 		intentWrite: `create add new make register open update edit modify change patch set replace rename delete remove
-			destroy drop erase purge cancel abort stop kill terminate halt restart retry rerun resume replay enable activate
+			destroy drop erase purge cancel void end abort stop kill terminate halt restart retry rerun resume replay enable activate
 			unpause disable deactivate suspend pause hold freeze restore reactivate unsuspend undelete recover trigger
 			dispatch start launch invoke execute run approve accept confirm reject deny decline assign give grant revoke
 			allow block ban unban rotate regenerate renew reset lock unlock move shift drag relocate transfer archive unarchive mark close reopen
 			revert undo merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
-			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill`,
+			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -1559,7 +1643,7 @@ func init() {
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
 		{"create", "add", "new", "make", "register", "open", "upsert"},
 		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "upsert"},
-		{"cancel", "abort", "stop", "kill", "terminate", "halt"},
+		{"cancel", "abort", "stop", "kill", "terminate", "halt", "void"},
 		{"restart", "retry", "rerun", "resume", "replay"},
 		{"enable", "activate", "unpause"},
 		{"disable", "deactivate", "inactivate"},
@@ -1604,6 +1688,7 @@ func init() {
 		{"availability", "slot"},
 		{"invoice", "bill"},
 		{"subscription", "membership"},
+		{"purchase", "buy"},
 		{"wage", "salary", "compensation"},
 		{"terminal", "reader"},
 		{"dispute", "chargeback"},
@@ -1617,7 +1702,7 @@ func init() {
 		{"device", "hardware"},
 		{"abuse", "spam", "complaint"},
 		{"price", "cost", "pricing"},
-		{"due", "deadline"},
+		{"due", "deadline", "overdue"},
 		{"move", "shift", "drag", "relocate"},
 		{"problem", "issue"},
 		{"volume", "disk"},
@@ -1625,7 +1710,7 @@ func init() {
 		{"mfa", "factor", "authenticator"},
 		{"check", "validate", "verify"},
 		{"schedule", "cron", "timer", "trigger"},
-		{"document", "doc", "article", "page", "knowledge"},
+		{"document", "doc", "article", "page", "knowledge", "pdf"},
 		{"owner", "author", "creator"},
 		{"metric", "measurement", "series", "statistic", "stats"},
 		{"config", "configuration", "setting", "option", "preference"},
@@ -1684,6 +1769,12 @@ func init() {
 				}
 			}
 		}
+	}
+	// Words that also ask for another, which does not ask for them: a
+	// subscription is to a plan, but "plan a milestone" subscribes to
+	// nothing.
+	for w, also := range map[string]string{"subscription": "plan"} {
+		synonyms[stem(w)] = append(synonyms[stem(w)], stem(also))
 	}
 }
 

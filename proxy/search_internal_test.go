@@ -370,3 +370,32 @@ func TestHoldsRecords(t *testing.T) {
 		}
 	}
 }
+
+func TestMakesLeadingAndWhatIsSaid(t *testing.T) {
+	for q, want := range map[string]int{
+		"file a bug":                  0,
+		"please file an issue for it": 1,
+		"cut a new release":           0,
+		"the file a user sent":        -1,
+		"file the report":             -1,
+		"leave the team":              -1,
+		"":                            -1,
+	} {
+		if got := makesLeading(q); got != want {
+			t.Errorf("makesLeading(%q) = %d, want %d", q, got, want)
+		}
+	}
+	for _, c := range []struct{ text, said string }{
+		{"leave a comment on PR 17: looks fine", "looks fine"},
+		{"file a bug: login throws a 500", "login throws a 500"},
+		{"reply to the review: fixed in the next commit", "fixed in the next commit"},
+		{"GDPR request: erase the customer", ""},
+		{"sign dave out everywhere: end his sessions", ""},
+		{"note: the deploy failed", ""},
+	} {
+		said, _, ok := whatIsSaid(c.text)
+		if ok != (c.said != "") || said != c.said {
+			t.Errorf("whatIsSaid(%q) = %q, %v; want %q", c.text, said, ok, c.said)
+		}
+	}
+}

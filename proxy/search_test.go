@@ -835,3 +835,38 @@ overrides:
 		}
 	}
 }
+
+// What signing, billing and tracker users say: "file a bug" creates an
+// issue and "leave a comment" adds one (with an article; "leave the
+// team" still leaves), what follows an order's colon is the thing's
+// text, a void cancels, buying purchases, a subscription is a plan and
+// what is overdue is past due.
+func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: create_issue, description: Creates an issue in a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/issues } }
+  - { name: list_files, description: Lists the files of a repository., request: { upstream: up, method: GET, path: /repos/files } }
+  - { name: upload_file, description: Uploads a file to a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/files } }
+  - { name: get_login_settings, description: Returns the login page settings., request: { upstream: up, method: GET, path: /settings/login } }
+  - { name: list_pr_comments, description: Lists the comments on a pull request., request: { upstream: up, method: GET, path: /pulls/comments } }
+  - { name: create_pr_comment, description: Comments on a pull request., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pulls/comments } }
+  - { name: add_test_run, description: Adds tests to a pull request's run., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pulls/tests } }
+  - { name: leave_team, description: Leaves a team., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /teams/membership } }
+  - { name: cancel_envelope, description: Cancels an envelope that is out for signature., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /envelopes/cancel } }
+  - { name: get_envelope, description: Returns an envelope., request: { upstream: up, method: GET, path: /envelopes/one } }
+  - { name: purchase_credits, description: Purchases more sending credits., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /billing/credits } }
+  - { name: list_credits, description: Lists the sending credits left., request: { upstream: up, method: GET, path: /credits } }
+  - { name: get_billing_plan, description: Returns the account's billing plan., request: { upstream: up, method: GET, path: /billing/plan } }
+  - { name: list_invoices, description: Lists the invoices., request: { upstream: up, method: GET, path: /billing/invoices } }
+  - { name: list_past_due_invoices, description: Lists the invoices past due., request: { upstream: up, method: GET, path: /billing/invoices/past_due } }
+`
+	wantFirsts(t, searchCore(t, "signers.yaml", src), []firstCase{
+		{"file a bug creates an issue", "file a bug: the login page throws a 500 when the password is empty", "create_issue"},
+		{"the file is a file", "list the files in the repo", "list_files"},
+		{"leave a comment adds one", "leave a comment on PR 17: looks fine but please add tests", "create_pr_comment"},
+		{"leave the team still leaves", "leave the platform team", "leave_team"},
+		{"void cancels", "void the offer letter envelope, the terms changed", "cancel_envelope"},
+		{"buy purchases", "buy 500 more sending credits", "purchase_credits"},
+		{"a subscription is a plan", "what subscription are we on?", "get_billing_plan"},
+		{"overdue is past due", "any overdue invoices?", "list_past_due_invoices"},
+	})
+}
