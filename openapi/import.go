@@ -736,16 +736,26 @@ func (im *importer) tagHint(tags []string) string {
 // mdLink is a Markdown link or image: its text stays, its target goes.
 var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 
+// htmlHidden is HTML a page shows nothing of: a comment, or a style or
+// script element (DocuSign's tags open with "<!-- ... --> <style>h1 {
+// margin-top: 1em; }</style>"). One left open hides the rest.
+var htmlHidden = regexp.MustCompile(`(?is)<!--.*?(?:-->|$)|<style\b.*?(?:</style\s*>|$)|<script\b.*?(?:</script\s*>|$)`)
+
+// htmlTag is an HTML tag (<br>, <p class="x">, </b>): its element's text
+// stays.
+var htmlTag = regexp.MustCompile(`</?[a-zA-Z][a-zA-Z0-9-]*(?:\s[^<>]*)?/?>`)
+
 // maxTagText bounds how much of a tag's description plainWords reads: a
 // hint keeps maxHintBytes of its words, and a hostile document may hold
 // megabytes in one description (read whole, 27 MiB took seconds and
 // hundreds of megabytes).
 const maxTagText = 16 << 10
 
-// plainWords is s without what search has no use for: Markdown links'
-// targets, bare URLs, markup characters, runs of white space, and
-// control and invisible format characters (escape sequences, bidi
-// overrides, zero-width spaces), which part words as white space does.
+// plainWords is s without what search has no use for: HTML's tags,
+// comments, styles and scripts, Markdown links' targets, bare URLs,
+// markup characters, runs of white space, and control and invisible
+// format characters (escape sequences, bidi overrides, zero-width
+// spaces), which part words as white space does.
 func plainWords(s string) string {
 	if len(s) > maxTagText {
 		n := maxTagText
@@ -757,6 +767,8 @@ func plainWords(s string) string {
 			s = s[:i] // not a word (or a link) cut in two
 		}
 	}
+	s = htmlHidden.ReplaceAllString(s, " ")
+	s = htmlTag.ReplaceAllString(s, " ")
 	s = mdLink.ReplaceAllString(s, "$1")
 	fields := strings.FieldsFunc(s, func(r rune) bool {
 		return unicode.IsSpace(r) || unicode.IsControl(r) || unicode.Is(unicode.Cf, r)

@@ -385,8 +385,8 @@ func TestImportRefusesTooManyOperations(t *testing.T) {
 }
 
 // What a document says of an operation's tags becomes the tool's
-// search_hint, as plain words: Markdown links keep their text, bare URLs
-// and markup go, two tags' descriptions join (in the order of the
+// search_hint, as plain words: Markdown links and HTML elements keep
+// their text, bare URLs, markup, HTML comments and styles go, two tags' descriptions join (in the order of the
 // tool's tags, which an import sorts), a tag without one adds
 // nothing, and a long one is cut to a bound the catalog accepts.
 func TestImportTagDescriptionsBecomeSearchHints(t *testing.T) {
@@ -403,6 +403,9 @@ tags:
   - name: collections
     description: Collections are tables.
   - name: bare
+  - name: envelopes
+    description: "<!-- a hack for the headings --> <style>h1, h2 { margin-top: 1em; }</style>
+      The <b>Envelopes</b> resource<br/> sends documents.<script>alert(1)</script>"
   - name: runners
     description: "` + long + `"
 paths:
@@ -412,6 +415,8 @@ paths:
       tags: [items, collections, bare]
       parameters: [ { name: id, in: path, required: true, schema: { type: string } } ]
       responses: { "200": { description: ok } }
+  /envelopes:
+    get: { operationId: listEnvelopes, tags: [envelopes], responses: { "200": { description: ok } } }
   /bare:
     get: { operationId: getBare, tags: [bare], responses: { "200": { description: ok } } }
   /runners:
@@ -437,6 +442,9 @@ paths:
 	}
 	if got, want := hint("get_item"), "Collections are tables. Items are individual pieces of data in your database, from articles to IoT status checks. See the guide or"; got != want {
 		t.Errorf("get_item's search_hint = %q, want %q", got, want)
+	}
+	if got, want := hint("list_envelopes"), "The Envelopes resource sends documents."; got != want {
+		t.Errorf("HTML in a tag's description gave the hint %q, want %q", got, want)
 	}
 	if got := hint("get_bare"); got != "" {
 		t.Errorf("a tag without a description gave the hint %q", got)
