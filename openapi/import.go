@@ -536,6 +536,37 @@ func previousNames(prev []byte) map[string]string {
 	return out
 }
 
+// pathName names an operation that has no operationId from its method
+// and path: GET /pets/{pet_id} is get_pets_by_pet_id. A name that would
+// be longer than maxName leaves out the parameters that lead to the last
+// segment, then the leading segments, so that what tells it from its
+// siblings, the end of its path, stays: GET
+// /repositories/{workspace}/{repo_slug}/pullrequests/{id}/commits is
+// get_repositories_pullrequests_commits, not the 60 characters of
+// get_repositories_by_workspace_by_repo_slug_pullrequests_by that its
+// nine siblings would share but for a suffix.
+func pathName(method, path string) string {
+	method = strings.ToLower(method)
+	full := snake(method + " " + pathParam.ReplaceAllString(path, "by $1"))
+	if len(full) <= maxName {
+		return full
+	}
+	var parts []string
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for i, seg := range segs {
+		if pathParam.MatchString(seg) && i < len(segs)-1 {
+			continue
+		}
+		if p := snake(pathParam.ReplaceAllString(seg, "by $1")); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	for len(parts) > 1 && len(method)+1+len(strings.Join(parts, "_")) > maxName {
+		parts = parts[1:]
+	}
+	return snake(method + " " + strings.Join(parts, " "))
+}
+
 // maxName is the longest tool name the import proposes, leaving room
 // under MCP's portable 64 for a "_2" suffix.
 const maxName = 60
@@ -661,7 +692,7 @@ func describe(t *tool, op *openapi3.Operation) {
 		t.name = snake(op.OperationID)
 	}
 	if t.name == "" {
-		t.name = snake(strings.ToLower(t.method) + " " + pathParam.ReplaceAllString(t.opPath, "by $1"))
+		t.name = pathName(t.method, t.opPath)
 		t.notes = append(t.notes, "no operationId: name made from the method and path")
 	}
 	if t.name == "" || t.name[0] >= '0' && t.name[0] <= '9' {

@@ -548,3 +548,53 @@ func TestHugeTagDescriptionIsCheap(t *testing.T) {
 		t.Errorf("a %d MiB tag description made the import %v slower", len(big)>>20, withTag-base)
 	}
 }
+
+// An operation without an operationId is named from its method and
+// path; when that name is too long, the parameters that lead to the
+// last segment and then the leading segments go, so the end of the path,
+// which tells siblings apart, stays. (Cut from the end, Bitbucket's ten
+// pull request operations were all get_repositories_by_workspace_by_
+// repo_slug_pullrequests_by with a suffix.)
+func TestImportNamesLongPathsByTheirEnd(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /pets/{pet_id}:
+    get: { parameters: [ { name: pet_id, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
+  /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/commits:
+    get: { parameters: [ { name: workspace, in: path, required: true, schema: { type: string } }, { name: repo_slug, in: path, required: true, schema: { type: string } }, { name: pull_request_id, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
+  /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}/diffstat:
+    get: { parameters: [ { name: workspace, in: path, required: true, schema: { type: string } }, { name: repo_slug, in: path, required: true, schema: { type: string } }, { name: pull_request_id, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
+  /repositories/{workspace}/{repo_slug}/pullrequests/{pull_request_id}:
+    get: { parameters: [ { name: workspace, in: path, required: true, schema: { type: string } }, { name: repo_slug, in: path, required: true, schema: { type: string } }, { name: pull_request_id, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
+  /organizations/{organization_identifier}/infrastructure/environments/{environment_identifier}/deployments/history:
+    get: { parameters: [ { name: organization_identifier, in: path, required: true, schema: { type: string } }, { name: environment_identifier, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	for _, name := range []string{
+		"get_pets_by_pet_id", // short enough: as it was
+		"get_repositories_pullrequests_commits",
+		"get_repositories_pullrequests_diffstat",
+		"get_repositories_pullrequests_by_pull_request_id",
+		"get_infrastructure_environments_deployments_history", // leading segments go too
+	} {
+		if cat.Tool(name) == nil {
+			var names []string
+			for _, tool := range cat.Tools {
+				names = append(names, tool.Name)
+			}
+			t.Errorf("no tool %s; the import named %v", name, names)
+		}
+	}
+}
