@@ -1709,7 +1709,7 @@ func init() {
 		{"region", "datacenter"},
 		{"mfa", "factor", "authenticator"},
 		{"check", "validate", "verify"},
-		{"schedule", "cron", "timer", "trigger"},
+		{"schedule", "cron", "timer", "trigger", "nightly", "hourly", "daily", "weekly"},
 		{"document", "doc", "article", "page", "knowledge", "pdf"},
 		{"owner", "author", "creator"},
 		{"metric", "measurement", "series", "statistic", "stats"},

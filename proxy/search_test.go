@@ -839,8 +839,8 @@ overrides:
 // What signing, billing and tracker users say: "file a bug" creates an
 // issue and "leave a comment" adds one (with an article; "leave the
 // team" still leaves), what follows an order's colon is the thing's
-// text, a void cancels, buying purchases, a subscription is a plan and
-// what is overdue is past due.
+// text, a void cancels, buying purchases, a subscription is a plan,
+// what is overdue is past due and what runs nightly has a schedule.
 func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
 	const src = searchHead + `tools:
   - { name: create_issue, description: Creates an issue in a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/issues } }
@@ -858,6 +858,8 @@ func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
   - { name: get_billing_plan, description: Returns the account's billing plan., request: { upstream: up, method: GET, path: /billing/plan } }
   - { name: list_invoices, description: Lists the invoices., request: { upstream: up, method: GET, path: /billing/invoices } }
   - { name: list_past_due_invoices, description: Lists the invoices past due., request: { upstream: up, method: GET, path: /billing/invoices/past_due } }
+  - { name: create_pipeline, description: Runs a pipeline on a branch., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pipelines } }
+  - { name: create_pipeline_schedule, description: Creates a schedule for a pipeline., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pipelines/schedules } }
 `
 	wantFirsts(t, searchCore(t, "signers.yaml", src), []firstCase{
 		{"file a bug creates an issue", "file a bug: the login page throws a 500 when the password is empty", "create_issue"},
@@ -868,5 +870,6 @@ func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
 		{"buy purchases", "buy 500 more sending credits", "purchase_credits"},
 		{"a subscription is a plan", "what subscription are we on?", "get_billing_plan"},
 		{"overdue is past due", "any overdue invoices?", "list_past_due_invoices"},
+		{"nightly is a schedule", "set up a nightly pipeline on main", "create_pipeline_schedule"},
 	})
 }
