@@ -269,6 +269,7 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte(anyOfDoc(3, 5)))
 	f.Add([]byte(wideDoc(2, 10, 70)))
 	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /{a}{b}:\n    get: {operationId: '', responses: {}}\n"))
+	f.Add([]byte("openapi: 3.0.0\ninfo: {title: t, version: '1'}\ntags: [{name: a, description: '<!-- x --><style>p{}</style><b>A</b>'}]\npaths:\n  /aaaaaaaaaa/{b}/cccccccccccccccccc/{d}/eeeeeeeeeeeeeeeeeeeeeeeee/{f}/gggggggggggggg:\n    get: {tags: [a], responses: {}}\n"))
 	f.Add([]byte(`{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a/{x}":{"post":{"parameters":[{"name":"x","in":"path","required":true,"type":"string"}],"responses":{}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := openapi.Read(data)

@@ -273,7 +273,7 @@ func FuzzSplitQuoted(f *testing.F) {
 // Whatever the query, reading it ends, and gives terms of positive,
 // finite weight, none empty.
 func FuzzSearchQueryCheck(f *testing.F) {
-	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined"} {
+	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined", "file a bug: it fails", "leave a comment on PR 1: looks fine", "the file a: b", ": :", "cut an: "} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
