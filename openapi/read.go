@@ -151,6 +151,11 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 		return nil, err
 	}
 	doc, err := loader.LoadFromData(src)
+	if err != nil && !errors.Is(err, ctx.Err()) {
+		if mended := mend(ctx, data, err); mended != nil {
+			return &Document{Version: oas, doc: mended}, nil
+		}
+	}
 	if err != nil {
 		var ext *openapi3.DisallowedExternalRefError
 		if errors.As(err, &ext) {
@@ -159,6 +164,47 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 		return nil, fmt.Errorf("cannot load OpenAPI document: %v", err)
 	}
 	return &Document{Version: oas, doc: doc}, nil
+}
+
+// mend loads data once more, each time with the spot the last load
+// error named mended (repair), up to maxRepairs times, or returns nil.
+func mend(ctx context.Context, data []byte, loadErr error) *openapi3.T {
+	tree, err := parseTree(data)
+	if err != nil {
+		return nil
+	}
+	root, ok := tree.(map[string]any)
+	if !ok {
+		return nil
+	}
+	version(root, "openapi")
+	stringInfo(root)
+	if _, err := markRefs(ctx, root); err != nil {
+		return nil
+	}
+	for range maxRepairs {
+		if !repair(root, loadErr) || ctx.Err() != nil {
+			return nil
+		}
+		if js, err := json.Marshal(root); err == nil {
+			if doc := loadModel(ctx, js); doc != nil {
+				return doc
+			}
+		}
+		src, err := yaml.Marshal(root)
+		if err != nil {
+			return nil
+		}
+		loader := openapi3.NewLoader()
+		loader.IsExternalRefsAllowed = false
+		loader.Context = ctx
+		doc, err := loader.LoadFromData(src)
+		if err == nil {
+			return doc
+		}
+		loadErr = err
+	}
+	return nil
 }
 
 // stringInfo writes the document's title and version as strings when

@@ -1,0 +1,301 @@
+package openapi
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Real documents that the model refuses for one bad spot: a schema's
+// pattern written as a number, a schema's examples written as a map, a
+// schema $ref that points at a response, a parameter or a place inside
+// an operation. kin-openapi refuses the whole document; repair mends the
+// one spot its error names, so that the rest imports. What it cannot
+// mend as the author meant is marked like a reference that cannot be
+// followed, and Import skips the operations that need it, with the
+// reason.
+
+// maxRepairs bounds how many spots one document may have mended: each
+// costs a load, and a document that needs more is refused with the
+// error of the last.
+const maxRepairs = 20
+
+var (
+	// badRef is the reference an error names: `bad data in "#/..."
+	// (expecting ref to schema object)`, `failed to resolve "allOf" in
+	// fragment in URI: "#/..."`.
+	badRef = regexp.MustCompile(`(?:bad data in|in fragment in URI:) "(#[^"]*)"(?: \(expecting ref to (\w+) object\))?`)
+	// badField is a member of the wrong type an error names:
+	// `cannot unmarshal !!int into string field "pattern" in /a/b`.
+	badField = regexp.MustCompile(`cannot unmarshal \S+ into \S+ field "([^"]+)" in (/[^\s;]*)`)
+	// badNode is a value of the wrong type an error names:
+	// `cannot construct !!map into []interface {} in /a/b/examples`.
+	badNode = regexp.MustCompile(`cannot (?:unmarshal|construct) \S+ into [^";]*? in (/[^\s;]+)`)
+)
+
+// repair mends, in root, the spots a load error names (a YAML error may
+// name several, each after "; "), and reports whether it changed
+// anything (false: the error stands).
+func repair(root map[string]any, loadErr error) bool {
+	changed := false
+	for _, msg := range strings.Split(loadErr.Error(), "; ") {
+		if m := badRef.FindStringSubmatch(msg); m != nil && m[2] == "response" {
+			changed = answerRef(root, m[1]) || changed
+		} else if m != nil {
+			changed = replaceRef(root, m[1]) || changed
+		} else if m := badField.FindStringSubmatch(msg); m != nil {
+			changed = drop(root, m[2]+"/"+m[1]) || changed
+		} else if m := badNode.FindStringSubmatch(msg); m != nil {
+			changed = drop(root, m[1]) || changed
+		}
+	}
+	return changed
+}
+
+// drop deletes the member at a slash-separated path of plain keys (as a
+// YAML error writes it, unescaped), and reports whether there was one.
+func drop(root map[string]any, path string) bool {
+	i := strings.LastIndexByte(path, '/')
+	var parent any = root
+	if i > 0 {
+		parent = at(root, path[:i])
+	}
+	obj, ok := parent.(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, has := obj[path[i+1:]]; !has {
+		return false
+	}
+	delete(obj, path[i+1:])
+	return true
+}
+
+// answerRef puts in place of every response {"$ref": ref} in root (a
+// member of a "responses" map) a response whose JSON content is what ref
+// points to: a response $ref to a schema (`"400": {$ref:
+// "#/components/schemas/BadRequest"}`) means a response that holds one.
+// Schema $refs to the same place stay as they are.
+func answerRef(root map[string]any, ref string) bool {
+	target, why := lookup(root, ref)
+	if why != "" || !inSchema(ref, target) {
+		return replaceRef(root, ref)
+	}
+	changed := false
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 10000 {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if rs, ok := x["responses"].(map[string]any); ok {
+				for code, r := range rs {
+					if m, ok := r.(map[string]any); ok && m["$ref"] == ref {
+						rs[code] = map[string]any{"description": "", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": ref}}}}
+						changed = true
+					}
+				}
+			}
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	walk(root, 0)
+	return changed
+}
+
+// replaceRef puts in place of every {"$ref": ref} in root a copy of the
+// schema it points to: a schema inside an operation or in a schema's
+// "definitions", which the model cannot follow, or the schema of the
+// parameter or response it points to (a schema $ref to a response means
+// what the response holds). Where there is none, or the schema holds the
+// reference itself, it puts a marker saying why it cannot be read.
+func replaceRef(root map[string]any, ref string) bool {
+	target, why := lookup(root, ref)
+	if why == "" && !inSchema(ref, target) {
+		// A schema $ref to a parameter or a response means its schema.
+		target = schemaOf(target)
+		if target == nil {
+			why = fmt.Sprintf("$ref %q points to something that is not a schema and has none", bound(ref, 200))
+		}
+	}
+	var with map[string]any
+	switch {
+	case why != "":
+		with = map[string]any{unresolvedExt: why}
+	case refersTo(root, target, ref):
+		with = map[string]any{unresolvedExt: fmt.Sprintf("$ref %q points to a schema that holds itself where the model cannot follow it", bound(ref, 200))}
+	}
+	return replaceEach(root, ref, func() map[string]any {
+		if with != nil {
+			return with
+		}
+		return deepCopy(target)
+	})
+}
+
+// replaceEach puts with() in place of every {"$ref": ref} in root, and
+// reports whether there was one.
+func replaceEach(root map[string]any, ref string, with func() map[string]any) bool {
+	changed := false
+	var walk func(v any, depth int) any
+	walk = func(v any, depth int) any {
+		if depth > 10000 {
+			return v
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["$ref"].(string); ok && r == ref {
+				changed = true
+				return with()
+			}
+			for k, e := range x {
+				x[k] = walk(e, depth+1)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e, depth+1)
+			}
+		}
+		return v
+	}
+	walk(root, 0)
+	return changed
+}
+
+// inSchema reports whether ref points into a schema: through a
+// "schema" member (an operation's, a parameter's, a media type's), the
+// document's "schemas" or a schema's "definitions". A reference to a
+// response, a parameter or a header is to no schema.
+func inSchema(ref string, target map[string]any) bool {
+	if _, param := target["in"]; param {
+		return false
+	}
+	for _, tok := range strings.Split(ref, "/") {
+		switch tok {
+		case "schema", "schemas", "definitions":
+			return true
+		}
+	}
+	return false
+}
+
+// schemaOf is the schema of a parameter, a header, a response or a
+// request body: its own "schema", or that of its JSON content (of its
+// only content when none is JSON), or nil.
+func schemaOf(obj map[string]any) map[string]any {
+	if s, ok := obj["schema"].(map[string]any); ok {
+		return s
+	}
+	content, _ := obj["content"].(map[string]any)
+	var only map[string]any
+	for media, v := range content {
+		m, _ := v.(map[string]any)
+		s, ok := m["schema"].(map[string]any)
+		if !ok {
+			continue
+		}
+		if strings.Contains(strings.ToLower(media), "json") {
+			return s
+		}
+		if len(content) == 1 {
+			only = s
+		}
+	}
+	return only
+}
+
+// refersTo reports whether v leads to ref: holds it, or holds a
+// reference whose target (in root, followed once each) leads to it. A
+// copy of a schema that leads back to itself would grow with each load.
+func refersTo(root map[string]any, v any, ref string) bool {
+	seen := map[string]bool{}
+	var walk func(v any, depth int) bool
+	walk = func(v any, depth int) bool {
+		if depth > 10000 {
+			return true
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["$ref"].(string); ok {
+				if r == ref {
+					return true
+				}
+				if !seen[r] {
+					seen[r] = true
+					if t, why := lookup(root, r); why == "" && walk(t, depth+1) {
+						return true
+					}
+				}
+			}
+			for _, e := range x {
+				if walk(e, depth+1) {
+					return true
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if walk(e, depth+1) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return walk(v, 0)
+}
+
+// deepCopy copies a tree of plain values.
+func deepCopy(v any) map[string]any {
+	var cp func(v any) any
+	cp = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = cp(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = cp(e)
+			}
+			return out
+		}
+		return v
+	}
+	return cp(v).(map[string]any)
+}
+
+// at is the value at a slash-separated path of plain keys (as a YAML
+// error writes it, unescaped), or nil.
+func at(root map[string]any, path string) any {
+	var cur any = root
+	for _, tok := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[tok]
+			if !ok {
+				return nil
+			}
+			cur = next
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(c) {
+				return nil
+			}
+			cur = c[i]
+		default:
+			return nil
+		}
+	}
+	return cur
+}
