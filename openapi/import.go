@@ -204,7 +204,9 @@ type tool struct {
 	name, title, description, kind string
 	kindNote                       string // why kind is what it is
 	method, path                   string
-	opPath                         string // the path as the document writes it
+	opPath                         string            // the path as the document writes it, less a query or fragment in it
+	fromQuery                      map[string]string // a parameter the document's path puts in its query: its query key
+	fixed                          map[string]string // a query key the document's path sets: its value
 	tags                           []string
 	searchHint                     string // what the document says of its tags
 	input                          map[string]any
@@ -608,6 +610,10 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 		im.skip(method, path, "path does not start with /")
 		return nil
 	}
+	if why := t.splitQuery(); why != "" {
+		im.skip(method, path, "%s", why)
+		return nil
+	}
 	if catalog.DotSegment(path) {
 		// It would leave the base URL's path (another tenant's, say) at
 		// whichever server normalises it; the catalog refuses it too.
@@ -636,6 +642,58 @@ func (im *importer) operation(method, path string, item *openapi3.PathItem, op *
 	}
 	return t
 }
+
+// splitQuery takes out of t.opPath a query or a fragment the document
+// wrote into its path, which a path must not hold: "/rest?method=x"
+// (Flickr) sends method=x with every call; "/alerts?lat={lat}" (Weatherbit)
+// sends the parameter lat, declared in the path, in the query; a fragment
+// that only tells two operations on one path apart ("#name", Azure's
+// "#disambiguation_dummy") is never sent, so it goes. A fragment that
+// says more ("#X-Amz-Target=...", AWS's header of the operation) or a
+// query value that is neither a constant nor one parameter cannot be
+// sent as meant: it returns why.
+func (t *tool) splitQuery() string {
+	path, frag, hasFrag := strings.Cut(t.opPath, "#")
+	if hasFrag && strings.ContainsAny(frag, "=/&?") {
+		return fmt.Sprintf("the path's fragment %q says what a request cannot carry (a fragment is never sent)", bound(frag, 100))
+	}
+	path, raw, hasQuery := strings.Cut(path, "?")
+	t.opPath = path
+	if hasFrag {
+		t.notes = append(t.notes, fmt.Sprintf("fragment #%s of the document's path left out: it is never sent", bound(frag, 100)))
+	}
+	if !hasQuery {
+		return ""
+	}
+	for _, pair := range strings.Split(raw, "&") {
+		if pair == "" {
+			continue
+		}
+		k, v, _ := strings.Cut(pair, "=")
+		if k == "" || !validQueryKey.MatchString(k) {
+			return fmt.Sprintf("the path's query %q cannot be mapped", bound(raw, 100))
+		}
+		switch m := pathParam.FindAllStringSubmatchIndex(v, -1); {
+		case len(m) == 0 && !strings.ContainsAny(v, "{}"):
+			if t.fixed == nil {
+				t.fixed = map[string]string{}
+			}
+			t.query[k], t.fixed[k] = v, v
+		case len(m) == 1 && m[0][0] == 0 && m[0][1] == len(v):
+			if t.fromQuery == nil {
+				t.fromQuery = map[string]string{}
+			}
+			t.fromQuery[v[1:len(v)-1]] = k
+		default:
+			return fmt.Sprintf("the path's query %q cannot be mapped", bound(raw, 100))
+		}
+	}
+	t.notes = append(t.notes, fmt.Sprintf("query %s of the document's path sent as the request's query", bound(raw, 100)))
+	return ""
+}
+
+// validQueryKey is a query key a path's query may set.
+var validQueryKey = regexp.MustCompile(`^[A-Za-z0-9_.\-\[\]]+$`)
 
 // classify decides read or write, and a write's annotations from its
 // method.
@@ -692,7 +750,11 @@ func describe(t *tool, op *openapi3.Operation) {
 		t.name = snake(op.OperationID)
 	}
 	if t.name == "" {
-		t.name = pathName(t.method, t.opPath)
+		named := t.opPath // and what its query sets: /rest?method=a and ?method=b are two
+		for _, k := range slices.Sorted(maps.Keys(t.fixed)) {
+			named += "/" + t.fixed[k]
+		}
+		t.name = pathName(t.method, named)
 		t.notes = append(t.notes, "no operationId: name made from the method and path")
 	}
 	if t.name == "" || t.name[0] >= '0' && t.name[0] <= '9' {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -689,6 +690,85 @@ paths:
 	if tool := cat.Tool("get_message"); tool != nil {
 		if props, _ := tool.OutputSchema["properties"].(map[string]any); props["message"] == nil {
 			t.Errorf("get_message's output schema is %v, want the response's, with message", tool.OutputSchema)
+		}
+	}
+}
+
+// A query or fragment written into a document's path is no path: the
+// query's constants are sent with every call (Flickr's
+// "/rest?method=..."), a parameter it names is sent in the query even when
+// declared in the path (Weatherbit's "/alerts?lat={lat}"), a fragment that
+// only tells operations apart is dropped (it is never sent), and one that
+// says more (AWS's "#X-Amz-Target=...") skips its operation with the
+// reason.
+func TestImportTakesAQueryOutOfAPath(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /rest?method=photos.getInfo:
+    get:
+      parameters:
+        - { name: photo_id, in: query, required: true, schema: { type: string } }
+        - { name: method, in: query, schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /rest?method=photos.delete:
+    post:
+      parameters: [ { name: photo_id, in: query, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+  /alerts?lat={lat}&lon={lon}:
+    get:
+      operationId: getAlerts
+      parameters:
+        - { name: lat, in: path, required: true, schema: { type: number } }
+        - { name: lon, in: path, required: true, schema: { type: number } }
+      responses: { "200": { description: ok } }
+  /roles/{role_id}#disambiguation_dummy:
+    get:
+      operationId: getRole
+      parameters: [ { name: role_id, in: path, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+  /#X-Amz-Target=Cert.List:
+    post: { operationId: listCerts, responses: { "200": { description: ok } } }
+  /search?{field}=1:
+    get: { operationId: search, parameters: [ { name: field, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true, IncludeWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	for name, want := range map[string]struct {
+		path  string
+		query map[string]string
+	}{
+		"get_rest_photos_get_info": {"/rest", map[string]string{"method": "photos.getInfo", "photo_id": "{photo_id}"}},
+		"post_rest_photos_delete":  {"/rest", map[string]string{"method": "photos.delete", "photo_id": "{photo_id}"}},
+		"get_alerts":               {"/alerts", map[string]string{"lat": "{lat}", "lon": "{lon}"}},
+		"get_role":                 {"/roles/{role_id}", map[string]string{}},
+	} {
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Errorf("no tool %s (skipped: %v)\n%s", name, res.Skipped, res.YAML)
+			continue
+		}
+		if tool.Request.Path != want.path || !maps.Equal(tool.Request.Query, want.query) && len(want.query)+len(tool.Request.Query) > 0 {
+			t.Errorf("%s sends %s %v, want %s %v", name, tool.Request.Path, tool.Request.Query, want.path, want.query)
+		}
+	}
+	var reasons []string
+	for _, s := range res.Skipped {
+		reasons = append(reasons, s.String())
+	}
+	for _, want := range []string{`fragment "X-Amz-Target=Cert.List" says what a request cannot carry`, `query "{field}=1" cannot be mapped`} {
+		if !strings.Contains(strings.Join(reasons, "\n"), want) {
+			t.Errorf("skipped %v, want one saying %q", reasons, want)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -133,8 +134,14 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 			return false
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(t.fromQuery)) {
+		if _, set := t.query[t.fromQuery[name]]; !set {
+			im.skip(method, path, "parameter {%s} of the path's query is not declared", name)
+			return false
+		}
+	}
 	var undeclared string
-	tpath := pathParam.ReplaceAllStringFunc(path, func(m string) string {
+	tpath := pathParam.ReplaceAllStringFunc(t.opPath, func(m string) string {
 		if ph, ok := inPath[m[1:len(m)-1]]; ok {
 			return ph
 		}
@@ -194,17 +201,32 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 	ph := "{" + a + "}"
 	switch p.In {
 	case openapi3.ParameterInPath:
+		if key, ok := t.fromQuery[p.Name]; ok && !strings.Contains(t.opPath, "{"+p.Name+"}") {
+			t.query[key] = ph // "/alerts?lat={lat}": sent in the query
+			as.required = append(as.required, a)
+			break
+		}
 		if !strings.Contains(t.opPath, "{"+p.Name+"}") {
 			return true // declared but not in the path: nothing to fill
 		}
 		inPath[p.Name] = ph
 		as.required = append(as.required, a)
 	case openapi3.ParameterInQuery:
+		if _, fixed := t.fixed[p.Name]; fixed {
+			// The document's path sets it ("/rest?method=x"): the
+			// path's value is the operation's.
+			t.notes = append(t.notes, fmt.Sprintf("query parameter %q left out: the document's path sets it", p.Name))
+			return true
+		}
 		if v, ok := im.queryCredentials()[p.Name]; ok && im.securedBy(op)[p.Name] {
 			t.query[p.Name] = v // the upstream's API key: set from the environment
 			return true
 		}
-		t.query[p.Name] = ph
+		key := p.Name
+		if k, ok := t.fromQuery[p.Name]; ok {
+			key = k // "?q={search}": sent as q
+		}
+		t.query[key] = ph
 		if p.Required {
 			as.required = append(as.required, a)
 		}
