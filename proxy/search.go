@@ -540,7 +540,27 @@ func queryIntent(query string) intent {
 // index among words(query), or -1. Without the article the same words
 // say other things ("the file", "cut the price", "leave the team").
 func makesLeading(query string) int {
-	toks := strings.FieldsFunc(strings.ToLower(query), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' })
+	// The tokens keep their apostrophes ("let's" is no stop word) and
+	// where each starts in query.
+	var toks []string
+	var at []int
+	for i := 0; i < len(query); {
+		j := i
+		for j < len(query) {
+			r, size := utf8.DecodeRuneInString(query[j:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' {
+				break
+			}
+			j += size
+		}
+		if j == i {
+			_, size := utf8.DecodeRuneInString(query[i:])
+			i += size
+			continue
+		}
+		toks, at = append(toks, strings.ToLower(query[i:j])), append(at, i)
+		i = j
+	}
 	for i, tok := range toks {
 		if determiners[tok] { // "the file a user sent" orders nothing
 			return -1
@@ -551,13 +571,14 @@ func makesLeading(query string) int {
 		if !makesWith[tok] || i+1 >= len(toks) || toks[i+1] != "a" && toks[i+1] != "an" && !newWords[toks[i+1]] {
 			return -1
 		}
-		// words drops no word before this one: stop words of more than
-		// one letter all.
-		n := 0
-		for _, t := range toks[:i] {
-			if len(t) > 1 || t == "i" {
-				n++
-			}
+		// The verb's index is that of words, which may part a token in
+		// two ("InTo": in, to; "FiLe": fi, le) as it drops one letter:
+		// count words up to where the verb starts, and take the verb
+		// only as a word of its own.
+		ws := words(query)
+		n := len(words(query[:at[i]]))
+		if n >= len(ws) || ws[n] != tok {
+			return -1
 		}
 		return n
 	}

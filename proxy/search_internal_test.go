@@ -273,7 +273,7 @@ func FuzzSplitQuoted(f *testing.F) {
 // Whatever the query, reading it ends, and gives terms of positive,
 // finite weight, none empty.
 func FuzzSearchQueryCheck(f *testing.F) {
-	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined", "file a bug: it fails", "leave a comment on PR 1: looks fine", "the file a: b", ": :", "cut an: "} {
+	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined", "file a bug: it fails", "leave a comment on PR 1: looks fine", "the file a: b", ": :", "cut an: ", "InTo file a bug", "please FiLe a bug"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
@@ -284,6 +284,13 @@ func FuzzSearchQueryCheck(f *testing.F) {
 		for term, w := range q.terms {
 			if term == "" || !(w.w > 0) || math.IsInf(w.w, 0) || !utf8.ValidString(term) {
 				t.Fatalf("query %q gives term %q weight %v", query, term, w.w)
+			}
+		}
+		// makesLeading's index is that of its verb among the words
+		// queryTerms reads.
+		if i := makesLeading(query); i >= 0 {
+			if ws := words(query); i >= len(ws) || !makesWith[ws[i]] {
+				t.Fatalf("makesLeading(%q) = %d, but its words are %q", query, i, ws)
 			}
 		}
 	})
@@ -380,6 +387,11 @@ func TestMakesLeadingAndWhatIsSaid(t *testing.T) {
 		"file the report":             -1,
 		"leave the team":              -1,
 		"":                            -1,
+		// The index is among words(query), which parts "InTo" in two
+		// and "FiLe" too (no verb there).
+		"InTo file a bug":   2,
+		"please FiLe a bug": -1,
+		"INto file a bug":   2,
 	} {
 		if got := makesLeading(q); got != want {
 			t.Errorf("makesLeading(%q) = %d, want %d", q, got, want)
