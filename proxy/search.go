@@ -580,6 +580,11 @@ func makesLeading(query string) int {
 		if n >= len(ws) || ws[n] != tok {
 			return -1
 		}
+		// A phrasal verb says what it does, as in leadingVerb: "log a
+		// user out" signs one out, it makes nothing.
+		if p, _ := phraseAt(ws, n, nil); p != nil {
+			return -1
+		}
 		return n
 	}
 	return -1

@@ -392,6 +392,10 @@ func TestMakesLeadingAndWhatIsSaid(t *testing.T) {
 		"InTo file a bug":   2,
 		"please FiLe a bug": -1,
 		"INto file a bug":   2,
+		// A phrasal verb says what it does.
+		"log a user out":  -1,
+		"log an admin in": -1,
+		"log a defect":    0,
 	} {
 		if got := makesLeading(q); got != want {
 			t.Errorf("makesLeading(%q) = %d, want %d", q, got, want)

@@ -873,3 +873,19 @@ func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
 		{"nightly is a schedule", "set up a nightly pipeline on main", "create_pipeline_schedule"},
 	})
 }
+
+// "Log a user out" is the phrasal verb's, though "log" with an article
+// after it ("log a defect") makes the thing.
+func TestSearchLogsAUserOutRatherThanMakingOne(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: logout_user, description: Logs a user out., kind: write, gate: up_write, request: { upstream: up, method: POST, path: "/users/{user_id}/logout" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
+  - { name: get_user, description: Returns a user., request: { upstream: up, method: GET, path: "/users/{user_id}" }, input: { type: object, properties: { user_id: { type: string } }, required: [user_id] } }
+  - { name: create_user, description: Adds a user., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /users } }
+  - { name: create_issue, description: Creates an issue in a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/issues } }
+`
+	wantFirsts(t, searchCore(t, "logout.yaml", src), []firstCase{
+		{"a phrasal verb around its object", "log a user out", "logout_user"},
+		{"and with more after it", "log a user out everywhere", "logout_user"},
+		{"log with an article makes", "log a bug", "create_issue"},
+	})
+}
