@@ -563,7 +563,15 @@ func pathName(method, path string) string {
 			parts = append(parts, p)
 		}
 	}
-	for len(parts) > 1 && len(method)+1+len(strings.Join(parts, "_")) > maxName {
+	// The name's length: the method, and each part after an underscore.
+	// Kept as parts go rather than joined again for each, which for a
+	// hostile path of many segments took time of their number squared.
+	n := len(method) + len(parts)
+	for _, p := range parts {
+		n += len(p)
+	}
+	for len(parts) > 1 && n > maxName {
+		n -= 1 + len(parts[0])
 		parts = parts[1:]
 	}
 	return snake(method + " " + strings.Join(parts, " "))
