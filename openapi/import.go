@@ -839,8 +839,10 @@ var mdLink = regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`)
 
 // htmlHidden is HTML a page shows nothing of: a comment, or a style or
 // script element (DocuSign's tags open with "<!-- ... --> <style>h1 {
-// margin-top: 1em; }</style>"). One left open hides the rest.
-var htmlHidden = regexp.MustCompile(`(?is)<!--.*?(?:-->|$)|<style\b.*?(?:</style\s*>|$)|<script\b.*?(?:</script\s*>|$)`)
+// margin-top: 1em; }</style>"). One left open hides the rest. The
+// element's name ends as a tag's does, at a space, "/" or ">": a
+// <style-guide> or <scripts> is no style or script.
+var htmlHidden = regexp.MustCompile(`(?is)<!--.*?(?:-->|$)|<style(?:[\s/>]|$).*?(?:</style\s*>|$)|<script(?:[\s/>]|$).*?(?:</script\s*>|$)`)
 
 // htmlTag is an HTML tag (<br>, <p class="x">, </b>): its element's text
 // stays.
