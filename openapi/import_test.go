@@ -772,3 +772,48 @@ paths:
 		}
 	}
 }
+
+// A default its own schema refuses (SendGrid gives a date argument the
+// default "") is left out with a note; the operation imports.
+func TestImportLeavesOutADefaultItsSchemaRefuses(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /stats:
+    get:
+      operationId: getStats
+      parameters:
+        - { name: start_date, in: query, schema: { type: string, format: date, default: "" } }
+        - { name: end_date, in: query, schema: { type: string, format: date, default: "" } }
+        - { name: limit, in: query, schema: { type: integer, default: 10 } }
+      responses: { "200": { description: ok } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	tool := cat.Tool("get_stats")
+	if tool == nil {
+		t.Fatalf("get_stats was skipped: %v", res.Skipped)
+	}
+	props := tool.Input["properties"].(map[string]any)
+	for _, name := range []string{"start_date", "end_date"} {
+		if _, has := props[name].(map[string]any)["default"]; has {
+			t.Errorf("%s kept its default", name)
+		}
+		if !strings.Contains(string(res.YAML), `default "" of argument "`+name+`" left out`) {
+			t.Errorf("no note says %s's default was left out:\n%s", name, res.YAML)
+		}
+	}
+	if d := props["limit"].(map[string]any)["default"]; d != 10 {
+		t.Errorf("limit's default is %v, want 10 kept", d)
+	}
+}

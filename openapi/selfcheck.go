@@ -2,9 +2,11 @@ package openapi
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpgw/gateway/catalog"
@@ -34,7 +36,11 @@ func (im *importer) selfCheck() error {
 			continue
 		}
 		for _, t := range part {
-			if err := im.load([]*tool{t}); im.err != nil {
+			err := im.load([]*tool{t})
+			for tries := 0; err != nil && im.err == nil && tries < 10 && dropBadDefault(t, err); tries++ {
+				err = im.load([]*tool{t}) // the default was the document's slip: the tool stands without it
+			}
+			if im.err != nil {
 				return im.err
 			} else if err != nil {
 				msg := err.Error()
@@ -141,4 +147,35 @@ func anyEnv(k string) (string, bool) {
 		return "http://127.0.0.1:9", true
 	}
 	return "x", true
+}
+
+// badDefault finds the argument whose default a load refused: `default
+// "" of argument "end_date" does not pass its own schema` (SendGrid
+// gives a date argument the default "").
+var badDefault = regexp.MustCompile(`default .* of argument ("(?:[^"\\]|\\.)*") does not pass its own schema`)
+
+// dropBadDefault takes out of t's input the default a load refused, with
+// a note, and reports whether there was one to take: a default is a
+// convenience the document offers, and one its own schema refuses must
+// not cost the operation.
+func dropBadDefault(t *tool, err error) bool {
+	m := badDefault.FindStringSubmatch(err.Error())
+	if m == nil {
+		return false
+	}
+	name, uerr := strconv.Unquote(m[1])
+	if uerr != nil {
+		return false
+	}
+	props, _ := t.input["properties"].(map[string]any)
+	prop, _ := props[name].(map[string]any)
+	def, ok := prop["default"]
+	if !ok {
+		return false
+	}
+	delete(prop, "default")
+	t.yaml = nil // written again without it
+	text, _ := json.Marshal(def)
+	t.notes = append(t.notes, fmt.Sprintf("default %s of argument %q left out: its own schema refuses it", bound(string(text), 60), name))
+	return true
 }
