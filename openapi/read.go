@@ -182,8 +182,9 @@ func mend(ctx context.Context, data []byte, loadErr error) *openapi3.T {
 	if _, err := markRefs(ctx, root); err != nil {
 		return nil
 	}
+	md := newMender()
 	for range maxRepairs {
-		if !repair(root, loadErr) || ctx.Err() != nil {
+		if !md.repair(root, loadErr) || ctx.Err() != nil {
 			return nil
 		}
 		if js, err := json.Marshal(root); err == nil {

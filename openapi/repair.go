@@ -21,6 +21,14 @@ import (
 // error of the last.
 const maxRepairs = 20
 
+// maxCopiedNodes bounds the values (mappings, lists and scalars) that
+// mending one document may copy in all. A copy is made for each place a
+// reference points from, and a copied schema may hold references mended
+// next, so without a bound a few kilobytes (each schema pointing at the
+// next from four places, twenty deep) would copy 4^20 schemas. A
+// reference whose copies would go past it is marked instead.
+const maxCopiedNodes = 20_000
+
 var (
 	// badRef is the reference an error names: `bad data in "#/..."
 	// (expecting ref to schema object)`, `failed to resolve "allOf" in
@@ -34,16 +42,30 @@ var (
 	badNode = regexp.MustCompile(`cannot (?:unmarshal|construct) \S+ into [^";]*? in (/[^\s;]+)`)
 )
 
+// mender mends one document, over all its loads.
+type mender struct {
+	// left is how many more values copies may hold (maxCopiedNodes).
+	left int
+}
+
+func newMender() *mender { return &mender{left: maxCopiedNodes} }
+
+// repair mends, in root, the spots a load error names, with a budget of
+// its own (see mender.repair).
+func repair(root map[string]any, loadErr error) bool {
+	return newMender().repair(root, loadErr)
+}
+
 // repair mends, in root, the spots a load error names (a YAML error may
 // name several, each after "; "), and reports whether it changed
 // anything (false: the error stands).
-func repair(root map[string]any, loadErr error) bool {
+func (md *mender) repair(root map[string]any, loadErr error) bool {
 	changed := false
 	for _, msg := range strings.Split(loadErr.Error(), "; ") {
 		if m := badRef.FindStringSubmatch(msg); m != nil && m[2] == "response" {
-			changed = answerRef(root, m[1]) || changed
+			changed = md.answerRef(root, m[1]) || changed
 		} else if m != nil {
-			changed = replaceRef(root, m[1]) || changed
+			changed = md.replaceRef(root, m[1]) || changed
 		} else if m := badField.FindStringSubmatch(msg); m != nil {
 			changed = drop(root, m[2]+"/"+m[1]) || changed
 		} else if m := badNode.FindStringSubmatch(msg); m != nil {
@@ -77,10 +99,10 @@ func drop(root map[string]any, path string) bool {
 // points to: a response $ref to a schema (`"400": {$ref:
 // "#/components/schemas/BadRequest"}`) means a response that holds one.
 // Schema $refs to the same place stay as they are.
-func answerRef(root map[string]any, ref string) bool {
+func (md *mender) answerRef(root map[string]any, ref string) bool {
 	target, why := lookup(root, ref)
 	if why != "" || !inSchema(ref, target) {
-		return replaceRef(root, ref)
+		return md.replaceRef(root, ref)
 	}
 	changed := false
 	var walk func(v any, depth int)
@@ -116,8 +138,9 @@ func answerRef(root map[string]any, ref string) bool {
 // "definitions", which the model cannot follow, or the schema of the
 // parameter or response it points to (a schema $ref to a response means
 // what the response holds). Where there is none, or the schema holds the
-// reference itself, it puts a marker saying why it cannot be read.
-func replaceRef(root map[string]any, ref string) bool {
+// reference itself, or its copies would go past what md may still copy,
+// it puts a marker saying why it cannot be read.
+func (md *mender) replaceRef(root map[string]any, ref string) bool {
 	target, why := lookup(root, ref)
 	if why == "" && !inSchema(ref, target) {
 		// A schema $ref to a parameter or a response means its schema.
@@ -132,6 +155,16 @@ func replaceRef(root map[string]any, ref string) bool {
 		with = map[string]any{unresolvedExt: why}
 	case refersTo(root, target, ref):
 		with = map[string]any{unresolvedExt: fmt.Sprintf("$ref %q points to a schema that holds itself where the model cannot follow it", bound(ref, 200))}
+	default:
+		// Every place gets a copy, or none does: which ones would
+		// depend on the order a map is walked in.
+		places := countRefs(root, ref)
+		size := countNodes(target, md.left+1)
+		if places > 0 && size > md.left/places {
+			with = map[string]any{unresolvedExt: fmt.Sprintf("$ref %q points to a schema the model cannot follow, and a copy of it in each of its %d places would be more than the import copies", bound(ref, 200), places)}
+		} else {
+			md.left -= places * size
+		}
 	}
 	return replaceEach(root, ref, func() map[string]any {
 		if with != nil {
@@ -168,6 +201,61 @@ func replaceEach(root map[string]any, ref string, with func() map[string]any) bo
 	}
 	walk(root, 0)
 	return changed
+}
+
+// countRefs counts the objects {"$ref": ref} in root.
+func countRefs(root map[string]any, ref string) int {
+	n := 0
+	var walk func(v any, depth int)
+	walk = func(v any, depth int) {
+		if depth > 10000 {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if r, ok := x["$ref"].(string); ok && r == ref {
+				n++
+				return
+			}
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e, depth+1)
+			}
+		}
+	}
+	walk(root, 0)
+	return n
+}
+
+// countNodes counts the values in v (itself, and each mapping's and
+// list's members at any depth), stopping at limit.
+func countNodes(v any, limit int) int {
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		if n++; n >= limit {
+			return
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			for _, e := range x {
+				if walk(e); n >= limit {
+					return
+				}
+			}
+		case []any:
+			for _, e := range x {
+				if walk(e); n >= limit {
+					return
+				}
+			}
+		}
+	}
+	walk(v)
+	return n
 }
 
 // inSchema reports whether ref points into a schema: through a

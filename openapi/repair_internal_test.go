@@ -2,6 +2,8 @@ package openapi
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -81,5 +83,64 @@ func TestRepair(t *testing.T) {
 	ok := responses["200"].(map[string]any)["content"].(map[string]any)["application/json"].(map[string]any)["schema"].(map[string]any)
 	if ok["$ref"] != bad {
 		t.Errorf("the 200 response's schema became %v", ok)
+	}
+}
+
+// A schema that points at the next from several places, each through a
+// reference the model cannot follow, would be copied exponentially
+// often (4 places, 9 deep: 4^9 copies of the last from a few
+// kilobytes): mending copies at most maxCopiedNodes values in all and
+// marks the references past that, so only the operations needing them
+// are skipped.
+func TestRepairBoundsCopies(t *testing.T) {
+	const depth, breadth = 9, 4
+	responses := map[string]any{}
+	for i := range depth {
+		props := map[string]any{}
+		for j := range breadth {
+			if i == depth-1 {
+				props[fmt.Sprintf("p%d", j)] = map[string]any{"type": "string"}
+			} else {
+				props[fmt.Sprintf("p%d", j)] = map[string]any{"$ref": fmt.Sprintf("#/components/responses/R%d", i+1)}
+			}
+		}
+		responses[fmt.Sprintf("R%d", i)] = map[string]any{"description": "r", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "object", "properties": props}}}}
+	}
+	root := map[string]any{
+		"components": map[string]any{"responses": responses},
+		"paths": map[string]any{"/a": map[string]any{"get": map[string]any{"responses": map[string]any{"200": map[string]any{
+			"description": "ok", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": "#/components/responses/R0"}}},
+		}}}}},
+	}
+	before := countNodes(root, 1<<30)
+	md := newMender()
+	for i := range depth {
+		// The order kin-openapi names them in: each copy holds the
+		// references mended next.
+		md.repair(root, fmt.Errorf("bad data in %q (expecting ref to schema object)", fmt.Sprintf("#/components/responses/R%d", i)))
+	}
+	if after := countNodes(root, 1<<30); after > before+maxCopiedNodes+1000 {
+		t.Errorf("mending grew the document from %d values to %d, more than the %d it may copy", before, after, maxCopiedNodes)
+	}
+	marked := false
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			if strings.Contains(unresolved(x), "more than the import copies") {
+				marked = true
+			}
+			for _, e := range x {
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(root)
+	if !marked {
+		t.Error("no reference was marked as too large to copy")
 	}
 }
