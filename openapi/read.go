@@ -169,6 +169,9 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 // mend loads data once more, each time with the spot the last load
 // error named mended (repair), up to maxRepairs times, or returns nil.
 func mend(ctx context.Context, data []byte, loadErr error) *openapi3.T {
+	if !repairable(loadErr) {
+		return nil // not worth parsing the document again
+	}
 	tree, err := parseTree(data)
 	if err != nil {
 		return nil

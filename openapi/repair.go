@@ -1,10 +1,14 @@
 package openapi
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+
+	"go.yaml.in/yaml/v4"
 )
 
 // Real documents that the model refuses for one bad spot: a schema's
@@ -32,14 +36,16 @@ const maxCopiedNodes = 20_000
 var (
 	// badRef is the reference an error names: `bad data in "#/..."
 	// (expecting ref to schema object)`, `failed to resolve "allOf" in
-	// fragment in URI: "#/..."`.
-	badRef = regexp.MustCompile(`(?:bad data in|in fragment in URI:) "(#[^"]*)"(?: \(expecting ref to (\w+) object\))?`)
-	// badField is a member of the wrong type an error names:
-	// `cannot unmarshal !!int into string field "pattern" in /a/b`.
-	badField = regexp.MustCompile(`cannot unmarshal \S+ into \S+ field "([^"]+)" in (/[^\s;]*)`)
-	// badNode is a value of the wrong type an error names:
-	// `cannot construct !!map into []interface {} in /a/b/examples`.
-	badNode = regexp.MustCompile(`cannot (?:unmarshal|construct) \S+ into [^";]*? in (/[^\s;]+)`)
+	// fragment in URI: "#/..."`. kin-openapi quotes it as Go does.
+	badRef = regexp.MustCompile(`(?:bad data in|in fragment in URI:) ("(?:[^"\\]|\\.)*")(?: \(expecting ref to (\w+) object\))?`)
+	// badField is a member of the wrong type a YAML error names, after
+	// the JSON pointer of its object: `cannot unmarshal !!int into
+	// string field "pattern" in /a/b`.
+	badField = regexp.MustCompile(`(?s)^cannot unmarshal \S+ into \S+ field ("(?:[^"\\]|\\.)*") in (/.*)$`)
+	// badNode is a value of the wrong type a YAML error names by its
+	// JSON pointer: `cannot construct !!map into []interface {} in
+	// /a/b/examples`.
+	badNode = regexp.MustCompile("(?s)^cannot (?:unmarshal|construct) \\S+(?: `[^`]*`)? into .+? in (/.*)$")
 )
 
 // mender mends one document, over all its loads.
@@ -56,18 +62,50 @@ func repair(root map[string]any, loadErr error) bool {
 	return newMender().repair(root, loadErr)
 }
 
-// repair mends, in root, the spots a load error names (a YAML error may
-// name several, each after "; "), and reports whether it changed
-// anything (false: the error stands).
+// loadMessages are the messages of a load error: one for each spot a
+// YAML error names (kin-openapi appends each one's JSON pointer), else
+// the error's own. The joined text is not split: a key holding "; "
+// would read as a second spot.
+func loadMessages(loadErr error) []string {
+	var le *yaml.LoadErrors
+	if !errors.As(loadErr, &le) || len(le.Errors) == 0 {
+		return []string{loadErr.Error()}
+	}
+	msgs := make([]string, 0, len(le.Errors))
+	for _, e := range le.Errors {
+		msgs = append(msgs, e.Message)
+	}
+	return msgs
+}
+
+// repairable reports whether a load error names a spot repair may mend.
+func repairable(loadErr error) bool {
+	for _, msg := range loadMessages(loadErr) {
+		if badRef.MatchString(msg) || badField.MatchString(msg) || badNode.MatchString(msg) {
+			return true
+		}
+	}
+	return false
+}
+
+// repair mends, in root, the spots a load error names, and reports
+// whether it changed anything (false: the error stands).
 func (md *mender) repair(root map[string]any, loadErr error) bool {
 	changed := false
-	for _, msg := range strings.Split(loadErr.Error(), "; ") {
-		if m := badRef.FindStringSubmatch(msg); m != nil && m[2] == "response" {
-			changed = md.answerRef(root, m[1]) || changed
-		} else if m != nil {
-			changed = md.replaceRef(root, m[1]) || changed
+	for _, msg := range loadMessages(loadErr) {
+		if m := badRef.FindStringSubmatch(msg); m != nil {
+			ref, err := strconv.Unquote(m[1])
+			switch {
+			case err != nil:
+			case m[2] == "response":
+				changed = md.answerRef(root, ref) || changed
+			default:
+				changed = md.replaceRef(root, ref) || changed
+			}
 		} else if m := badField.FindStringSubmatch(msg); m != nil {
-			changed = drop(root, m[2]+"/"+m[1]) || changed
+			if field, err := strconv.Unquote(m[1]); err == nil {
+				changed = drop(root, m[2]+"/"+escapeToken(field)) || changed
+			}
 		} else if m := badNode.FindStringSubmatch(msg); m != nil {
 			changed = drop(root, m[1]) || changed
 		}
@@ -75,22 +113,25 @@ func (md *mender) repair(root map[string]any, loadErr error) bool {
 	return changed
 }
 
-// drop deletes the member at a slash-separated path of plain keys (as a
-// YAML error writes it, unescaped), and reports whether there was one.
-func drop(root map[string]any, path string) bool {
-	i := strings.LastIndexByte(path, '/')
-	var parent any = root
-	if i > 0 {
-		parent = at(root, path[:i])
+// drop deletes the member at a JSON pointer, and reports whether there
+// was one. Only a schema's member goes (a keyword written as the wrong
+// type says nothing the import needs): a document whose paths, servers,
+// security or parameters the model refuses stays refused, rather than
+// imported without them.
+func drop(root map[string]any, pointer string) bool {
+	toks := pointerTokens(pointer)
+	if len(toks) == 0 || !inSchemaAt(toks[:len(toks)-1]) {
+		return false
 	}
-	obj, ok := parent.(map[string]any)
+	obj, ok := at(root, toks[:len(toks)-1]).(map[string]any)
 	if !ok {
 		return false
 	}
-	if _, has := obj[path[i+1:]]; !has {
+	last := toks[len(toks)-1]
+	if _, has := obj[last]; !has {
 		return false
 	}
-	delete(obj, path[i+1:])
+	delete(obj, last)
 	return true
 }
 
@@ -363,11 +404,47 @@ func deepCopy(v any) map[string]any {
 	return cp(v).(map[string]any)
 }
 
-// at is the value at a slash-separated path of plain keys (as a YAML
-// error writes it, unescaped), or nil.
-func at(root map[string]any, path string) any {
+// namedMaps are the members whose keys are names the document chooses
+// (a parameter called "schema" is no schema keyword).
+var namedMaps = []string{"schemas", "parameters", "responses", "headers", "requestBodies", "examples", "links", "callbacks", "securitySchemes", "pathItems", "paths", "content", "encoding", "properties", "patternProperties", "definitions", "$defs", "dependentSchemas"}
+
+// inSchemaAt reports whether the object at toks (a JSON pointer's keys)
+// is a schema or inside one: one of the document's schemas, or what a
+// "schema" member (a parameter's, a header's, a media type's) holds.
+func inSchemaAt(toks []string) bool {
+	if len(toks) >= 3 && toks[0] == "components" && toks[1] == "schemas" {
+		return true
+	}
+	for i := 1; i < len(toks); i++ {
+		if toks[i] == "schema" && !slices.Contains(namedMaps, toks[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// pointerTokens are the keys of a JSON pointer ("/a~1b/0": "a/b", "0").
+func pointerTokens(pointer string) []string {
+	if !strings.HasPrefix(pointer, "/") {
+		return nil
+	}
+	toks := strings.Split(pointer[1:], "/")
+	for i, tok := range toks {
+		toks[i] = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+	}
+	return toks
+}
+
+// escapeToken writes a key as a JSON pointer's token.
+func escapeToken(key string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(key, "~", "~0"), "/", "~1")
+}
+
+// at is the value at the keys toks (a mapping's keys, a list's indexes),
+// or nil.
+func at(root map[string]any, toks []string) any {
 	var cur any = root
-	for _, tok := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+	for _, tok := range toks {
 		switch c := cur.(type) {
 		case map[string]any:
 			next, ok := c[tok]

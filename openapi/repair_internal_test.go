@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"gopkg.in/yaml.v3"
 )
 
-// A YAML error names several spots, each after "; ": all are mended in
+// A YAML error names several spots: all are mended in
 // one pass. A schema reached only through itself is marked, not copied
 // into itself forever.
 func TestRepair(t *testing.T) {
@@ -17,7 +20,10 @@ func TestRepair(t *testing.T) {
 			"B": map[string]any{"type": "object", "examples": map[string]any{"a": 1}},
 		}},
 	}
-	err := errors.New(`failed to unmarshal data: yaml error: yaml: construct errors: line 9: cannot unmarshal !!int into string field "pattern" in /components/schemas/A; line 12: cannot construct !!map into []interface {} in /components/schemas/B/examples`)
+	err := loadErr(t, root)
+	if !strings.Contains(err.Error(), `field "pattern" in /components/schemas/A; `) {
+		t.Fatalf("the load error is %v, want one naming both spots", err)
+	}
 	if !repair(root, err) {
 		t.Fatal("repair changed nothing")
 	}
@@ -33,6 +39,54 @@ func TestRepair(t *testing.T) {
 	}
 	if repair(root, errors.New(`cannot unmarshal !!int into string field "pattern" in /no/such/place`)) {
 		t.Error("a spot that is not there was mended")
+	}
+
+	// The error names each spot by its JSON pointer: a key holding "/"
+	// (a path, a media type) is written "~1", one holding spaces as it
+	// is, and one holding "; " is not a second spot.
+	inline := map[string]any{
+		"openapi": "3.0.3", "info": map[string]any{"title": "t", "version": "1"},
+		"components": map[string]any{"schemas": map[string]any{
+			"Foo Bar":                              map[string]any{"type": "string", "pattern": 12},
+			"Foo":                                  map[string]any{"type": "string", "pattern": "^a$"},
+			"x; cannot construct !!seq into y in ": map[string]any{"type": "object", "properties": map[string]any{"servers": map[string]any{"type": "string", "pattern": 12}}},
+		}},
+		"servers": []any{map[string]any{"url": "https://api.example.com"}},
+		"paths": map[string]any{"/a": map[string]any{"get": map[string]any{"responses": map[string]any{"200": map[string]any{
+			"description": "ok",
+			"content":     map[string]any{"application/json": map[string]any{"schema": map[string]any{"type": "string", "pattern": 12}}},
+		}}}}},
+	}
+	if !repair(inline, loadErr(t, inline)) {
+		t.Fatal("repair changed nothing")
+	}
+	if err := loadErrOrNil(inline); err != nil {
+		t.Errorf("mended, the document still does not load: %v", err)
+	}
+	if _, ok := inline["servers"]; !ok {
+		t.Error("a key reading like a second spot had servers dropped")
+	}
+	if p := at(inline, []string{"components", "schemas", "Foo", "pattern"}); p != "^a$" {
+		t.Errorf("Foo's pattern is %v, want it kept: the bad one was Foo Bar's", p)
+	}
+
+	// Only a schema's member is dropped: a document whose servers,
+	// security or parameters the model refuses stays refused.
+	for _, bad := range []map[string]any{
+		{"servers": map[string]any{"url": 7}},
+		{"security": "none"},
+		{"security": map[string]any{"a": 1}},
+		{"components": map[string]any{"securitySchemes": map[string]any{"k": map[string]any{"type": "apiKey", "name": "api_key", "in": map[string]any{}}}}},
+		{"components": map[string]any{"parameters": map[string]any{"schema": map[string]any{"name": "w", "in": map[string]any{}}}}},
+		{"paths": 7},
+	} {
+		doc := map[string]any{"openapi": "3.0.3", "info": map[string]any{"title": "t", "version": "1"}, "paths": map[string]any{}}
+		for k, v := range bad {
+			doc[k] = v
+		}
+		if repair(doc, loadErr(t, doc)) {
+			t.Errorf("repair mended %v, which is no schema's", bad)
+		}
 	}
 
 	const self = "#/paths/~1a/get/responses/200/content/application~1json/schema/properties/x"
@@ -143,4 +197,24 @@ func TestRepairBoundsCopies(t *testing.T) {
 	if !marked {
 		t.Error("no reference was marked as too large to copy")
 	}
+}
+
+// loadErr is kin-openapi's error loading doc, as ReadContext loads it.
+func loadErr(t *testing.T, doc map[string]any) error {
+	t.Helper()
+	err := loadErrOrNil(doc)
+	if err == nil {
+		t.Fatal("the document loads")
+	}
+	return err
+}
+
+func loadErrOrNil(doc map[string]any) error {
+	src, err := yaml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	loader := openapi3.NewLoader()
+	_, err = loader.LoadFromData(src)
+	return err
 }
