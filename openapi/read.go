@@ -191,8 +191,17 @@ func mend(ctx context.Context, data []byte, loadErr error) *openapi3.T {
 			return nil
 		}
 		if js, err := json.Marshal(root); err == nil {
-			if doc := loadModel(ctx, js); doc != nil {
+			doc, err := resolveModel(ctx, js)
+			if doc != nil {
 				return doc
+			}
+			if err != nil && !errors.Is(err, ctx.Err()) {
+				// A reference it could not follow, named as a load
+				// would name it: a YAML load of a large document costs
+				// seconds each time, and only a member of the wrong
+				// type needs one to be named.
+				loadErr = err
+				continue
 			}
 		}
 		src, err := yaml.Marshal(root)
@@ -253,21 +262,29 @@ func loadJSON(ctx context.Context, data []byte) (*openapi3.T, string) {
 // and resolves its references, or returns nil when it does not load as it
 // is.
 func loadModel(ctx context.Context, data []byte) *openapi3.T {
+	doc, _ := resolveModel(ctx, data)
+	return doc
+}
+
+// resolveModel is loadModel, with the resolver's error when the document
+// decoded but a reference in it could not be resolved: the error
+// kin-openapi's own load would end with, without decoding it again.
+func resolveModel(ctx context.Context, data []byte) (*openapi3.T, error) {
 	doc := &openapi3.T{}
 	refs, err := decodeJSON(data, doc)
 	if err != nil || ctx.Err() != nil {
-		return nil
+		return nil, nil
 	}
 	if !preResolve(doc, refs) {
-		return nil // a chain that ends nowhere: the tree says where
+		return nil, nil // a chain that ends nowhere: the tree says where
 	}
 	loader := openapi3.NewLoader()
 	loader.IsExternalRefsAllowed = false
 	loader.Context = ctx
-	if loader.ResolveRefsIn(doc, nil) != nil {
-		return nil
+	if err := loader.ResolveRefsIn(doc, nil); err != nil {
+		return nil, err
 	}
-	return doc
+	return doc, nil
 }
 
 // version reads a version field, written as a string or, unquoted in

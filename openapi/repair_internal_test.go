@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -217,4 +218,19 @@ func loadErrOrNil(doc map[string]any) error {
 	loader := openapi3.NewLoader()
 	_, err = loader.LoadFromData(src)
 	return err
+}
+
+// A reference the model cannot follow is named by the resolver of the
+// JSON model as by a YAML load (which costs seconds for a large
+// document, each of up to 20 times), so mending does not load again to
+// learn which one it is.
+func TestResolveModelNamesTheReference(t *testing.T) {
+	doc := []byte(`{"openapi":"3.0.3","info":{"title":"t","version":"1"},"paths":{"/a":{"get":{"responses":{"200":{"description":"ok","content":{"application/json":{"schema":{"$ref":"#/components/responses/R"}}}}}}}},"components":{"responses":{"R":{"description":"r","content":{"application/json":{"schema":{"type":"object"}}}}}}}`)
+	m, err := resolveModel(context.Background(), doc)
+	if m != nil || err == nil {
+		t.Fatalf("resolveModel = %v, %v; want the resolver's error", m, err)
+	}
+	if !strings.Contains(err.Error(), `bad data in "#/components/responses/R"`) || !repairable(err) {
+		t.Errorf("the resolver's error %q does not name the reference as a load does", err)
+	}
 }
