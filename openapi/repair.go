@@ -317,28 +317,33 @@ func inSchema(ref string, target map[string]any) bool {
 }
 
 // schemaOf is the schema of a parameter, a header, a response or a
-// request body: its own "schema", or that of its JSON content (of its
-// only content when none is JSON), or nil.
+// request body: its own "schema", or that of its JSON content
+// (application/json's, else the first JSON one by name, so that two
+// imports of one document agree), or of its only content, or nil.
 func schemaOf(obj map[string]any) map[string]any {
 	if s, ok := obj["schema"].(map[string]any); ok {
 		return s
 	}
 	content, _ := obj["content"].(map[string]any)
-	var only map[string]any
-	for media, v := range content {
-		m, _ := v.(map[string]any)
-		s, ok := m["schema"].(map[string]any)
-		if !ok {
-			continue
-		}
-		if strings.Contains(strings.ToLower(media), "json") {
+	schema := func(media string) map[string]any {
+		m, _ := content[media].(map[string]any)
+		s, _ := m["schema"].(map[string]any)
+		return s
+	}
+	if s := schema("application/json"); s != nil {
+		return s
+	}
+	for _, media := range sortedKeys(content) {
+		if s := schema(media); s != nil && strings.Contains(strings.ToLower(media), "json") {
 			return s
 		}
-		if len(content) == 1 {
-			only = s
+	}
+	if len(content) == 1 {
+		for media := range content {
+			return schema(media)
 		}
 	}
-	return only
+	return nil
 }
 
 // refersTo reports whether v leads to ref: holds it, or holds a

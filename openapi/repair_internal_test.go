@@ -234,3 +234,27 @@ func TestResolveModelNamesTheReference(t *testing.T) {
 		t.Errorf("the resolver's error %q does not name the reference as a load does", err)
 	}
 }
+
+// A schema $ref to a response with two JSON media types takes the same
+// schema every time: application/json's.
+func TestRepairTakesOneSchemaOfAResponse(t *testing.T) {
+	for range 20 {
+		const ref = "#/components/responses/R"
+		doc := map[string]any{
+			"components": map[string]any{"responses": map[string]any{"R": map[string]any{"description": "r", "content": map[string]any{
+				"application/problem+json": map[string]any{"schema": map[string]any{"title": "problem"}},
+				"application/json":         map[string]any{"schema": map[string]any{"title": "json"}},
+			}}}},
+			"paths": map[string]any{"/a": map[string]any{"get": map[string]any{"responses": map[string]any{"200": map[string]any{
+				"description": "ok", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": ref}}},
+			}}}}},
+		}
+		if !repair(doc, fmt.Errorf("bad data in %q (expecting ref to schema object)", ref)) {
+			t.Fatal("repair changed nothing")
+		}
+		got := at(doc, []string{"paths", "/a", "get", "responses", "200", "content", "application/json", "schema", "title"})
+		if got != "json" {
+			t.Fatalf("the schema taken is %v's, want application/json's", got)
+		}
+	}
+}
