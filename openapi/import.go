@@ -700,6 +700,17 @@ func (t *tool) splitQuery() string {
 	return ""
 }
 
+// pathQueryKeys are the query keys the document's path sets, to a
+// constant or to a parameter's value, sorted.
+func (t *tool) pathQueryKeys() []string {
+	keys := slices.Collect(maps.Keys(t.fixed))
+	for _, k := range t.fromQuery {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return slices.Compact(keys)
+}
+
 // validQueryKey is a query key a path's query may set.
 var validQueryKey = regexp.MustCompile(`^[A-Za-z0-9_.\-\[\]]+$`)
 

@@ -86,6 +86,22 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 		im.skip(method, path, "%d parameters; at most %d are mapped", len(params), maxParameters)
 		return false
 	}
+	for _, k := range t.pathQueryKeys() {
+		// What the document's path puts in the query is the document's
+		// word, sent with every call: never the caller's workspace, the
+		// upstream's API key or the request's method.
+		switch _, cred := im.queryCredentials()[k]; {
+		case im.ws.binds(openapi3.ParameterInQuery, k):
+			im.skip(method, path, "the path's query sets %q, which --workspace-param %s binds: only the caller's workspace may", k, im.ws)
+			return false
+		case cred:
+			im.skip(method, path, "the path's query sets %q, the upstream's API key, which only the gateway sets", k)
+			return false
+		case overrideParam(openapi3.ParameterInQuery, k):
+			im.skip(method, path, "the path's query sets %q, which frameworks read as the request's method", k)
+			return false
+		}
+	}
 	for _, p := range params {
 		// A parameter behind a reference the import cannot follow costs
 		// this operation only.

@@ -597,3 +597,53 @@ func TestDetailsTheCatalogRefusesCostANote(t *testing.T) {
 		t.Error("the upstream sets Host")
 	}
 }
+
+// TestPathQueryNamesNoTenantKeyOrMethod: what a document writes into its
+// path's query is sent with every call, so it may not name the
+// workspace (a constant would send globex for an acme token; a {param}
+// would let the caller choose), look like a tenant, set the upstream's
+// API key, or steer the request's method.
+func TestPathQueryNamesNoTenantKeyOrMethod(t *testing.T) {
+	const ws = "{name: X-Workspace-Id, in: header, schema: {type: string}}"
+	for _, c := range []struct {
+		name, path, params, want string
+	}{
+		{"workspace-constant", "/jobs?workspaceId=globex", ws, `sets "workspaceId", which --workspace-param workspace_id binds`},
+		{"workspace-exact-constant", "/jobs?workspace_id=globex", "{name: workspace_id, in: query, schema: {type: string}}", `sets "workspace_id", which --workspace-param workspace_id binds`},
+		{"workspace-argument", "/jobs?workspace_id={x}", ws + ", {name: x, in: path, required: true, schema: {type: string}}", `sets "workspace_id", which --workspace-param workspace_id binds`},
+		{"tenant-look-alike", "/jobs?org=globex", ws, `not tenant-bound: the path's query sets "org", which looks like a tenant`},
+		{"method-override", "/jobs/{id}?_method=DELETE", ws + ", {name: id, in: path, required: true, schema: {type: string}}", `sets "_method", which frameworks read as the request's method`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := importRaw(t, workspaceDoc("get", "'"+c.path+"'", c.params, ""), openapi.Options{Upstream: "up", WorkspaceParam: "workspace_id"})
+			if res.Tools != 0 || len(res.Skipped) != 1 || !strings.Contains(res.Skipped[0].Reason, c.want) {
+				t.Errorf("imported %d tools, skipped %v; want it skipped saying %q\n%s", res.Tools, res.Skipped, c.want, res.YAML)
+			}
+		})
+	}
+	t.Run("api-key", func(t *testing.T) {
+		doc := `openapi: 3.0.3
+info: {title: t, version: '1'}
+servers: [{url: 'https://api.example.com'}]
+components: {securitySchemes: {key: {type: apiKey, in: query, name: api_key}}}
+security: [{key: []}]
+paths:
+  '/jobs?api_key={k}':
+    get:
+      operationId: op
+      parameters: [{name: k, in: path, required: true, schema: {type: string}}]
+      responses: {'200': {description: ok}}
+  '/jobs?api_key=mine':
+    post: {operationId: op2, responses: {'200': {description: ok}}}
+`
+		res := importRaw(t, doc, openapi.Options{Upstream: "up", IncludeWrites: true})
+		if res.Tools != 0 || len(res.Skipped) != 2 {
+			t.Fatalf("imported %d tools, skipped %v; want both skipped\n%s", res.Tools, res.Skipped, res.YAML)
+		}
+		for _, s := range res.Skipped {
+			if !strings.Contains(s.Reason, `sets "api_key", the upstream's API key`) {
+				t.Errorf("skipped %v, want it to name the API key", s)
+			}
+		}
+	})
+}

@@ -237,6 +237,12 @@ func (im *importer) fence(t *tool, props map[string]any, item *openapi3.PathItem
 			why = append(why, fmt.Sprintf("path argument %q comes before the workspace in the path, so it can name another tenant's resource", m[1]))
 		}
 	}
+	for _, k := range t.pathQueryKeys() {
+		if w.looksLike(k) {
+			// ?org=globex sends one tenant's name whoever calls.
+			why = append(why, fmt.Sprintf("the path's query sets %q, which looks like a tenant but is not one of --workspace-param %s", k, w))
+		}
+	}
 	for _, a := range sortedKeys(props) {
 		if w.looksLike(a) {
 			why = append(why, fmt.Sprintf("argument %q looks like a tenant but is not one of --workspace-param %s", a, w))
