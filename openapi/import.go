@@ -204,7 +204,8 @@ type tool struct {
 	name, title, description, kind string
 	kindNote                       string // why kind is what it is
 	method, path                   string
-	opPath                         string            // the path as the document writes it, less a query or fragment in it
+	docPath                        string            // the path as the document writes it
+	opPath                         string            // docPath less a query or fragment in it
 	fromQuery                      map[string]string // a parameter the document's path puts in its query: its query key
 	fixed                          map[string]string // a query key the document's path sets: its value
 	tags                           []string
@@ -613,7 +614,7 @@ func arg(name string) string {
 // operation turns one operation into a tool, or skips it with a reason
 // (im.skip) and returns nil. Each step below may skip.
 func (im *importer) operation(method, path string, item *openapi3.PathItem, op *openapi3.Operation) *tool {
-	t := &tool{method: method, opPath: path, query: map[string]string{}, headers: map[string]string{}}
+	t := &tool{method: method, docPath: path, opPath: path, query: map[string]string{}, headers: map[string]string{}}
 	if !strings.HasPrefix(path, "/") {
 		im.skip(method, path, "path does not start with /")
 		return nil
@@ -717,7 +718,7 @@ var validQueryKey = regexp.MustCompile(`^[A-Za-z0-9_.\-\[\]]+$`)
 // classify decides read or write, and a write's annotations from its
 // method.
 func (im *importer) classify(t *tool, op *openapi3.Operation) {
-	t.kind, t.kindNote = im.kindOf(t.method, t.opPath, op)
+	t.kind, t.kindNote = im.kindOf(t.method, t.docPath, op)
 	if t.kind != "write" {
 		return
 	}
@@ -730,9 +731,9 @@ func (im *importer) classify(t *tool, op *openapi3.Operation) {
 		// destructive: false).
 		t.destructive, t.idempotent = ptr(true), ptr(false)
 		t.notes = append(t.notes, "annotations guessed from the method "+t.method)
-	case destroys(t.opPath, op.OperationID) != "":
+	case t.destroyVerb(op) != "":
 		t.destructive, t.idempotent = ptr(true), ptr(false)
-		t.notes = append(t.notes, fmt.Sprintf("annotations guessed from the method %s and the word %q", t.method, destroys(t.opPath, op.OperationID)))
+		t.notes = append(t.notes, fmt.Sprintf("annotations guessed from the method %s and the word %q", t.method, t.destroyVerb(op)))
 	default:
 		t.destructive, t.idempotent = ptr(false), ptr(false)
 		t.notes = append(t.notes, "annotations guessed from the method "+t.method)
@@ -750,6 +751,21 @@ func destroys(p, operationID string) string {
 	words := slices.Concat(strings.Split(snake(segs[len(segs)-1]), "_"), strings.Split(snake(operationID), "_"))
 	for _, w := range words {
 		if slices.Contains(destroyVerbs, w) {
+			return w
+		}
+	}
+	return ""
+}
+
+// destroyVerb is destroys over t's path and operationId, or else over
+// the constants its document's path sets in the query
+// (/rest?method=photos.delete).
+func (t *tool) destroyVerb(op *openapi3.Operation) string {
+	if w := destroys(t.opPath, op.OperationID); w != "" {
+		return w
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.fixed)) {
+		if w := destroys("/"+t.fixed[k], ""); w != "" {
 			return w
 		}
 	}

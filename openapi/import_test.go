@@ -817,3 +817,48 @@ paths:
 		t.Errorf("limit's default is %v, want 10 kept", d)
 	}
 }
+
+// What a document writes into its path's query says what the operation
+// does as its path would: a POST whose query names a write verb is no
+// query whatever its last segment, one whose query deletes is
+// destructive, and a query naming secrets makes it sensitive.
+func TestImportReadsWhatAPathsQuerySays(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /search?method=photos.delete:
+    post: { operationId: searchPhotos, responses: { "200": { description: ok } } }
+  /rest?method=photos.delete:
+    post: { operationId: restPhotos, responses: { "200": { description: ok } } }
+  /block_documents/{id}?include_secrets=true:
+    get:
+      operationId: getBlock
+      parameters: [ { name: id, in: path, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+  /rest?method=auth.getToken:
+    get: { operationId: getToken, responses: { "200": { description: ok } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true, IncludeWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	if tool := cat.Tool("search_photos"); tool == nil || tool.Kind != "write" {
+		t.Errorf("POST /search?method=photos.delete is %+v, want a write", tool)
+	}
+	if tool := cat.Tool("rest_photos"); tool == nil || tool.Annotations == nil || tool.Annotations.Destructive == nil || !*tool.Annotations.Destructive {
+		t.Errorf("POST /rest?method=photos.delete is not destructive:\n%s", res.YAML)
+	}
+	for _, name := range []string{"get_block", "get_token"} {
+		if tool := cat.Tool(name); tool == nil || !tool.Sensitive {
+			t.Errorf("%s is not sensitive:\n%s", name, res.YAML)
+		}
+	}
+}

@@ -21,7 +21,8 @@ import (
 //  3. GET and HEAD are reads.
 //  4. A POST named like a query (its last path segment or its
 //     operationId ends in filter, search, query, count or list, and no
-//     word of either is a write verb) is a read, marked as a guess.
+//     word of either, nor of a query written into its path, is a write
+//     verb) is a read, marked as a guess.
 //  5. Everything else is a write.
 
 // queryWords end the name of a POST that only reads (POST /flow_runs/filter,
@@ -71,7 +72,8 @@ func (rp readPattern) match(method, p string) bool {
 }
 
 // kindOf decides whether an operation is imported as a read or a write,
-// and says why in the comment the kind line carries.
+// and says why in the comment the kind line carries. p is the path as the
+// document writes it, with any query or fragment in it.
 func (im *importer) kindOf(method, p string, op *openapi3.Operation) (kind, why string) {
 	for _, rp := range im.reads {
 		if rp.match(method, p) {
@@ -89,16 +91,40 @@ func (im *importer) kindOf(method, p string, op *openapi3.Operation) (kind, why 
 	case ext == "read":
 		return "write", fmt.Sprintf("from the method %s (x-mcp-kind: read is taken only for GET, HEAD and POST)", method)
 	case method == http.MethodPost:
-		if w := queryName(p, op.OperationID); w != "" {
+		if w := queryName(p, op.OperationID); w != "" && !writeWord(pathQuery(p)) {
 			return "read", "guess: a query (" + w + ")"
 		}
 	}
 	return "write", "from the method " + method
 }
 
+// pathQuery is what a document wrote into a path after its "?" or "#":
+// "/search?method=photos.delete" sends method=photos.delete.
+func pathQuery(p string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		return p[i+1:]
+	}
+	return ""
+}
+
+// writeWord reports whether text holds a write verb among its words.
+func writeWord(text string) bool {
+	for _, part := range strings.FieldsFunc(text, func(r rune) bool { return strings.ContainsRune("&=#?/", r) }) {
+		for _, w := range strings.Split(snake(part), "_") {
+			if slices.Contains(writeVerbs, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // queryName says why a POST reads like a query ("its path ends in
 // filter"), or "" when it does not.
 func queryName(p, operationID string) string {
+	if i := strings.IndexAny(p, "?#"); i >= 0 {
+		p = p[:i]
+	}
 	segs := strings.Split(strings.Trim(p, "/"), "/")
 	last := segs[len(segs)-1]
 	if strings.HasPrefix(last, "{") {

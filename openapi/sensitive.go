@@ -2,6 +2,7 @@ package openapi
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -70,6 +71,25 @@ func sensitivity(t *tool, params []string) []string {
 	for _, p := range params {
 		if w := secretName(p); w != "" {
 			why = append(why, fmt.Sprintf("the parameter %q names %s", p, w))
+		}
+	}
+	// A query written into the path says as much as a segment or a
+	// parameter would: /block_documents/{id}?include_secrets=true,
+	// /rest?method=auth.getToken.
+	for _, k := range t.pathQueryKeys() {
+		if w := secretName(k); w != "" {
+			why = append(why, fmt.Sprintf("the path's query sets %q, which names %s", k, w))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(t.fixed)) {
+		for _, w := range strings.Split(snake(t.fixed[k]), "_") {
+			if slices.Contains(sensitivePathWords, w) {
+				why = append(why, fmt.Sprintf("the path's query sets %s=%s, the service's own administration or configuration", k, bound(t.fixed[k], 100)))
+				break
+			}
+		}
+		if w := secretName(t.fixed[k]); w != "" {
+			why = append(why, fmt.Sprintf("the path's query sets %s=%s, which names %s", k, bound(t.fixed[k], 100), w))
 		}
 	}
 	if p := propertyNamed(t.output, func(n string) bool { return secretName(n) != "" }); p != "" {
