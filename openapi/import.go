@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"strconv"
@@ -684,10 +685,18 @@ func (t *tool) splitQuery() string {
 		}
 		switch m := pathParam.FindAllStringSubmatchIndex(v, -1); {
 		case len(m) == 0 && !strings.ContainsAny(v, "{}"):
+			// The value as the document's URL encodes it ("a%20b",
+			// "a+b"): the gateway encodes what it sends. A brace it
+			// decodes to would read as a placeholder, and "$" in
+			// request.query expands, so it is written "$$".
+			dv, err := url.QueryUnescape(v)
+			if err != nil || strings.ContainsAny(dv, "{}") {
+				return fmt.Sprintf("the path's query %q cannot be mapped", bound(raw, 100))
+			}
 			if t.fixed == nil {
 				t.fixed = map[string]string{}
 			}
-			t.query[k], t.fixed[k] = v, v
+			t.query[k], t.fixed[k] = literal(dv), dv
 		case len(m) == 1 && m[0][0] == 0 && m[0][1] == len(v):
 			if t.fromQuery == nil {
 				t.fromQuery = map[string]string{}

@@ -862,3 +862,59 @@ paths:
 		}
 	}
 }
+
+// A constant in a path's query is read as its URL encodes it and sent
+// as it was meant: "a%20b" and "a+b" are "a b" (not "a%2520b"), "$$" is
+// two dollars (not one, as request.query's expansion would read it),
+// and "%7Bx%7D" is no placeholder.
+func TestImportDecodesAPathsQueryConstants(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /a?q=a%20b&r=a+b&s=%2B&d=US$$5:
+    get: { operationId: getA, responses: { "200": { description: ok } } }
+  /b?q=%7Bx%7D:
+    get: { operationId: getB, parameters: [ { name: x, in: query, schema: { type: string } } ], responses: { "200": { description: ok } } }
+  /c?q=%zz:
+    get: { operationId: getC, responses: { "200": { description: ok } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	tool := cat.Tool("get_a")
+	if tool == nil {
+		t.Fatalf("get_a was not imported (skipped %v)", res.Skipped)
+	}
+	want := map[string]string{"q": "a b", "r": "a b", "s": "+", "d": "US$$5"}
+	got := map[string]string{}
+	for _, p := range tool.Request.QueryParams {
+		got[p.Name] = p.Template.Raw
+		if len(p.Template.Parts) == 1 {
+			got[p.Name] = p.Template.Parts[0].Text
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("get_a sends %v, want %v\n%s", got, want, res.YAML)
+	}
+	var reasons []string
+	for _, s := range res.Skipped {
+		reasons = append(reasons, s.String())
+	}
+	for _, name := range []string{"get_b", "get_c"} {
+		if cat.Tool(name) != nil {
+			t.Errorf("%s was imported, want it skipped", name)
+		}
+	}
+	if len(reasons) != 2 || !strings.Contains(strings.Join(reasons, "\n"), `cannot be mapped`) {
+		t.Errorf("skipped %v, want get_b and get_c as unmappable", reasons)
+	}
+}
