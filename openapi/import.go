@@ -929,7 +929,7 @@ func plainWords(s string) string {
 // tenant-bound), and checks the schema compiles. It returns the converter,
 // whose notes the tool keeps, and the argument names.
 func (im *importer) input(t *tool, item *openapi3.PathItem, op *openapi3.Operation) (*converter, []string, bool) {
-	method, path := t.method, t.opPath
+	method, path := t.method, t.docPath
 	conv := &converter{forInput: true, limit: im.share, sorted: im.sorted}
 	as := &arguments{conv: conv, props: map[string]any{}, taken: map[string]bool{}}
 	if !im.parameters(t, as, method, path, item, op) || !im.requestBody(t, as, method, path, op) {
@@ -987,7 +987,7 @@ func (im *importer) output(t *tool, op *openapi3.Operation, conv *converter) boo
 		}
 		r := rm[code]
 		if r != nil && r.Value != nil && unresolved(r.Value.Extensions) != "" {
-			im.skip(t.method, t.opPath, "%s", unresolved(r.Value.Extensions))
+			im.skip(t.method, t.docPath, "%s", unresolved(r.Value.Extensions))
 			return false
 		}
 		if r == nil || r.Value == nil || len(r.Value.Content) == 0 {
@@ -1007,7 +1007,7 @@ func (im *importer) output(t *tool, op *openapi3.Operation, conv *converter) boo
 		oc := &converter{limit: im.share, sorted: im.sorted}
 		out := oc.schema(mt.Schema, 0, nil)
 		if oc.unresolved != "" {
-			im.skip(t.method, t.opPath, "%s", oc.unresolved)
+			im.skip(t.method, t.docPath, "%s", oc.unresolved)
 			return false
 		}
 		if _, typed := out["type"]; !typed && allObjects(out["allOf"]) {
@@ -1088,10 +1088,10 @@ func (im *importer) result() (*Result, error) {
 	var flagged []Flagged
 	for _, t := range im.tools {
 		if t.kind == "read" && t.method != http.MethodGet && t.method != http.MethodHead {
-			reads = append(reads, Skipped{Method: t.method, Path: t.opPath, Reason: t.kindNote})
+			reads = append(reads, Skipped{Method: t.method, Path: t.docPath, Reason: t.kindNote})
 		}
 		for _, f := range t.flags {
-			flagged = append(flagged, Flagged{Method: t.method, Path: t.opPath, Tool: t.name, Note: f})
+			flagged = append(flagged, Flagged{Method: t.method, Path: t.docPath, Tool: t.name, Note: f})
 		}
 	}
 	slices.SortFunc(reads, func(a, b Skipped) int { return strings.Compare(a.Path+" "+a.Method, b.Path+" "+b.Method) })

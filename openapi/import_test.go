@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -916,5 +917,33 @@ paths:
 	}
 	if len(reasons) != 2 || !strings.Contains(strings.Join(reasons, "\n"), `cannot be mapped`) {
 		t.Errorf("skipped %v, want get_b and get_c as unmappable", reasons)
+	}
+}
+
+// An operation whose path holds a query is reported by the path the
+// document writes: /rest?method=a and /rest?method=b are two.
+func TestImportReportsAPathWithItsQuery(t *testing.T) {
+	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /rest?method=a:
+    get: { parameters: [ { name: f, in: query, required: true, schema: { type: object } } ], responses: { "200": { description: ok } } }
+  /rest?method=b:
+    get: { parameters: [ { name: f, in: query, required: true, schema: { type: object } } ], responses: { "200": { description: ok } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", AllowUnbound: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, s := range res.Skipped {
+		paths = append(paths, s.Path)
+	}
+	if want := []string{"/rest?method=a", "/rest?method=b"}; !slices.Equal(paths, want) {
+		t.Errorf("skipped %v, want %v", res.Skipped, want)
 	}
 }

@@ -50,7 +50,7 @@ func (im *importer) selfCheck() error {
 				if _, after, ok := strings.Cut(msg, ": "); ok && strings.HasPrefix(msg, "selfcheck.yaml") {
 					msg = after
 				}
-				im.skip(t.method, t.opPath, "the gateway would refuse the tool: %s", bound(msg, 300))
+				im.skip(t.method, t.docPath, "the gateway would refuse the tool: %s", bound(msg, 300))
 				continue
 			}
 			kept = append(kept, t)
@@ -105,7 +105,7 @@ func (im *importer) load(tools []*tool) error {
 	if len(unknown) > 0 {
 		names := make([]string, len(tools))
 		for i, t := range tools {
-			names[i] = t.method + " " + t.opPath
+			names[i] = t.method + " " + t.docPath
 		}
 		im.err = fmt.Errorf("self-check: the imported catalog would read environment variable %s, which the import did not write, so text from the document reached a field the gateway expands; nothing was written (operations %s)",
 			strings.Join(unknown, ", "), bound(strings.Join(names, ", "), 300))
