@@ -97,6 +97,12 @@ func (im *importer) parameters(t *tool, as *arguments, method, path string, item
 		case cred:
 			im.skip(method, path, "the path's query sets %q, the upstream's API key, which only the gateway sets", k)
 			return false
+		case catalog.CredentialQuery(k) && t.fixed[k] != "":
+			// A credential the document writes would authenticate as
+			// whoever wrote it; the import writes only its own
+			// placeholders where credentials go.
+			im.skip(method, path, "the path's query sets credential %q to a value of the document's", k)
+			return false
 		case overrideParam(openapi3.ParameterInQuery, k):
 			im.skip(method, path, "the path's query sets %q, which frameworks read as the request's method", k)
 			return false

@@ -602,7 +602,8 @@ func TestDetailsTheCatalogRefusesCostANote(t *testing.T) {
 // path's query is sent with every call, so it may not name the
 // workspace (a constant would send globex for an acme token; a {param}
 // would let the caller choose), look like a tenant, set the upstream's
-// API key, or steer the request's method.
+// API key or any credential to the document's own, or steer the
+// request's method.
 func TestPathQueryNamesNoTenantKeyOrMethod(t *testing.T) {
 	const ws = "{name: X-Workspace-Id, in: header, schema: {type: string}}"
 	for _, c := range []struct {
@@ -612,6 +613,7 @@ func TestPathQueryNamesNoTenantKeyOrMethod(t *testing.T) {
 		{"workspace-exact-constant", "/jobs?workspace_id=globex", "{name: workspace_id, in: query, schema: {type: string}}", `sets "workspace_id", which --workspace-param workspace_id binds`},
 		{"workspace-argument", "/jobs?workspace_id={x}", ws + ", {name: x, in: path, required: true, schema: {type: string}}", `sets "workspace_id", which --workspace-param workspace_id binds`},
 		{"tenant-look-alike", "/jobs?org=globex", ws, `not tenant-bound: the path's query sets "org", which looks like a tenant`},
+		{"credential-constant", "/jobs?access_token=mine", ws, `sets credential "access_token" to a value of the document's`},
 		{"method-override", "/jobs/{id}?_method=DELETE", ws + ", {name: id, in: path, required: true, schema: {type: string}}", `sets "_method", which frameworks read as the request's method`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
