@@ -775,7 +775,24 @@ func isQuestion(query string) bool {
 		return true
 	}
 	ws := words(query)
-	return len(ws) > 0 && questionStarts[ws[0]]
+	return len(ws) > 0 && questionStarts[ws[0]] && !causative(ws)
+}
+
+// causative reports whether ws, starting with "have", orders something
+// done rather than asks whether it was: "have our bot post to the
+// channel", "have the team review it", where a verb in its base form
+// follows within a few words ("have we deployed", "have the runs
+// finished" ask).
+func causative(ws []string) bool {
+	if ws[0] != "have" {
+		return false
+	}
+	for _, w := range ws[1:min(len(ws), 5)] {
+		if verbIntents[stem(w)] != intentNone {
+			return verbBase(w) == w && !strings.HasSuffix(w, "s")
+		}
+	}
+	return false
 }
 
 var questionStarts = map[string]bool{}

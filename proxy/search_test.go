@@ -840,7 +840,9 @@ overrides:
 // issue and "leave a comment" adds one (with an article; "leave the
 // team" still leaves), what follows an order's colon is the thing's
 // text, a void cancels, buying purchases, a subscription is a plan,
-// what is overdue is past due and what runs nightly has a schedule.
+// what is overdue is past due, what runs nightly has a schedule, and
+// "have our bot get called" orders where "have the webhooks been called"
+// asks.
 func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
 	const src = searchHead + `tools:
   - { name: create_issue, description: Creates an issue in a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/issues } }
@@ -860,6 +862,8 @@ func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
   - { name: list_past_due_invoices, description: Lists the invoices past due., request: { upstream: up, method: GET, path: /billing/invoices/past_due } }
   - { name: create_pipeline, description: Runs a pipeline on a branch., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pipelines } }
   - { name: create_pipeline_schedule, description: Creates a schedule for a pipeline., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pipelines/schedules } }
+  - { name: create_webhook, description: Registers a webhook for the pipelines' events., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /webhooks } }
+  - { name: list_webhooks, description: Lists the webhooks registered for the pipelines' events., request: { upstream: up, method: GET, path: /webhooks } }
 `
 	wantFirsts(t, searchCore(t, "signers.yaml", src), []firstCase{
 		{"file a bug creates an issue", "file a bug: the login page throws a 500 when the password is empty", "create_issue"},
@@ -871,6 +875,8 @@ func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
 		{"a subscription is a plan", "what subscription are we on?", "get_billing_plan"},
 		{"overdue is past due", "any overdue invoices?", "list_past_due_invoices"},
 		{"nightly is a schedule", "set up a nightly pipeline on main", "create_pipeline_schedule"},
+		{"have it done is an order", "have our bot get called whenever a pipeline fails", "create_webhook"},
+		{"have it been done is a question", "have the webhooks been called whenever a pipeline failed", "list_webhooks"},
 	})
 }
 
