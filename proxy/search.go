@@ -868,6 +868,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		if !named[w] {
 			if p, j := phraseAt(ws, i, func(j int) bool { return !used[j] && !named[ws[j]] }); p != nil {
 				for _, t := range p {
+					// "Look up order 1234" gets the one it names:
+					// no search.
+					if one && len(p) > 1 && t == stem("search") {
+						continue
+					}
 					addOwn(t, 1)
 				}
 				used[i], used[j] = true, true // its words say no more than it does

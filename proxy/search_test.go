@@ -842,7 +842,7 @@ overrides:
 // text, a void cancels, buying purchases, a subscription is a plan,
 // what is overdue is past due, what runs nightly has a schedule, and
 // "have our bot get called" orders where "have the webhooks been called"
-// asks.
+// asks, and looking up the one a query names gets it.
 func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
 	const src = searchHead + `tools:
   - { name: create_issue, description: Creates an issue in a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/issues } }
@@ -864,6 +864,8 @@ func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
   - { name: create_pipeline_schedule, description: Creates a schedule for a pipeline., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pipelines/schedules } }
   - { name: create_webhook, description: Registers a webhook for the pipelines' events., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /webhooks } }
   - { name: list_webhooks, description: Lists the webhooks registered for the pipelines' events., request: { upstream: up, method: GET, path: /webhooks } }
+  - { name: get_order, description: Returns an order., input: { type: object, properties: { id: { type: string } }, required: [id] }, request: { upstream: up, method: GET, path: "/orders/{id}" } }
+  - { name: search_orders, description: Searches the orders by customer or status., request: { upstream: up, method: GET, path: /orders/search } }
 `
 	wantFirsts(t, searchCore(t, "signers.yaml", src), []firstCase{
 		{"file a bug creates an issue", "file a bug: the login page throws a 500 when the password is empty", "create_issue"},
@@ -877,6 +879,8 @@ func TestSearchKnowsWhatSignersAndTrackersSay(t *testing.T) {
 		{"nightly is a schedule", "set up a nightly pipeline on main", "create_pipeline_schedule"},
 		{"have it done is an order", "have our bot get called whenever a pipeline fails", "create_webhook"},
 		{"have it been done is a question", "have the webhooks been called whenever a pipeline failed", "list_webhooks"},
+		{"look up one gets it", "look up order 1234", "get_order"},
+		{"look up many searches", "look up the orders of acme corp", "search_orders"},
 	})
 }
 
