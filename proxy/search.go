@@ -568,7 +568,13 @@ func makesLeading(query string) int {
 		if stopWords[tok] {
 			continue
 		}
-		if !makesWith[tok] || i+1 >= len(toks) || toks[i+1] != "a" && toks[i+1] != "an" && !newWords[toks[i+1]] {
+		things, ok := makesWith[tok]
+		if !ok || i+1 >= len(toks) || toks[i+1] != "a" && toks[i+1] != "an" && !newWords[toks[i+1]] {
+			return -1
+		}
+		// "Leave a comment" makes one, "leave a team" leaves it: a verb
+		// that makes only some things needs one of them next.
+		if things != nil && !slices.ContainsFunc(toks[i+1:min(len(toks), i+4)], func(t string) bool { return things[stem(t)] }) {
 			return -1
 		}
 		// The verb's index is that of words, which may part a token in
@@ -605,7 +611,22 @@ func inflected(ws []string) bool {
 var determiners = map[string]bool{"the": true, "a": true, "an": true, "this": true, "that": true, "these": true, "those": true,
 	"my": true, "our": true, "your": true, "their": true, "its": true, "his": true, "her": true, "some": true, "any": true}
 
-var makesWith = map[string]bool{"file": true, "raise": true, "cut": true, "log": true, "leave": true, "lodge": true, "report": true}
+// makesWith are the verbs that make what follows their article, with
+// the (stemmed) things they make when not everything: one leaves a
+// comment but not a team, raises a ticket but not a quota.
+var makesWith = map[string]map[string]bool{"file": nil, "cut": nil, "log": nil, "lodge": nil, "report": nil,
+	"leave": stemSet("comment note review message reply feedback rating reaction remark"),
+	"raise": stemSet("ticket issue bug incident alert alarm request pr concern flag question case defect"),
+}
+
+// stemSet is the set of the stems of words.
+func stemSet(words string) map[string]bool {
+	set := map[string]bool{}
+	for _, w := range strings.Fields(words) {
+		set[stem(w)] = true
+	}
+	return set
+}
 
 // leadingVerb is the kind of tool an order's verb asks for: that of its
 // first word other than a stop word, or of the phrasal verb that word
