@@ -649,7 +649,13 @@ func leadingVerb(ws []string) intent {
 		if w == "give" && i+2 < len(ws) && (ws[i+1] == "me" || ws[i+1] == "us") && givesWhatIs[ws[i+2]] {
 			return intentRead
 		}
-		return verbIntents[stem(w)]
+		// "End of month invoices": a noun, not the verb that changes
+		// ("list of open runs" still asks to read).
+		in := verbIntents[stem(w)]
+		if in == intentWrite && i+1 < len(ws) && ws[i+1] == "of" {
+			return intentNone
+		}
+		return in
 	}
 	return intentNone
 }

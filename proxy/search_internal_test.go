@@ -425,3 +425,18 @@ func TestMakesLeadingAndWhatIsSaid(t *testing.T) {
 		}
 	}
 }
+
+// A changing verb followed by "of" is its noun: "end of month invoices"
+// orders nothing, "end the meeting" does, and a list is read either way.
+func TestLeadingVerbOfANoun(t *testing.T) {
+	for q, want := range map[string]intent{
+		"end the meeting for everyone": intentWrite,
+		"end of month invoices":        intentNone,
+		"list of open runs":            intentRead,
+		"list the open runs":           intentRead,
+	} {
+		if got := queryIntent(q); got != want {
+			t.Errorf("queryIntent(%q) = %d, want %d", q, got, want)
+		}
+	}
+}
