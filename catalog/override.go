@@ -228,7 +228,7 @@ func applyOverride(t *Tool, o *Override, subj string, p *problems) {
 			}
 			t.OutputSchema = s
 		default:
-			t.OutputSchema = deepCopy(oo.Schema).(map[string]any)
+			t.OutputSchema = DeepCopy(oo.Schema).(map[string]any)
 			t.Keys["output_schema"] = at
 		}
 	}
@@ -378,20 +378,21 @@ func keepProperties(schema map[string]any, keep []string, within string) (map[st
 	return out, ""
 }
 
-// deepCopy copies a decoded JSON-like value, so that tools sharing an
-// override never share (and later mutate) one map.
-func deepCopy(v any) any {
+// DeepCopy copies a decoded YAML or JSON value (maps, lists and
+// scalars), so that tools sharing an override never share (and later
+// mutate) one map, nor an import's copies of one schema.
+func DeepCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		m := make(map[string]any, len(x))
 		for k, e := range x {
-			m[k] = deepCopy(e)
+			m[k] = DeepCopy(e)
 		}
 		return m
 	case []any:
 		s := make([]any, len(x))
 		for i, e := range x {
-			s[i] = deepCopy(e)
+			s[i] = DeepCopy(e)
 		}
 		return s
 	}

@@ -562,7 +562,7 @@ func TestHugeTagDescriptionIsCheap(t *testing.T) {
 // pull request operations were all get_repositories_by_workspace_by_
 // repo_slug_pullrequests_by with a suffix.)
 func TestImportNamesLongPathsByTheirEnd(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	_, cat := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 paths:
@@ -576,18 +576,7 @@ paths:
     get: { parameters: [ { name: workspace, in: path, required: true, schema: { type: string } }, { name: repo_slug, in: path, required: true, schema: { type: string } }, { name: pull_request_id, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
   /organizations/{organization_identifier}/infrastructure/environments/{environment_identifier}/deployments/history:
     get: { parameters: [ { name: organization_identifier, in: path, required: true, schema: { type: string } }, { name: environment_identifier, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
+`, openapi.Options{AllowUnbound: true})
 	for _, name := range []string{
 		"get_pets_by_pet_id", // short enough: as it was
 		"get_repositories_pullrequests_commits",
@@ -702,18 +691,7 @@ paths:
 			if _, err := openapi3.NewLoader().LoadFromData([]byte(head + c.doc)); err == nil {
 				t.Fatal("kin-openapi loads the document: the case does not need mending")
 			}
-			doc, err := openapi.Read([]byte(head + c.doc))
-			if err != nil {
-				t.Fatalf("Read = %v", err)
-			}
-			res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-			if err != nil {
-				t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-			}
+			res, cat := importDoc(t, head+c.doc, openapi.Options{AllowUnbound: true})
 			tool := cat.Tool(c.tool)
 			if tool == nil {
 				t.Fatalf("%s was not imported (skipped: %v)", c.tool, res.Skipped)
@@ -747,7 +725,7 @@ paths:
 // says more (AWS's "#X-Amz-Target=...") skips its operation with the
 // reason.
 func TestImportTakesAQueryOutOfAPath(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	res, cat := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 paths:
@@ -777,18 +755,7 @@ paths:
     post: { operationId: listCerts, responses: { "200": { description: ok } } }
   /search?{field}=1:
     get: { operationId: search, parameters: [ { name: field, in: path, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true, IncludeWrites: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
+`, openapi.Options{AllowUnbound: true, IncludeWrites: true})
 	for name, want := range map[string]struct {
 		path  string
 		query map[string]string
@@ -821,7 +788,7 @@ paths:
 // A default its own schema refuses (SendGrid gives a date argument the
 // default "") is left out with a note; the operation imports.
 func TestImportLeavesOutADefaultItsSchemaRefuses(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	res, cat := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 paths:
@@ -833,18 +800,7 @@ paths:
         - { name: end_date, in: query, schema: { type: string, format: date, default: "" } }
         - { name: limit, in: query, schema: { type: integer, default: 10 } }
       responses: { "200": { description: ok } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
+`, openapi.Options{AllowUnbound: true})
 	tool := cat.Tool("get_stats")
 	if tool == nil {
 		t.Fatalf("get_stats was skipped: %v", res.Skipped)
@@ -868,7 +824,7 @@ paths:
 // query whatever its last segment, one whose query deletes is
 // destructive, and a query naming secrets makes it sensitive.
 func TestImportReadsWhatAPathsQuerySays(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	res, cat := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 paths:
@@ -883,18 +839,7 @@ paths:
       responses: { "200": { description: ok } }
   /rest?method=auth.getToken:
     get: { operationId: getToken, responses: { "200": { description: ok } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true, IncludeWrites: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
+`, openapi.Options{AllowUnbound: true, IncludeWrites: true})
 	if tool := cat.Tool("search_photos"); tool == nil || tool.Kind != "write" {
 		t.Errorf("POST /search?method=photos.delete is %+v, want a write", tool)
 	}
@@ -913,7 +858,7 @@ paths:
 // two dollars (not one, as request.query's expansion would read it),
 // and "%7Bx%7D" is no placeholder.
 func TestImportDecodesAPathsQueryConstants(t *testing.T) {
-	doc, err := openapi.Read([]byte(`openapi: 3.0.3
+	res, cat := importDoc(t, `openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 paths:
@@ -923,18 +868,7 @@ paths:
     get: { operationId: getB, parameters: [ { name: x, in: query, schema: { type: string } } ], responses: { "200": { description: ok } } }
   /c?q=%zz:
     get: { operationId: getC, responses: { "200": { description: ok } } }
-`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true, AllowUnbound: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.Parse("t.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
+`, openapi.Options{AllowUnbound: true})
 	tool := cat.Tool("get_a")
 	if tool == nil {
 		t.Fatalf("get_a was not imported (skipped %v)", res.Skipped)

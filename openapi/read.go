@@ -103,9 +103,7 @@ func ReadContext(ctx context.Context, data []byte) (d *Document, err error) {
 	if err != nil {
 		return nil, err
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	loader.Context = ctx
+	loader := newLoader(ctx)
 	if swagger != "" {
 		stringInfo(root)
 		js, err := json.Marshal(root)
@@ -208,16 +206,22 @@ func mend(ctx context.Context, data []byte, loadErr error) *openapi3.T {
 		if err != nil {
 			return nil
 		}
-		loader := openapi3.NewLoader()
-		loader.IsExternalRefsAllowed = false
-		loader.Context = ctx
-		doc, err := loader.LoadFromData(src)
+		doc, err := newLoader(ctx).LoadFromData(src)
 		if err == nil {
 			return doc
 		}
 		loadErr = err
 	}
 	return nil
+}
+
+// newLoader is kin-openapi's loader as every load here uses it: it
+// follows no reference out of the document and stops with ctx.
+func newLoader(ctx context.Context) *openapi3.Loader {
+	loader := openapi3.NewLoader()
+	loader.IsExternalRefsAllowed = false
+	loader.Context = ctx
+	return loader
 }
 
 // stringInfo writes the document's title and version as strings when
@@ -278,10 +282,7 @@ func resolveModel(ctx context.Context, data []byte) (*openapi3.T, error) {
 	if !preResolve(doc, refs) {
 		return nil, nil // a chain that ends nowhere: the tree says where
 	}
-	loader := openapi3.NewLoader()
-	loader.IsExternalRefsAllowed = false
-	loader.Context = ctx
-	if err := loader.ResolveRefsIn(doc, nil); err != nil {
+	if err := newLoader(ctx).ResolveRefsIn(doc, nil); err != nil {
 		return nil, err
 	}
 	return doc, nil
@@ -515,25 +516,9 @@ func lookup(root map[string]any, ref string) (map[string]any, string) {
 	if err != nil || frag == "" || frag[0] != '/' {
 		return nil, fmt.Sprintf("$ref %q is not a JSON pointer into the document", bound(ref, 200))
 	}
-	var cur any = root
-	for _, tok := range strings.Split(frag[1:], "/") {
-		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
-		switch c := cur.(type) {
-		case map[string]any:
-			next, ok := c[tok]
-			if !ok {
-				return nil, fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
-			}
-			cur = next
-		case []any:
-			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(c) {
-				return nil, fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
-			}
-			cur = c[i]
-		default:
-			return nil, fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
-		}
+	cur, found := at(root, pointerTokens(frag))
+	if !found {
+		return nil, fmt.Sprintf("$ref %q points to nothing in the document", bound(ref, 200))
 	}
 	obj, ok := cur.(map[string]any)
 	if !ok {

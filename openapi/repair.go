@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/mcpgw/gateway/catalog"
 )
 
 // Real documents that the model refuses for one bad spot: a schema's
@@ -123,7 +125,8 @@ func drop(root map[string]any, pointer string) bool {
 	if len(toks) == 0 || !inSchemaAt(toks[:len(toks)-1]) {
 		return false
 	}
-	obj, ok := at(root, toks[:len(toks)-1]).(map[string]any)
+	parent, _ := at(root, toks[:len(toks)-1])
+	obj, ok := parent.(map[string]any)
 	if !ok {
 		return false
 	}
@@ -146,31 +149,17 @@ func (md *mender) answerRef(root map[string]any, ref string) bool {
 		return md.replaceRef(root, ref)
 	}
 	changed := false
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		if depth > 10000 {
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			if rs, ok := x["responses"].(map[string]any); ok {
-				for code, r := range rs {
-					if m, ok := r.(map[string]any); ok && m["$ref"] == ref {
-						rs[code] = map[string]any{"description": "", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": ref}}}}
-						changed = true
-					}
+	rewrite(root, func(x map[string]any) (any, bool) {
+		if rs, ok := x["responses"].(map[string]any); ok {
+			for code, r := range rs {
+				if m, ok := r.(map[string]any); ok && m["$ref"] == ref {
+					rs[code] = map[string]any{"description": "", "content": map[string]any{"application/json": map[string]any{"schema": map[string]any{"$ref": ref}}}}
+					changed = true
 				}
 			}
-			for _, e := range x {
-				walk(e, depth+1)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e, depth+1)
-			}
 		}
-	}
-	walk(root, 0)
+		return nil, false
+	})
 	return changed
 }
 
@@ -211,7 +200,7 @@ func (md *mender) replaceRef(root map[string]any, ref string) bool {
 		if with != nil {
 			return with
 		}
-		return deepCopy(target)
+		return catalog.DeepCopy(target).(map[string]any)
 	})
 }
 
@@ -219,6 +208,34 @@ func (md *mender) replaceRef(root map[string]any, ref string) bool {
 // reports whether there was one.
 func replaceEach(root map[string]any, ref string, with func() map[string]any) bool {
 	changed := false
+	rewrite(root, func(x map[string]any) (any, bool) {
+		if r, ok := x["$ref"].(string); ok && r == ref {
+			changed = true
+			return with(), true
+		}
+		return nil, false
+	})
+	return changed
+}
+
+// countRefs counts the objects {"$ref": ref} in root.
+func countRefs(root map[string]any, ref string) int {
+	n := 0
+	rewrite(root, func(x map[string]any) (any, bool) {
+		if r, ok := x["$ref"].(string); ok && r == ref {
+			n++
+			return x, true
+		}
+		return nil, false
+	})
+	return n
+}
+
+// rewrite walks v depth first, to 10,000 levels, calling f on each
+// mapping: where f answers (w, true), w takes the mapping's place and is
+// not walked into; otherwise the walk goes on into the mapping's members.
+// It returns v, or what took its place.
+func rewrite(v any, f func(map[string]any) (any, bool)) any {
 	var walk func(v any, depth int) any
 	walk = func(v any, depth int) any {
 		if depth > 10000 {
@@ -226,9 +243,8 @@ func replaceEach(root map[string]any, ref string, with func() map[string]any) bo
 		}
 		switch x := v.(type) {
 		case map[string]any:
-			if r, ok := x["$ref"].(string); ok && r == ref {
-				changed = true
-				return with()
+			if w, ok := f(x); ok {
+				return w
 			}
 			for k, e := range x {
 				x[k] = walk(e, depth+1)
@@ -240,35 +256,7 @@ func replaceEach(root map[string]any, ref string, with func() map[string]any) bo
 		}
 		return v
 	}
-	walk(root, 0)
-	return changed
-}
-
-// countRefs counts the objects {"$ref": ref} in root.
-func countRefs(root map[string]any, ref string) int {
-	n := 0
-	var walk func(v any, depth int)
-	walk = func(v any, depth int) {
-		if depth > 10000 {
-			return
-		}
-		switch x := v.(type) {
-		case map[string]any:
-			if r, ok := x["$ref"].(string); ok && r == ref {
-				n++
-				return
-			}
-			for _, e := range x {
-				walk(e, depth+1)
-			}
-		case []any:
-			for _, e := range x {
-				walk(e, depth+1)
-			}
-		}
-	}
-	walk(root, 0)
-	return n
+	return walk(v, 0)
 }
 
 // countNodes counts the values in v (itself, and each mapping's and
@@ -351,62 +339,28 @@ func schemaOf(obj map[string]any) map[string]any {
 // copy of a schema that leads back to itself would grow with each load.
 func refersTo(root map[string]any, v any, ref string) bool {
 	seen := map[string]bool{}
-	var walk func(v any, depth int) bool
-	walk = func(v any, depth int) bool {
-		if depth > 10000 {
-			return true
+	found := false
+	var visit func(x map[string]any) (any, bool)
+	visit = func(x map[string]any) (any, bool) {
+		if found {
+			return x, true
 		}
-		switch x := v.(type) {
-		case map[string]any:
-			if r, ok := x["$ref"].(string); ok {
-				if r == ref {
-					return true
-				}
-				if !seen[r] {
-					seen[r] = true
-					if t, why := lookup(root, r); why == "" && walk(t, depth+1) {
-						return true
-					}
-				}
+		if r, ok := x["$ref"].(string); ok {
+			if r == ref {
+				found = true
+				return x, true
 			}
-			for _, e := range x {
-				if walk(e, depth+1) {
-					return true
-				}
-			}
-		case []any:
-			for _, e := range x {
-				if walk(e, depth+1) {
-					return true
+			if !seen[r] {
+				seen[r] = true
+				if t, why := lookup(root, r); why == "" {
+					rewrite(t, visit)
 				}
 			}
 		}
-		return false
+		return nil, false
 	}
-	return walk(v, 0)
-}
-
-// deepCopy copies a tree of plain values.
-func deepCopy(v any) map[string]any {
-	var cp func(v any) any
-	cp = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				out[k] = cp(e)
-			}
-			return out
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = cp(e)
-			}
-			return out
-		}
-		return v
-	}
-	return cp(v).(map[string]any)
+	rewrite(v, visit)
+	return found
 }
 
 // namedMaps are the members whose keys are names the document chooses
@@ -446,26 +400,26 @@ func escapeToken(key string) string {
 }
 
 // at is the value at the keys toks (a mapping's keys, a list's indexes),
-// or nil.
-func at(root map[string]any, toks []string) any {
+// and whether there is one.
+func at(root map[string]any, toks []string) (any, bool) {
 	var cur any = root
 	for _, tok := range toks {
 		switch c := cur.(type) {
 		case map[string]any:
 			next, ok := c[tok]
 			if !ok {
-				return nil
+				return nil, false
 			}
 			cur = next
 		case []any:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(c) {
-				return nil
+				return nil, false
 			}
 			cur = c[i]
 		default:
-			return nil
+			return nil, false
 		}
 	}
-	return cur
+	return cur, true
 }

@@ -67,7 +67,7 @@ func TestRepair(t *testing.T) {
 	if _, ok := inline["servers"]; !ok {
 		t.Error("a key reading like a second spot had servers dropped")
 	}
-	if p := at(inline, []string{"components", "schemas", "Foo", "pattern"}); p != "^a$" {
+	if p, _ := at(inline, []string{"components", "schemas", "Foo", "pattern"}); p != "^a$" {
 		t.Errorf("Foo's pattern is %v, want it kept: the bad one was Foo Bar's", p)
 	}
 
@@ -252,7 +252,7 @@ func TestRepairTakesOneSchemaOfAResponse(t *testing.T) {
 		if !repair(doc, fmt.Errorf("bad data in %q (expecting ref to schema object)", ref)) {
 			t.Fatal("repair changed nothing")
 		}
-		got := at(doc, []string{"paths", "/a", "get", "responses", "200", "content", "application/json", "schema", "title"})
+		got, _ := at(doc, []string{"paths", "/a", "get", "responses", "200", "content", "application/json", "schema", "title"})
 		if got != "json" {
 			t.Fatalf("the schema taken is %v's, want application/json's", got)
 		}

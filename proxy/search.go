@@ -1651,7 +1651,8 @@ var indexedStopWords = map[string]bool{"me": true}
 var keepWhole = map[string]bool{"setting": true, "during": true, "nothing": true, "something": true, "anything": true, "everything": true, "morning": true, "evening": true}
 
 // synonyms maps a stemmed word to words an API may use for the same
-// thing. Groups are symmetric.
+// thing. Groups are symmetric; a few words also ask for one that does not
+// ask for them (a subscription is to a plan; see init).
 var synonyms = map[string][]string{}
 
 // phrases maps two words of a query to the word an API uses for what
