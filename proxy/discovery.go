@@ -242,7 +242,7 @@ func (q *SearchQuery) check() error {
 	q.one = aboutOne(q.Query, clean)
 	// A host name names a domain, which is seldom the one thing asked
 	// about ("a certificate for shop.example.com").
-	clean = withoutHostnames(clean)
+	clean = withoutFilenames(withoutHostnames(clean))
 	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")

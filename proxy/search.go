@@ -864,6 +864,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	text := todo.ReplaceAllString(contracted.Replace(clean), "todo$1")
 	ws := words(text)
 	named := namedWords(text)
+	partOf := numbersInWords(text)
 	used := make([]bool, len(ws))
 	// turnsInto reads the whole text: once, however many times "make"
 	// comes ("make make make ..." would read it once for each).
@@ -919,7 +920,9 @@ func queryTerms(clean string, one bool) map[string]qterm {
 				}
 			}
 		}
-		if !used[i] && !stopWords[w] {
+		// A number on its own ("close #142", "fixed in 2.4") is a
+		// value, not a word a tool is named by: oauth2's 2 is no 2.4.
+		if !used[i] && !stopWords[w] && (!isNumber(w) || partOf[w]) {
 			weight := 1.0
 			// "New" says a thing is to be created, as the create group
 			// it belongs to does; at full weight it would favour every
@@ -1015,6 +1018,50 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		if changesState[t] {
 			ask([]string{stem("update")}, int32(g), weightUpdate*ownW[g])
 		}
+	}
+	return out
+}
+
+// numbersInWords are the numbers text writes as part of a word, after
+// its letters (oauth2, s3, ipv6) or before them (2fa, 4gb): words splits
+// them off, but they name what the word names. A version ("v2.1") is a
+// value, as a number on its own is.
+func numbersInWords(text string) map[string]bool {
+	var out map[string]bool
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !unicode.IsDigit(r) {
+			i += size
+			continue
+		}
+		j := i
+		for j < len(text) {
+			d, n := utf8.DecodeRuneInString(text[j:])
+			if !unicode.IsDigit(d) {
+				break
+			}
+			j += n
+		}
+		before, n := utf8.DecodeLastRuneInString(text[:i])
+		after, _ := utf8.DecodeRuneInString(text[j:])
+		if before == '.' {
+			// H.323: a name's number, after a dot ("release-2.3" is
+			// a version).
+			before, _ = utf8.DecodeLastRuneInString(text[:i-n])
+		}
+		attached := unicode.IsLetter(before) || unicode.IsLetter(after)
+		if attached && !unicode.IsLetter(after) && (before == 'v' || before == 'V') {
+			// "v2" alone is a version: its v follows no letter.
+			b2, _ := utf8.DecodeLastRuneInString(text[:i-n])
+			attached = unicode.IsLetter(b2)
+		}
+		if attached {
+			if out == nil {
+				out = map[string]bool{}
+			}
+			out[strings.ToLower(text[i:j])] = true
+		}
+		i = j
 	}
 	return out
 }
@@ -1435,6 +1482,23 @@ func withoutHostnames(query string) string {
 	return b.String()
 }
 
+// withoutFilenames puts "file" for each file name a query quotes, with
+// its folders ("what's in config/app.yaml", "the README.md"): it names a
+// file, and its words are no words of the request ("app" asks for no
+// app). A file name ends in an extension people keep text, code, data
+// or documents in (fileName); not ".js", which names frameworks as often
+// (node.js, next.js).
+func withoutFilenames(query string) string {
+	if !strings.Contains(query, ".") {
+		return query
+	}
+	return fileName.ReplaceAllString(query, "${1}file")
+}
+
+// fileName matches a file name and its folders, after a start or a space
+// or an opening mark; a URL's or an address's piece is none.
+var fileName = regexp.MustCompile(`(?i)(^|[\s("'])(?:[\w.-]+/)*[\w-][\w.-]*\.(?:ya?ml|json|toml|ini|conf|cfg|md|txt|rst|csv|tsv|xml|html?|css|ts|tsx|go|py|rb|rs|java|kt|cs|cpp|php|sh|sql|lock|log|pdf|docx?|xlsx?|pptx?|png|jpe?g|gif|svg|zip|tar|gz|tgz)\b`)
+
 // isHostname reports whether s is a host name withoutHostnames reads:
 // written in lower case, as people write host names, so that ASP.NET,
 // Dockerfile.dev and "the flag.It" are not.
@@ -1581,8 +1645,15 @@ func words(text string) []string {
 			// (oauth2: oauth, 2).
 			if len(word) > 0 {
 				if unicode.IsUpper(r) {
-					next, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
-					if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) {
+					next, size := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
+					// ...but an acronym's plural keeps its s (getIPs:
+					// get, IPs; listAPIs: list, APIs).
+					plural := false
+					if next == 's' && unicode.IsUpper(prev) {
+						after, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r)+size:])
+						plural = !unicode.IsLower(after)
+					}
+					if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) && !plural {
 						flush()
 					}
 				} else if unicode.IsDigit(r) && unicode.IsLetter(prev) {
@@ -1617,6 +1688,9 @@ func stem(w string) string {
 	if keepWhole[w] {
 		return w
 	}
+	if one, ok := shortPlurals[w]; ok {
+		return one
+	}
 	n = len(w)
 	switch {
 	case n > 5 && strings.HasSuffix(w, "ing") && hasVowel(w[:n-3]):
@@ -1646,6 +1720,10 @@ var stopWords = map[string]bool{}
 // in a tool's name or path: /users/me is the caller's own user. A query
 // reaches them through questionWords ("my", "I").
 var indexedStopWords = map[string]bool{"me": true}
+
+// shortPlurals are plurals of abbreviations that stem's rule misses: too
+// short ("PRs", "IPs"), or ending like a Latin word ("APIs").
+var shortPlurals = map[string]string{"apis": "api", "prs": "pr", "ips": "ip", "ids": "id", "vms": "vm", "mrs": "mr", "uis": "ui"}
 
 // keepWhole are words whose suffix is not an inflection.
 var keepWhole = map[string]bool{"setting": true, "during": true, "nothing": true, "something": true, "anything": true, "everything": true, "morning": true, "evening": true}
@@ -1685,7 +1763,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -1783,6 +1861,8 @@ func init() {
 		{"problem", "issue"},
 		{"volume", "disk"},
 		{"region", "datacenter"},
+		{"instance", "server", "vm", "machine"},
+		{"traffic", "bandwidth"},
 		{"mfa", "factor", "authenticator"},
 		{"check", "validate", "verify"},
 		{"schedule", "cron", "timer", "trigger", "nightly", "hourly", "daily", "weekly"},
@@ -1849,8 +1929,9 @@ func init() {
 	// Words that also ask for another, which does not ask for them: a
 	// subscription is to a plan, but "plan a milestone" subscribes to
 	// nothing.
-	for w, also := range map[string]string{"subscription": "plan"} {
-		synonyms[stem(w)] = append(synonyms[stem(w)], stem(also))
+	for w, also := range map[string]string{"subscription": "plan", "ci": "status", "tarball": "archive", "zipball": "archive",
+		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region"} {
+		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }
 

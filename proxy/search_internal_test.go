@@ -116,6 +116,64 @@ func TestWithoutHostnames(t *testing.T) {
 	}
 }
 
+func TestWithoutFilenames(t *testing.T) {
+	for in, want := range map[string]string{
+		"show me what's in config/app.yaml on main": "show me what's in file on main",
+		"the README.md, please":                     "the file, please",
+		"(src/config/settings.py)":                  "(file)",
+		"run deploy.sh then main.py":                "run file then file",
+		"upload 'Q3 report.pdf'":                    "upload 'Q3 file'",
+		"deploy a node.js app from Dockerfile.dev":  "deploy a node.js app from Dockerfile.dev",
+		"upgrade to 1.2.3 or v2.0":                  "upgrade to 1.2.3 or v2.0",
+		"fetch https://example.com/openapi.yaml":    "fetch https://example.com/openapi.yaml",
+		"the yaml and the .md":                      "the yaml and the .md",
+		"no dots here":                              "no dots here",
+	} {
+		if got := withoutFilenames(in); got != want {
+			t.Errorf("withoutFilenames(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// A number on its own is a value; one written into a word names what the
+// word names.
+func TestQueryTermsNumbers(t *testing.T) {
+	for query, want := range map[string]map[string]bool{
+		"close #142, it's fixed in 2.4":      {"142": false, "2": false, "4": false},
+		"cut hotfix off release-2.3 at v2.1": {"2": false, "3": false, "1": false},
+		"oauth2 clients and s3 buckets":      {"2": true, "3": true},
+		"enable 2fa":                         {"2fa": true},
+		"register the H.323 room system":     {"323": true},
+		"ipv6 ranges":                        {"6": true},
+	} {
+		terms := queryTerms(query, false)
+		for term, in := range want {
+			if _, got := terms[term]; got != in {
+				t.Errorf("queryTerms(%q) has %q: %v, want %v (%v)", query, term, got, in, terms)
+			}
+		}
+	}
+}
+
+// An acronym's plural is one word, and a two-letter one's stem drops
+// its s.
+func TestAcronymPlurals(t *testing.T) {
+	for in, want := range map[string]string{
+		"getIPs":        "get ip",
+		"listAPIs":      "list api",
+		"the open PRs":  "the open pr",
+		"userIDsByName": "user id by nam",
+		"HTTPServer":    "http server",
+		"IPsec tunnels": "i psec tunnel",
+		"get_i_ps":      "get i ps",
+		"VMs and URLs":  "vm and url",
+	} {
+		if got := strings.Join(stemAll(words(in)), " "); got != want {
+			t.Errorf("stemAll(words(%q)) = %q, want %q", in, got, want)
+		}
+	}
+}
+
 // A phrasal verb asks for what it stands for, though its first word
 // alone reads: "get rid of" deletes, "get it back" restores.
 func TestQueryIntentOfPhrasalVerbs(t *testing.T) {
