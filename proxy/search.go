@@ -1308,7 +1308,8 @@ func conditional(before []string) bool {
 // are no words (scored, they would count as words no tool uses and crowd
 // the query's own out of its maxQueryTerms). What is kept of one is
 // the type prefix many identifiers carry (addr1…, pool1…): three or more
-// letters before its first digit.
+// letters before its first digit. A tracker's key (issueKey) reads as
+// "issue": "move DEV-52 to Done" moves an issue.
 func withoutValues(query string) string {
 	query = withoutAddresses(query)
 	var b strings.Builder
@@ -1339,6 +1340,7 @@ func withoutValues(query string) string {
 			prev = r
 		}
 		if issueKey(run) {
+			b.WriteString("issue")
 			return
 		}
 		if n < 8 || changes < 3 {
@@ -1370,8 +1372,9 @@ func withoutValues(query string) string {
 }
 
 // issueKey reports whether a run is a tracker's key: two to ten capital
-// letters, a hyphen and a number ("OPS-1423", "INC-77"), whose letters
-// name a project, not anything asked for ("BILL-230" is no invoice).
+// letters, a hyphen and a number ("OPS-1423", "INC-77"): it names an
+// issue, and its letters a project, not anything asked for ("BILL-230"
+// is no invoice).
 func issueKey(run string) bool {
 	letters, digits, ok := strings.Cut(run, "-")
 	if !ok || len(letters) < 2 || len(letters) > 10 || digits == "" || len(digits) > 9 {
