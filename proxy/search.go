@@ -1309,7 +1309,8 @@ func conditional(before []string) bool {
 // the query's own out of its maxQueryTerms). What is kept of one is
 // the type prefix many identifiers carry (addr1…, pool1…): three or more
 // letters before its first digit. A tracker's key (issueKey) reads as
-// "issue": "move DEV-52 to Done" moves an issue.
+// "issue": "move DEV-52 to Done" moves an issue; a duration (duration)
+// as "time".
 func withoutValues(query string) string {
 	query = withoutAddresses(query)
 	var b strings.Builder
@@ -1343,6 +1344,10 @@ func withoutValues(query string) string {
 			b.WriteString("issue")
 			return
 		}
+		if duration.MatchString(run) {
+			b.WriteString("time")
+			return
+		}
 		if n < 8 || changes < 3 {
 			b.WriteString(run)
 			return
@@ -1370,6 +1375,10 @@ func withoutValues(query string) string {
 	}
 	return b.String()
 }
+
+// duration matches a span of time written as one run ("2h30m", "45min",
+// "1h"): it asks about time, as "hours" does.
+var duration = regexp.MustCompile(`^[0-9]+(?:h|hrs?)(?:[0-9]+(?:m|mins?))?$|^[0-9]+mins?$`)
 
 // issueKey reports whether a run is a tracker's key: two to ten capital
 // letters, a hyphen and a number ("OPS-1423", "INC-77"): it names an

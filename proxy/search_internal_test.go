@@ -26,6 +26,8 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 		// A tracker's key names an issue, its letters a project, not a
 		// word asked for.
 		{"subscribe me to BILL-230 and OPS-1423", "subscribe me to issue and issue"},
+		// A span of time asks about time.
+		{"log 2h30m, 1h and 45min, not 4gb or 7d", "log time, time and time, not 4gb or 7d"},
 		{"sign-in Bill-230 AB-CD-12 A-12 ABC-12x", "sign-in Bill-230 AB-CD-12 A-12 ABC-12x"},
 		// An e-mail address names a user; a domain alone, or an @ without
 		// a domain, stays.
