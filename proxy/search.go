@@ -1775,7 +1775,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -1792,7 +1792,8 @@ func init() {
 			revert undo merge upload import publish unpublish promote sort reorder invite send post reply submit sign log turn switch shut
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
-			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase`,
+			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase
+			upgrade downgrade fire swap enrol`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -1808,7 +1809,7 @@ func init() {
 		{"list", "enumerate", "all", "every", "browse"},
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
 		{"create", "add", "new", "make", "register", "open", "upsert"},
-		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "upsert"},
+		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "upsert", "upgrade", "downgrade"},
 		{"cancel", "abort", "stop", "kill", "terminate", "halt", "void"},
 		{"restart", "retry", "rerun", "resume", "replay"},
 		{"enable", "activate", "unpause"},
@@ -1893,7 +1894,7 @@ func init() {
 		{"stuck", "hung", "hang", "pending", "waiting", "blocked"},
 		{"login", "signin", "logon", "authenticate", "session"},
 		{"logout", "signout", "session"},
-		{"register", "signup", "enroll"},
+		{"register", "signup", "enroll", "enrol"},
 		{"table", "collection"},
 		{"column", "field", "attribute", "property"},
 		{"row", "record", "entry", "item"},
