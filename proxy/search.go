@@ -1042,17 +1042,20 @@ func numbersInWords(text string) map[string]bool {
 			}
 			j += n
 		}
-		before, n := utf8.DecodeLastRuneInString(text[:i])
 		after, _ := utf8.DecodeRuneInString(text[j:])
+		at := i // where before starts
+		before, n := utf8.DecodeLastRuneInString(text[:at])
+		at -= n
 		if before == '.' {
 			// H.323: a name's number, after a dot ("release-2.3" is
 			// a version).
-			before, _ = utf8.DecodeLastRuneInString(text[:i-n])
+			before, n = utf8.DecodeLastRuneInString(text[:at])
+			at -= n
 		}
 		attached := unicode.IsLetter(before) || unicode.IsLetter(after)
 		if attached && !unicode.IsLetter(after) && (before == 'v' || before == 'V') {
 			// "v2" alone is a version: its v follows no letter.
-			b2, _ := utf8.DecodeLastRuneInString(text[:i-n])
+			b2, _ := utf8.DecodeLastRuneInString(text[:at])
 			attached = unicode.IsLetter(b2)
 		}
 		if attached {

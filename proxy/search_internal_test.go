@@ -148,6 +148,8 @@ func TestQueryTermsNumbers(t *testing.T) {
 		"enable 2fa":                         {"2fa": true},
 		"register the H.323 room system":     {"323": true},
 		"ipv6 ranges":                        {"6": true},
+		"v.2 and nav2":                       {"2": true},
+		"v.3 or .4":                          {"3": false, "4": false},
 	} {
 		terms := queryTerms(query, false)
 		for term, in := range want {
