@@ -461,6 +461,10 @@ func derived(term string) []string {
 			out = append(out, base)
 		}
 	}
+	// recently: recent, publicly: public; not apply: app.
+	if base, ok := strings.CutSuffix(term, "ly"); ok && len(base) > 3 {
+		out = append(out, base)
+	}
 	// register: registration, administer: administration; -ster only,
 	// as an integer is no integration.
 	if base, ok := strings.CutSuffix(term, "er"); ok && len(base) > 2 && strings.HasSuffix(base, "st") {
