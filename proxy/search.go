@@ -1701,7 +1701,8 @@ func stem(w string) string {
 		w = w[:n-3] + "y"
 	case n > 4 && (strings.HasSuffix(w, "sses") || strings.HasSuffix(w, "shes") || strings.HasSuffix(w, "ches") || strings.HasSuffix(w, "xes")):
 		w = w[:n-2]
-	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is"):
+	case n > 3 && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is") &&
+		!strings.HasSuffix(w, "ias") && !strings.HasSuffix(w, "vas"): // alias and canvas meet aliases and canvases
 		w = w[:n-1]
 	}
 	if keepWhole[w] {
