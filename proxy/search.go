@@ -1695,6 +1695,9 @@ func words(text string) []string {
 // it). It is deliberately light: a wrong merge costs more than a missed
 // one, so a suffix stays when what is left has no vowel ("string").
 func stem(w string) string {
+	if one, ok := shortPlurals[w]; ok {
+		return one
+	}
 	n := len(w)
 	switch {
 	case n > 4 && strings.HasSuffix(w, "ies"):
@@ -1708,9 +1711,7 @@ func stem(w string) string {
 	if keepWhole[w] {
 		return w
 	}
-	if one, ok := shortPlurals[w]; ok {
-		return one
-	}
+
 	n = len(w)
 	switch {
 	case n > 5 && strings.HasSuffix(w, "ing") && hasVowel(w[:n-3]):
@@ -1741,9 +1742,11 @@ var stopWords = map[string]bool{}
 // reaches them through questionWords ("my", "I").
 var indexedStopWords = map[string]bool{"me": true}
 
-// shortPlurals are plurals of abbreviations that stem's rule misses: too
-// short ("PRs", "IPs"), or ending like a Latin word ("APIs").
-var shortPlurals = map[string]string{"apis": "api", "prs": "pr", "ips": "ip", "ids": "id", "vms": "vm", "mrs": "mr", "uis": "ui"}
+// shortPlurals are plurals that stem's rule misses: of abbreviations too
+// short ("PRs", "IPs"), and of words whose plural ends like a Latin
+// singular ("APIs", "menus", "SKUs"); "cookies" is no cooky.
+var shortPlurals = map[string]string{"apis": "api", "uris": "uri", "kpis": "kpi", "wikis": "wiki", "emojis": "emoji",
+	"menus": "menu", "skus": "sku", "cpus": "cpu", "vcpus": "vcpu", "gpus": "gpu", "cookies": "cooki", "prs": "pr", "ips": "ip", "ids": "id", "vms": "vm", "mrs": "mr", "uis": "ui"}
 
 // keepWhole are words whose suffix is not an inflection.
 var keepWhole = map[string]bool{"setting": true, "during": true, "nothing": true, "something": true, "anything": true, "everything": true, "morning": true, "evening": true}

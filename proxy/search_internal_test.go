@@ -163,7 +163,8 @@ func TestQueryTermsNumbers(t *testing.T) {
 // A word's plural and its singular meet, whatever the singular ends in.
 func TestStemMeetsPlurals(t *testing.T) {
 	for _, pair := range [][2]string{{"alias", "aliases"}, {"canvas", "canvases"}, {"bias", "biases"}, {"status", "statuses"},
-		{"idea", "ideas"}, {"quota", "quotas"}, {"policy", "policies"}, {"address", "addresses"}, {"PR", "PRs"}, {"ip", "ips"}} {
+		{"idea", "ideas"}, {"quota", "quotas"}, {"policy", "policies"}, {"address", "addresses"}, {"PR", "PRs"}, {"ip", "ips"},
+		{"menu", "menus"}, {"SKU", "SKUs"}, {"cpu", "cpus"}, {"uri", "uris"}, {"emoji", "emojis"}, {"cookie", "cookies"}} {
 		if a, b := stem(strings.ToLower(pair[0])), stem(strings.ToLower(pair[1])); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q: they should meet", pair[0], a, pair[1], b)
 		}
