@@ -240,9 +240,9 @@ func (q *SearchQuery) check() error {
 	// Tokenised, stemmed and expanded once per search.
 	clean := withoutValues(q.Query)
 	q.one = aboutOne(q.Query, clean)
-	// A host name names a domain, which is seldom the one thing asked
-	// about ("a certificate for shop.example.com").
-	clean = withoutFilenames(withoutHostnames(clean))
+	// A span of time, a host name or a file name is seldom the one thing
+	// asked about ("the past 24h", "a certificate for shop.example.com").
+	clean = withoutFilenames(withoutHostnames(withoutDurations(clean)))
 	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")

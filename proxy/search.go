@@ -1316,15 +1316,10 @@ func conditional(before []string) bool {
 // the query's own out of its maxQueryTerms). What is kept of one is
 // the type prefix many identifiers carry (addr1…, pool1…): three or more
 // letters before its first digit. A tracker's key (issueKey) reads as
-// "issue": "move DEV-52 to Done" moves an issue; a duration (duration)
-// as "time".
+// "issue": "move DEV-52 to Done" moves an issue. A span of time
+// ("120h45min") is no value: it stays whole, for withoutDurations.
 func withoutValues(query string) string {
-	query = withoutAddresses(query)
-	var b strings.Builder
-	start := -1
-	flush := func(end int) {
-		run := query[start:end]
-		start = -1
+	return replaceRuns(withoutAddresses(query), func(b *strings.Builder, run string) {
 		n, changes, letters, prefixEnd := 0, 0, 0, -1
 		var prev rune = -1
 		for i, r := range run {
@@ -1351,17 +1346,40 @@ func withoutValues(query string) string {
 			b.WriteString("issue")
 			return
 		}
-		if duration.MatchString(run) {
-			b.WriteString("time")
-			return
-		}
-		if n < 8 || changes < 3 {
+		if n < 8 || changes < 3 || duration.MatchString(run) {
 			b.WriteString(run)
 			return
 		}
 		if letters >= 3 {
 			b.WriteString(run[:prefixEnd])
 		}
+	})
+}
+
+// withoutDurations puts "time" for each span of time a query writes as
+// one run ("log 2h30m of work", "45min", "1h"): it asks about time, as
+// "hours" does. It is read after aboutOne, as a span points at no one
+// thing ("deploys in the past 24h" wants no tool of one deploy).
+func withoutDurations(query string) string {
+	return replaceRuns(query, func(b *strings.Builder, run string) {
+		if duration.MatchString(run) {
+			b.WriteString("time")
+		} else {
+			b.WriteString(run)
+		}
+	})
+}
+
+// replaceRuns is query with each run of letters and digits, joined by -
+// or _ between them ("OPS-1423", "cus_9a8b"), replaced by what value
+// writes of it to b.
+func replaceRuns(query string, value func(b *strings.Builder, run string)) string {
+	var b strings.Builder
+	start := -1
+	flush := func(end int) {
+		run := query[start:end]
+		start = -1
+		value(&b, run)
 	}
 	for i, r := range query {
 		alnum := unicode.IsLetter(r) || unicode.IsDigit(r)
@@ -1384,7 +1402,7 @@ func withoutValues(query string) string {
 }
 
 // duration matches a span of time written as one run ("2h30m", "45min",
-// "1h"): it asks about time, as "hours" does.
+// "1h"): withoutDurations.
 var duration = regexp.MustCompile(`^[0-9]+(?:h|hrs?)(?:[0-9]+(?:m|mins?))?$|^[0-9]+mins?$`)
 
 // issueKey reports whether a run is a tracker's key: two to ten capital

@@ -26,8 +26,8 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 		// A tracker's key names an issue, its letters a project, not a
 		// word asked for.
 		{"subscribe me to BILL-230 and OPS-1423", "subscribe me to issue and issue"},
-		// A span of time asks about time.
-		{"log 2h30m, 1h and 45min, not 4gb or 7d", "log time, time and time, not 4gb or 7d"},
+		// A span of time is no value, however long (withoutDurations).
+		{"log 2h30m, 1h and 120h45min, not 4gb", "log 2h30m, 1h and 120h45min, not 4gb"},
 		{"sign-in Bill-230 AB-CD-12 A-12 ABC-12x", "sign-in Bill-230 AB-CD-12 A-12 ABC-12x"},
 		// An e-mail address names a user; a domain alone, or an @ without
 		// a domain, stays.
@@ -62,11 +62,29 @@ func TestAboutOne(t *testing.T) {
 		"oauth2 clients":                        false,
 		"the last 10 deploys":                   false,
 		"deploys in 2024":                       false,
-		"42":                                    false,
-		"":                                      false,
+		// Nor does a span of time (withoutDurations reads it later).
+		"deploys in the past 24h":         false,
+		"the builds that took over 45min": false,
+		"log 120h45min of work":           false,
+		"log 2h30m against DEV-52":        true,
+		"42":                              false,
+		"":                                false,
 	} {
 		if got := aboutOne(query, withoutValues(query)); got != want {
 			t.Errorf("aboutOne(%q) = %v, want %v", query, got, want)
+		}
+	}
+}
+
+// A span of time asks about time.
+func TestWithoutDurations(t *testing.T) {
+	for in, want := range map[string]string{
+		"log 2h30m, 1h and 45min, not 4gb or 7d": "log time, time and time, not 4gb or 7d",
+		"3hrs 10mins 120h45min":                  "time time time",
+		"h264 2h-x 2H x2h 2h30":                  "h264 2h-x 2H x2h 2h30",
+	} {
+		if got := withoutDurations(in); got != want {
+			t.Errorf("withoutDurations(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
@@ -89,6 +107,10 @@ func FuzzWithoutValues(f *testing.F) {
 		host := withoutHostnames(got)
 		if !utf8.ValidString(host) || withoutHostnames(host) != host {
 			t.Fatalf("withoutHostnames(%q) = %q: not UTF-8 or not idempotent", got, host)
+		}
+		spans := withoutDurations(got)
+		if !utf8.ValidString(spans) || withoutDurations(spans) != spans || withoutValues(spans) != spans {
+			t.Fatalf("withoutDurations(%q) = %q: not UTF-8, not idempotent or holds a value", got, spans)
 		}
 	})
 }
