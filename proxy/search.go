@@ -1359,15 +1359,40 @@ func withoutValues(query string) string {
 // withoutDurations puts "time" for each span of time a query writes as
 // one run ("log 2h30m of work", "45min", "1h"): it asks about time, as
 // "hours" does. It is read after aboutOne, as a span points at no one
-// thing ("deploys in the past 24h" wants no tool of one deploy).
+// thing ("deploys in the past 24h" wants no tool of one deploy). After
+// "every", "each" or "any" a span says how often ("back up the db every
+// 6h and keep 7"), which as "every time" would ask to be called each
+// time something happens (onEachEvent): it stays.
 func withoutDurations(query string) string {
 	return replaceRuns(query, func(b *strings.Builder, run string) {
-		if duration.MatchString(run) {
+		if duration.MatchString(run) && !eachWords[lastWord(b.String())] {
 			b.WriteString("time")
 		} else {
 			b.WriteString(run)
 		}
 	})
+}
+
+// eachWords say "every time" with "time" after them (onEachEvent).
+var eachWords = map[string]bool{"every": true, "each": true, "any": true}
+
+// lastWord is the last run of letters of s, lower case, past what
+// follows it.
+func lastWord(s string) string {
+	end := strings.LastIndexFunc(s, unicode.IsLetter)
+	if end < 0 {
+		return ""
+	}
+	_, size := utf8.DecodeRuneInString(s[end:])
+	s = s[:end+size]
+	start := strings.LastIndexFunc(s, func(r rune) bool { return !unicode.IsLetter(r) })
+	if start >= 0 {
+		_, size := utf8.DecodeRuneInString(s[start:])
+		start += size
+	} else {
+		start = 0
+	}
+	return strings.ToLower(s[start:])
 }
 
 // replaceRuns is query with each run of letters and digits, joined by -

@@ -82,9 +82,22 @@ func TestWithoutDurations(t *testing.T) {
 		"log 2h30m, 1h and 45min, not 4gb or 7d": "log time, time and time, not 4gb or 7d",
 		"3hrs 10mins 120h45min":                  "time time time",
 		"h264 2h-x 2H x2h 2h30":                  "h264 2h-x 2H x2h 2h30",
+		// After "every" it says how often, which "every time" does not.
+		"back up the db every 6h, Each 30min or every: 1h; not over 2h": "back up the db every 6h, Each 30min or every: 1h; not over time",
+		"everyday 2h, évery 2h": "everyday time, évery time",
 	} {
 		if got := withoutDurations(in); got != want {
 			t.Errorf("withoutDurations(%q) = %q, want %q", in, got, want)
+		}
+	}
+	// "Every 6h" asks for no webhook, as "every time a push lands" does.
+	for _, query := range []string{"back up the db every 6h and keep 7 copies", "restart the worker every 30min if it is stuck"} {
+		q := SearchQuery{Query: query}
+		if err := q.check(); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := q.terms[stem("webhook")]; ok {
+			t.Errorf("%q asks for a webhook: %v", query, q.terms)
 		}
 	}
 }
