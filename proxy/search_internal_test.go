@@ -103,15 +103,18 @@ func TestWithoutDurations(t *testing.T) {
 }
 
 func FuzzWithoutValues(f *testing.F) {
-	for _, s := range []string{"OPS-1423 x-AB-12 AB-12-", "balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co", "DNS for mysite.io.", "https://app.example.com/x", "é.com b.é.io", "-a.com a-.org ..com"} {
+	for _, s := range []string{"OPS-1423 x-AB-12 AB-12-", "balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co", "DNS for mysite.io.", "https://app.example.com/x", "é.com b.é.io", "-a.com a-.org ..com", "AA-0", "AB-1,CD-2 EF-3", "1h 2h30m every 6h"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
 		if !utf8.ValidString(query) {
 			return // Search refuses it before this runs
 		}
+		// A value is dropped and an address is longer than "user", but
+		// a tracker's key may be a byte shorter than "issue" (AB-1): at
+		// most one byte more for each five of the query.
 		got := withoutValues(query)
-		if len(got) > len(query) || !utf8.ValidString(got) {
+		if len(got) > len(query)+len(query)/4 || !utf8.ValidString(got) {
 			t.Fatalf("withoutValues(%q) = %q: longer or not UTF-8", query, got)
 		}
 		if again := withoutValues(got); again != got {
