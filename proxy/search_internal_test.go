@@ -103,7 +103,7 @@ func TestWithoutDurations(t *testing.T) {
 }
 
 func FuzzWithoutValues(f *testing.F) {
-	for _, s := range []string{"OPS-1423 x-AB-12 AB-12-", "balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co", "DNS for mysite.io.", "https://app.example.com/x", "é.com b.é.io", "-a.com a-.org ..com", "AA-0", "AB-1,CD-2 EF-3", "1h 2h30m every 6h"} {
+	for _, s := range []string{"OPS-1423 x-AB-12 AB-12-", "balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co", "DNS for mysite.io.", "https://app.example.com/x", "é.com b.é.io", "-a.com a-.org ..com", "AA-0", "AB-1,CD-2 EF-3", "1h 2h30m every 6h", "see ./docs/a.md.txtx (b.GO) 'c d.Pdf' e.g. it.Go"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
@@ -123,6 +123,10 @@ func FuzzWithoutValues(f *testing.F) {
 		host := withoutHostnames(got)
 		if !utf8.ValidString(host) || withoutHostnames(host) != host {
 			t.Fatalf("withoutHostnames(%q) = %q: not UTF-8 or not idempotent", got, host)
+		}
+		files := withoutFilenames(host)
+		if !utf8.ValidString(files) || withoutFilenames(files) != files {
+			t.Fatalf("withoutFilenames(%q) = %q: not UTF-8 or not idempotent", host, files)
 		}
 		spans := withoutDurations(got)
 		if !utf8.ValidString(spans) || withoutDurations(spans) != spans || withoutValues(spans) != spans {
@@ -169,6 +173,11 @@ func TestWithoutFilenames(t *testing.T) {
 		"fetch https://example.com/openapi.yaml":    "fetch https://example.com/openapi.yaml",
 		"the yaml and the .md":                      "the yaml and the .md",
 		"no dots here":                              "no dots here",
+		// An extension in capitals is one; a capitalised word after a
+		// dot starts a sentence.
+		"attach SCAN.PDF and Photo.JPG":             "attach file and file",
+		"Do it.Go to settings":                      "Do it.Go to settings",
+		"the build fails at step 3.Log in to check": "the build fails at step 3.Log in to check",
 	} {
 		if got := withoutFilenames(in); got != want {
 			t.Errorf("withoutFilenames(%q) = %q, want %q", in, got, want)
