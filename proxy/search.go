@@ -869,6 +869,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	ws := words(text)
 	named := namedWords(text)
 	partOf := numbersInWords(text)
+	var values []string // numbers on their own, searched for only when nothing else is
 	used := make([]bool, len(ws))
 	// turnsInto reads the whole text: once, however many times "make"
 	// comes ("make make make ..." would read it once for each).
@@ -926,7 +927,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 		// A number on its own ("close #142", "fixed in 2.4") is a
 		// value, not a word a tool is named by: oauth2's 2 is no 2.4.
-		if !used[i] && !stopWords[w] && (!isNumber(w) || partOf[w]) {
+		if !used[i] && !stopWords[w] && isNumber(w) && !partOf[w] {
+			values = append(values, w)
+			continue
+		}
+		if !used[i] && !stopWords[w] {
 			weight := 1.0
 			// "New" says a thing is to be created, as the create group
 			// it belongs to does; at full weight it would favour every
@@ -935,6 +940,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 				weight = weightNamed
 			}
 			addOwn(stem(w), weight)
+		}
+	}
+	if len(own) == 0 {
+		// "#142" alone: what else is there to search for?
+		for _, v := range values {
+			addOwn(v, 1)
 		}
 	}
 	group := int32(len(own))
@@ -1050,9 +1061,9 @@ func numbersInWords(text string) map[string]bool {
 		at := i // where before starts
 		before, n := utf8.DecodeLastRuneInString(text[:at])
 		at -= n
-		if before == '.' {
-			// H.323: a name's number, after a dot ("release-2.3" is
-			// a version).
+		if before == '.' || before == '-' && !version(text[j:]) {
+			// H.323, sha-256: a name's number, after a dot or a
+			// hyphen ("release-2.3" is a version).
 			before, n = utf8.DecodeLastRuneInString(text[:at])
 			at -= n
 		}
@@ -1071,6 +1082,16 @@ func numbersInWords(text string) map[string]bool {
 		i = j
 	}
 	return out
+}
+
+// version reports whether what follows a number goes on as a version
+// does: a dot and a digit (2.3, 1.9.2).
+func version(after string) bool {
+	if len(after) < 2 || after[0] != '.' {
+		return false
+	}
+	r, _ := utf8.DecodeRuneInString(after[1:])
+	return unicode.IsDigit(r)
 }
 
 // changesState are the verbs that change a thing's state, which an API
@@ -1343,7 +1364,14 @@ func withoutValues(query string) string {
 			prev = r
 		}
 		if issueKey(run) {
-			b.WriteString("issue")
+			letters, _, _ := strings.Cut(run, "-")
+			if w := lastWord(b.String()); standards[letters] {
+				b.WriteString(run) // SHA-256 is a name's
+			} else if w == "" || stopWords[w] || verbIntents[stem(w)] != intentNone {
+				// "move DEV-52 to Done", "the title of WEB-88": an
+				// issue; "product SKU-22" says what it keys.
+				b.WriteString("issue")
+			}
 			return
 		}
 		if n < 8 || changes < 3 || duration.MatchString(run) {
@@ -1429,6 +1457,11 @@ func replaceRuns(query string, value func(b *strings.Builder, run string)) strin
 // duration matches a span of time written as one run ("2h30m", "45min",
 // "1h"): withoutDurations.
 var duration = regexp.MustCompile(`^[0-9]+(?:h|hrs?)(?:[0-9]+(?:m|mins?))?$|^[0-9]+mins?$`)
+
+// standards are the letters of names that look like a tracker's key
+// (issueKey) but name a standard: SHA-256, UTF-8, RFC-3339, CIP-25.
+var standards = map[string]bool{"AES": true, "SHA": true, "UTF": true, "ISO": true, "RFC": true, "CIP": true, "EIP": true, "BIP": true,
+	"PEP": true, "TLS": true, "SSL": true, "HTTP": true, "CVE": true, "MD": true, "GPT": true, "IPV": true, "ECMA": true, "IEEE": true, "UCS": true}
 
 // issueKey reports whether a run is a tracker's key: two to ten capital
 // letters, a hyphen and a number ("OPS-1423", "INC-77"): it names an
@@ -1704,7 +1737,12 @@ func words(text string) []string {
 		out = append(out, w)
 	}
 	var prev rune
+	skip := -1 // where an acronym's plural s is, left out of its word
 	for i, r := range text {
+		if i == skip {
+			prev = r
+			continue
+		}
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			// A lower-to-upper edge starts a word (listJobs), as does
@@ -1714,12 +1752,14 @@ func words(text string) []string {
 			if len(word) > 0 {
 				if unicode.IsUpper(r) {
 					next, size := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r):])
-					// ...but an acronym's plural keeps its s (getIPs:
-					// get, IPs; listAPIs: list, APIs).
+					// ...but an acronym's plural is the acronym (getIPs:
+					// get, IP; listAPIs: list, API).
 					plural := false
 					if next == 's' && unicode.IsUpper(prev) {
 						after, _ := utf8.DecodeRuneInString(text[i+utf8.RuneLen(r)+size:])
-						plural = !unicode.IsLower(after)
+						if plural = !unicode.IsLower(after); plural {
+							skip = i + utf8.RuneLen(r)
+						}
 					}
 					if unicode.IsLower(prev) || unicode.IsDigit(prev) || unicode.IsUpper(prev) && unicode.IsLower(next) && !plural {
 						flush()

@@ -26,6 +26,9 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 		// A tracker's key names an issue, its letters a project, not a
 		// word asked for.
 		{"subscribe me to BILL-230 and OPS-1423", "subscribe me to issue and issue"},
+		{"Move DEV-52 to Done", "Move issue to Done"},
+		{"the product SKU-22 and chargeback DP-3", "the product  and chargeback "},
+		{"hash it with SHA-256 in UTF-8", "hash it with SHA-256 in UTF-8"},
 		// A span of time is no value, however long (withoutDurations).
 		{"log 2h30m, 1h and 120h45min, not 4gb", "log 2h30m, 1h and 120h45min, not 4gb"},
 		{"sign-in Bill-230 AB-CD-12 A-12 ABC-12x", "sign-in Bill-230 AB-CD-12 A-12 ABC-12x"},
@@ -196,7 +199,11 @@ func TestQueryTermsNumbers(t *testing.T) {
 		"register the H.323 room system":     {"323": true},
 		"ipv6 ranges":                        {"6": true},
 		"v.2 and nav2":                       {"2": true},
-		"v.3 or .4":                          {"3": false, "4": false},
+		"v.3 or .4 builds":                   {"3": false, "4": false},
+		"sha-256 and gpt-4":                  {"256": true, "4": true},
+		"#142":                               {"142": true},
+		"2024 and 2025?":                     {"2024": true, "2025": true},
+		"release-2.3 and node-18.1":          {"2": false, "18": false},
 	} {
 		terms := queryTerms(query, false)
 		for term, in := range want {
@@ -218,18 +225,23 @@ func TestStemMeetsPlurals(t *testing.T) {
 	}
 }
 
-// An acronym's plural is one word, and a two-letter one's stem drops
-// its s.
+// An acronym's plural is the acronym, and in lower case a two-letter
+// one's stem drops its s. ("IPsec" is read as HTTPServer is: one
+// capital run before a lower-case word.)
 func TestAcronymPlurals(t *testing.T) {
 	for in, want := range map[string]string{
-		"getIPs":        "get ip",
-		"listAPIs":      "list api",
-		"the open PRs":  "the open pr",
-		"userIDsByName": "user id by nam",
-		"HTTPServer":    "http server",
-		"IPsec tunnels": "i psec tunnel",
-		"get_i_ps":      "get i ps",
-		"VMs and URLs":  "vm and url",
+		"getIPs":             "get ip",
+		"listAPIs":           "list api",
+		"the open PRs":       "the open pr",
+		"userIDsByName":      "user id by nam",
+		"HTTPServer":         "http server",
+		"IPsec tunnels":      "i psec tunnel",
+		"get_i_ps":           "get i ps",
+		"VMs and URLs":       "vm and url",
+		"SKUs, GUIs and CIs": "sku gui and ci",
+		"LIST_APIS":          "list api",
+		"getAPIsByID":        "get api by id",
+		"the prs":            "the pr",
 	} {
 		if got := strings.Join(stemAll(words(in)), " "); got != want {
 			t.Errorf("stemAll(words(%q)) = %q, want %q", in, got, want)
