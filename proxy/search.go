@@ -1590,14 +1590,14 @@ func withoutFilenames(query string) string {
 	return fileName.ReplaceAllString(query, "${1}file")
 }
 
-// fileName matches a file name and its folders, after a start or a space
-// or an opening mark; a URL's or an address's piece is none. Its
+// fileName matches a file name and its folders, after a start, a space,
+// a comma or an opening mark or quote; a URL's or an address's piece is none. Its
 // extension is in lower or upper case (README.md, SCAN.PDF), not
 // capitalised as a sentence's first word is where a space was left out
 // ("Do it.Go", "fails at step 3.Log in"), as isHostname reads.
 var fileName = func() *regexp.Regexp {
 	ext := `ya?ml|json|toml|ini|conf|cfg|md|txt|rst|csv|tsv|xml|html?|css|ts|tsx|go|py|rb|rs|java|kt|cs|cpp|php|sh|sql|lock|log|pdf|docx?|xlsx?|pptx?|png|jpe?g|gif|svg|zip|tar|gz|tgz`
-	return regexp.MustCompile(`(^|[\s("'])(?:[\w.-]+/)*[\w-][\w.-]*\.(?:` + ext + `|` + strings.ToUpper(ext) + `)\b`)
+	return regexp.MustCompile(`(^|[\s("'\x60,;\[])(?:[\w.-]+/)*[\w-][\w.-]*\.(?:` + ext + `|` + strings.ToUpper(ext) + `)\b`)
 }()
 
 // isHostname reports whether s is a host name withoutHostnames reads:

@@ -170,6 +170,7 @@ func TestWithoutFilenames(t *testing.T) {
 		"the README.md, please":                     "the file, please",
 		"(src/config/settings.py)":                  "(file)",
 		"run deploy.sh then main.py":                "run file then file",
+		"edit `config/app.yaml`, a.md,b.md; c.txt":  "edit `file`, file,file; file",
 		"upload 'Q3 report.pdf'":                    "upload 'Q3 file'",
 		"deploy a node.js app from Dockerfile.dev":  "deploy a node.js app from Dockerfile.dev",
 		"upgrade to 1.2.3 or v2.0":                  "upgrade to 1.2.3 or v2.0",
