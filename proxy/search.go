@@ -1337,7 +1337,9 @@ func conditional(before []string) bool {
 // the query's own out of its maxQueryTerms). What is kept of one is
 // the type prefix many identifiers carry (addr1…, pool1…): three or more
 // letters before its first digit. A tracker's key (issueKey) reads as
-// "issue": "move DEV-52 to Done" moves an issue. A span of time
+// "issue" after a verb, a stop word or nothing ("move DEV-52 to Done"
+// moves an issue), and is dropped after a noun, which says what it keys
+// ("product SKU-22"); a standard's name (SHA-256) stays. A span of time
 // ("120h45min") is no value: it stays whole, for withoutDurations.
 func withoutValues(query string) string {
 	return replaceRuns(withoutAddresses(query), func(b *strings.Builder, run string) {
@@ -1591,8 +1593,8 @@ func withoutFilenames(query string) string {
 }
 
 // fileName matches a file name and its folders, after a start, a space,
-// a comma or an opening mark or quote; a URL's or an address's piece is none. Its
-// extension is in lower or upper case (README.md, SCAN.PDF), not
+// a comma or an opening mark or quote; a URL's or an address's piece is
+// none. Its extension is in lower or upper case (README.md, SCAN.PDF), not
 // capitalised as a sentence's first word is where a space was left out
 // ("Do it.Go", "fails at step 3.Log in"), as isHostname reads.
 var fileName = func() *regexp.Regexp {
@@ -1800,7 +1802,6 @@ func stem(w string) string {
 	if keepWhole[w] {
 		return w
 	}
-
 	n = len(w)
 	switch {
 	case n > 5 && strings.HasSuffix(w, "ing") && hasVowel(w[:n-3]):
