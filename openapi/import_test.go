@@ -357,6 +357,96 @@ paths:
 	}
 }
 
+// A parameter that sends the upstream's credential another way (Slack
+// declares "token: Authentication token" on every operation, beside its
+// OAuth scheme) is left out: the gateway authenticates with its header,
+// an agent is not asked for the credential, and the tool is not marked
+// as revealing secrets for it. A token the operation acts on, and any
+// body property, stay arguments.
+func TestImportLeavesACredentialParameterToTheUpstream(t *testing.T) {
+	const doc = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    oauth: { type: oauth2, flows: { authorizationCode: { authorizationUrl: "https://x/a", tokenUrl: "https://x/t", scopes: {} } } }
+security: [ { oauth: [] } ]
+paths:
+  /chat.postMessage:
+    get:
+      operationId: chat_postMessage
+      parameters:
+        - { name: token, in: header, required: true, description: "Authentication token. Requires scope: chat:write", schema: { type: string } }
+        - { name: channel, in: query, required: true, schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /files.list:
+    get:
+      operationId: files_list
+      parameters:
+        - { name: token, in: query, description: "Authentication token. Requires scope: files:read", schema: { type: string } }
+        - { name: user, in: query, schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /tokens/check:
+    get:
+      operationId: check_token
+      parameters:
+        - { name: token, in: query, required: true, description: "The token to check", schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /providers:
+    post:
+      operationId: create_provider
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                token: { type: string, description: "Authentication token for the remote server" }
+      responses: { "200": { description: ok } }
+`
+	res, cat := importDoc(t, doc, openapi.Options{IncludeWrites: true})
+	for _, name := range []string{"chat_post_message", "files_list"} {
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Fatalf("%s was not imported (skipped: %v)\n%s", name, res.Skipped, res.YAML)
+		}
+		if in := string(tool.InputJSON); strings.Contains(in, `"token"`) {
+			t.Errorf("%s asks the agent for the upstream's credential: %s", name, in)
+		}
+		for _, p := range tool.Request.HeaderParams {
+			if strings.EqualFold(p.Name, "token") {
+				t.Errorf("%s fills header token from an argument (%q)", name, p.Template.Raw)
+			}
+		}
+		if tool.Sensitive {
+			t.Errorf("%s is marked sensitive for a credential it no longer takes", name)
+		}
+	}
+	if !strings.Contains(string(res.YAML), `query parameter "token" left out: another way to send the credential the upstream's Authorization header carries`) {
+		t.Errorf("no note says why token was left out:\n%s", res.YAML)
+	}
+	for _, name := range []string{"check_token", "create_provider"} {
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Fatalf("%s was not imported (skipped: %v)", name, res.Skipped)
+		}
+		if in := string(tool.InputJSON); !strings.Contains(in, `"token"`) {
+			t.Errorf("%s lost the token it acts on: %s", name, in)
+		}
+	}
+	// Beside a basic scheme, a key "mandatory with all API calls" is no
+	// other way to send a bearer token: it stays what it was.
+	basic := strings.Replace(doc, `oauth: { type: oauth2, flows: { authorizationCode: { authorizationUrl: "https://x/a", tokenUrl: "https://x/t", scopes: {} } } }`,
+		`oauth: { type: http, scheme: basic }`, 1)
+	if basic == doc {
+		t.Fatal("the basic variant did not change the document")
+	}
+	res, cat = importDoc(t, basic, openapi.Options{IncludeWrites: true})
+	if tool := cat.Tool("files_list"); tool == nil || !strings.Contains(string(tool.InputJSON), `"token"`) {
+		t.Errorf("beside a basic scheme the token parameter was left out:\n%s", res.YAML)
+	}
+}
+
 // A document with more operations than an import maps is refused with a
 // clear error at once, not ground through for minutes: 50,001 one-line
 // operations fit in 2 MB, and a 64 MiB document holds a million.

@@ -244,6 +244,10 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 			t.query[p.Name] = v // the upstream's API key: set from the environment
 			return true
 		}
+		if im.credentialAgain(p) {
+			t.notes = append(t.notes, fmt.Sprintf("query parameter %q left out: another way to send the credential the upstream's %s header carries", p.Name, im.credHeader()))
+			return true
+		}
 		key := p.Name
 		if k, ok := t.fromQuery[p.Name]; ok {
 			key = k // "?q={search}": sent as q
@@ -258,6 +262,9 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 			// Credentials and framing are the upstream's and the
 			// HTTP client's: an argument must never choose them.
 			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
+			return true
+		case im.credentialAgain(p):
+			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left out: another way to send the credential the upstream's %s header carries", p.Name, im.credHeader()))
 			return true
 		}
 		if !catalog.ValidHeaderName(p.Name) {
@@ -363,4 +370,32 @@ func (im *importer) media(t *tool, as *arguments, method, path, mime string) boo
 	}
 	as.required = required
 	return true
+}
+
+// credentialAgain reports a query or header parameter that sends the
+// upstream's credential another way than the bearer token the import
+// maps (from an OAuth, OpenID Connect or HTTP bearer scheme): named as a
+// credential (catalog.CredentialQuery: "token", "key", "access_token")
+// and described as one (Slack's "token: Authentication token. Requires
+// scope: chat:write" on each operation, Google's "access_token: OAuth
+// access token" and "key: API key ... Required unless you provide an
+// OAuth 2.0 token"). The gateway authenticates with its own header;
+// asking an agent for the credential would put it in the agent's hands,
+// and mark every tool as revealing secrets. A "token" that is what the
+// operation acts on ("the token to revoke") is described otherwise and
+// stays an argument, as does a key beside a basic or API-key scheme
+// (MarketCheck's api_key, "Mandatory with all API calls", is no bearer
+// token's other way), and every body property: a body's "token" or
+// "password" is as often what is set (a SCIM provider's token for the
+// remote server, a user's password).
+func (im *importer) credentialAgain(p *openapi3.Parameter) bool {
+	if !catalog.CredentialQuery(p.Name) {
+		return false
+	}
+	if _, v, _ := im.headerCredential(); !strings.HasPrefix(v, "Bearer ") {
+		return false
+	}
+	d := strings.ToLower(p.Description)
+	return strings.Contains(d, "authenticat") || strings.Contains(d, "authoriz") || strings.Contains(d, "authorisation") ||
+		strings.Contains(d, "access token") || strings.Contains(d, "api key")
 }
