@@ -112,6 +112,7 @@ type searchIndex struct {
 	results  map[string][]posting // the terms of each result's field names (resultFields)
 	length   []float32            // each document's weighted length
 	names    [][]string           // each document's distinct name terms
+	byName   map[string][]int32   // the documents whose name terms, sorted and joined by spaces, are the key
 	read     []bool               // whether each document is a read tool
 	scoped   []bool               // whether each document's path takes a key ({id})
 	records  []bool               // whether each document's path has a segment of its own for a generic record (/items)
@@ -119,7 +120,7 @@ type searchIndex struct {
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), records: make([]bool, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), records: make([]bool, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
@@ -128,6 +129,10 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
 			}
+		}
+		if len(ix.names[i]) > 0 {
+			key := strings.Join(slices.Sorted(slices.Values(ix.names[i])), " ")
+			ix.byName[key] = append(ix.byName[key], int32(i))
 		}
 		tf := map[string]float32{}
 		add := func(text string, w float32) {
@@ -219,6 +224,7 @@ type hit struct {
 // SearchQuery.check, and returns the best limit that keep passes, best
 // first; ties keep catalog order.
 func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
+	named := ix.namedExactly(v, terms, want, keep)
 	weights := ix.related(v, terms)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
@@ -331,8 +337,41 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		return 1
 	})
 	out := make([]int32, 0, min(limit, len(top)))
-	for _, h := range top[:min(limit, len(top))] {
-		out = append(out, h.doc)
+	out = append(out, named[:min(limit, len(named))]...)
+	for _, h := range top {
+		if len(out) == limit {
+			break
+		}
+		if !slices.Contains(named, h.doc) {
+			out = append(out, h.doc)
+		}
+	}
+	return out
+}
+
+// namedExactly are the visible tools that keep passes whose names are
+// the query's own words and no others ("create issue", "list users":
+// create_issue, list_users), in catalog order, and of the kind the query
+// asks for, if it asks ("which queues are paused" wants no pause_queue,
+// "get a new API token" no get_api_token). Such a tool is the one meant,
+// however long the description that would weigh its words down (Jira's
+// create_issue, among 492 tools that say "issue").
+func (ix *searchIndex) namedExactly(v *searchView, terms map[string]qterm, want intent, keep func(doc int32) bool) []int32 {
+	var own []string
+	for t, q := range terms {
+		if q.own {
+			own = append(own, t)
+		}
+	}
+	if len(own) == 0 {
+		return nil
+	}
+	slices.Sort(own)
+	var out []int32
+	for _, d := range ix.byName[strings.Join(own, " ")] {
+		if v.visible[d] && keep(d) && (want == intentNone || ix.read[d] == (want == intentRead)) {
+			out = append(out, d)
+		}
 	}
 	return out
 }
@@ -860,7 +899,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	var ownW []float64
 	addOwn := func(t string, w float64) {
 		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
-			out[t] = qterm{w: w, group: int32(len(own))}
+			out[t] = qterm{w: w, group: int32(len(own)), own: true}
 			own = append(own, t)
 			ownW = append(ownW, w)
 		}
@@ -954,7 +993,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			if old, ok := out[t]; !ok {
 				out[t] = qterm{w: w, group: g}
 			} else if old.w < w {
-				out[t] = qterm{w: w, group: old.group} // a term scores in one group
+				out[t] = qterm{w: w, group: old.group, own: old.own} // a term scores in one group
 			}
 		}
 	}
@@ -1701,6 +1740,7 @@ var todo = regexp.MustCompile(`(?i)\bto-do(s?)\b`)
 type qterm struct {
 	w     float64
 	group int32
+	own   bool // one of the query's own words (or what its phrasal verb stands for), not a synonym or a reading of it
 	// onlyReached scores the term only for a tool that a term of an
 	// earlier group reached; its group must sort last.
 	onlyReached bool

@@ -899,3 +899,36 @@ func TestSearchLogsAUserOutRatherThanMakingOne(t *testing.T) {
 		{"log with an article makes", "log a bug", "create_issue"},
 	})
 }
+
+// A query that is a tool's name in words ("create issue") finds that
+// tool first, however long its description: Jira's create_issue, whose
+// description and arguments run to pages, ranked below twenty short
+// tools that say "creates" and "issues" until then. A filter that
+// leaves the tool out (kind: read) is obeyed, as visibility is.
+func TestSearchPutsTheToolNamedByTheQueryFirst(t *testing.T) {
+	long := strings.Repeat("The fields that can be set are determined by the project, the issue type and the screen configured for it; see the metadata operation. ", 60)
+	src := searchHead + `tools:
+  - { name: create_issue, description: "Creates an issue or a subtask. ` + long + `", kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issue } }
+  - { name: link_issues, description: Creates a link between two issues., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issueLink } }
+  - { name: create_filter, description: Creates a filter of issues., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /filter } }
+  - { name: create_issue_type, description: Creates an issue type., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issuetype } }
+  - { name: add_comment, description: Adds a comment to an issue., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issue/comment } }
+  - { name: get_issue, description: "Returns an issue. ` + long + `", request: { upstream: up, method: GET, path: "/issue/{key}" }, input: { type: object, properties: { key: { type: string } }, required: [key] } }
+  - { name: get_issue_watchers, description: Returns the watchers of an issue., request: { upstream: up, method: GET, path: "/issue/{key}/watchers" }, input: { type: object, properties: { key: { type: string } }, required: [key] } }
+`
+	core := searchCore(t, "named.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"the name's words", "create issue", "create_issue"},
+		{"with an article, in another case", "Create an Issue", "create_issue"},
+		{"a read", "get issue", "get_issue"},
+		{"words beyond the name rank as before", "create an issue link", "link_issues"},
+	})
+	// A filter that leaves the named tool out is obeyed.
+	found, err := core.SearchCatalog(proxy.SearchQuery{Query: "create issue", Kind: "read", Limit: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := listedNames(found); slices.Contains(names, "create_issue") {
+		t.Errorf("kind read found %v", names)
+	}
+}
