@@ -1,6 +1,7 @@
 package openapi
 
 import (
+	"cmp"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -307,6 +308,11 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 		default:
 			reach = true // cookies are out of the gateway's reach, and of this check's
 		}
+		if !reach && credentialParameter(d.doc, op, p) && sendsBearer(u) {
+			// Another way to send the token the upstream's
+			// Authorization header carries: the import leaves it out.
+			reach = true
+		}
 		if !reach {
 			k.add(r.At("path"), "required %s parameter %q is sent by neither an argument nor a binding", p.In, p.Name)
 		}
@@ -358,6 +364,25 @@ func (k *toolChecker) kind(op *openapi3.Operation) {
 // them and the check does not ask it to.
 func ignoredHeader(name string) bool {
 	return strings.EqualFold(name, "Accept") || strings.EqualFold(name, "Content-Type") || strings.EqualFold(name, "Authorization")
+}
+
+// sendsBearer reports whether the gateway sends u a bearer token in its
+// Authorization header: a static header, a workspace's credential in that
+// format, or an OAuth 2.0 token the gateway obtains.
+func sendsBearer(u *catalog.Upstream) bool {
+	if u == nil {
+		return false
+	}
+	bearer := func(v string) bool { return len(v) > 7 && strings.EqualFold(v[:7], "Bearer ") }
+	for h, v := range u.Headers {
+		if strings.EqualFold(h, "Authorization") && bearer(v) {
+			return true
+		}
+	}
+	if c := u.Credentials; c != nil && strings.EqualFold(cmp.Or(c.Header, catalog.DefaultCredentialHeader), "Authorization") && bearer(c.Format) {
+		return true
+	}
+	return u.Auth != nil && (u.Auth.Type == catalog.AuthClientCredentials || u.Auth.Type == catalog.AuthTokenExchange)
 }
 
 // apiKeyHeaders returns the headers the document's API key security

@@ -83,3 +83,60 @@ func TestCheckDrift(t *testing.T) {
 		})
 	}
 }
+
+// The import leaves out a required parameter that sends the upstream's
+// bearer token another way (Slack's "token: Authentication token",
+// required on most operations): the upstream's Authorization header sends
+// it, and the check of the import's own catalog finds nothing. The same
+// parameter is still unreachable when the upstream sends no bearer token.
+func TestCheckTakesACredentialParameterAsSentByTheBearerHeader(t *testing.T) {
+	const spec = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    oauth: { type: oauth2, flows: { clientCredentials: { tokenUrl: "https://x/t", scopes: {} } } }
+security: [ { oauth: [] } ]
+paths:
+  /chat.postMessage:
+    get:
+      operationId: chat_post_message
+      parameters:
+        - { name: token, in: header, required: true, description: "Authentication token. Requires scope: chat:write", schema: { type: string } }
+        - { name: channel, in: query, required: true, schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /files.list:
+    get:
+      operationId: files_list
+      parameters:
+        - { name: token, in: query, required: true, description: "Authentication token. Requires scope: files:read", schema: { type: string } }
+      responses: { "200": { description: ok } }
+`
+	doc, err := openapi.Read([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Parse("imported.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, res.YAML)
+	}
+	if f := openapi.Check(c, doc, ""); len(f) != 0 {
+		t.Errorf("Check of the imported catalog = %v, want no findings", f)
+	}
+	// Without the bearer header, nothing sends the token.
+	basic := strings.Replace(string(res.YAML), "Authorization: Bearer ${U_TOKEN}", "Authorization: Basic ${U_BASIC_AUTH}", 1)
+	if basic == string(res.YAML) {
+		t.Fatalf("the catalog sends no bearer token:\n%s", res.YAML)
+	}
+	c, err = catalog.Parse("imported.yaml", []byte(basic), &catalog.LoadOptions{Getenv: placeholders})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := openapi.Check(c, doc, ""); len(f) != 2 {
+		t.Errorf("Check without a bearer header = %v, want the two tokens unreachable", f)
+	}
+}
