@@ -1015,3 +1015,80 @@ paths:
 		t.Errorf("skipped %v, want %v", res.Skipped, want)
 	}
 }
+
+// A credential parameter is another way to send the bearer token only on
+// an operation that the bearer scheme secures: the operation's own
+// security decides, as it does for a query key (securedBy). An operation
+// that asks for no credential ("security: []": a token introspected by a
+// public endpoint), or for another scheme (a legacy API key in the query,
+// a basic login), keeps its parameter as an argument, as it did before:
+// left out, the required parameter is sent by nothing and the call asks
+// something else.
+func TestImportCredentialParameterFollowsTheOperationsSecurity(t *testing.T) {
+	const doc = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    oauth: { type: oauth2, flows: { clientCredentials: { tokenUrl: "https://x/t", scopes: {} } } }
+    qkey: { type: apiKey, in: query, name: key }
+    basic: { type: http, scheme: basic }
+security: [ { oauth: [] } ]
+paths:
+  /public/introspect:
+    get:
+      operationId: introspect
+      security: []
+      parameters:
+        - { name: access_token, in: query, required: true, description: "The OAuth access token to introspect", schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /legacy:
+    get:
+      operationId: legacy
+      security: [ { qkey: [] } ]
+      parameters:
+        - { name: key, in: query, required: true, description: "Your API key", schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /basic:
+    get:
+      operationId: basic_op
+      security: [ { basic: [] } ]
+      parameters:
+        - { name: token, in: header, required: true, description: "Authentication token of the session", schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /either:
+    get:
+      operationId: either
+      security: [ { basic: [] }, { oauth: [read] } ]
+      parameters:
+        - { name: token, in: query, required: true, description: "Authentication token", schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /inherits:
+    get:
+      operationId: inherits
+      parameters:
+        - { name: token, in: query, required: true, description: "Authentication token", schema: { type: string } }
+      responses: { "200": { description: ok } }
+`
+	res, cat := importDoc(t, doc, openapi.Options{IncludeWrites: true})
+	for name, param := range map[string]string{"introspect": "access_token", "legacy": "key", "basic_op": "token"} {
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Fatalf("%s was not imported (skipped: %v)", name, res.Skipped)
+		}
+		if in := string(tool.InputJSON); !strings.Contains(in, `"`+param+`"`) {
+			t.Errorf("%s, not secured by the bearer scheme, lost its %s: %s", name, param, in)
+		}
+	}
+	// Secured by the bearer scheme, as one alternative or by the
+	// document's security: left out, as before.
+	for _, name := range []string{"either", "inherits"} {
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Fatalf("%s was not imported (skipped: %v)", name, res.Skipped)
+		}
+		if in := string(tool.InputJSON); strings.Contains(in, `"token"`) {
+			t.Errorf("%s, secured by the bearer scheme, asks for the token: %s", name, in)
+		}
+	}
+}

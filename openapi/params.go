@@ -244,7 +244,7 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 			t.query[p.Name] = v // the upstream's API key: set from the environment
 			return true
 		}
-		if im.credentialAgain(p) {
+		if im.credentialAgain(op, p) {
 			t.notes = append(t.notes, fmt.Sprintf("query parameter %q left out: another way to send the credential the upstream's %s header carries", p.Name, im.credHeader()))
 			return true
 		}
@@ -263,7 +263,7 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 			// HTTP client's: an argument must never choose them.
 			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
 			return true
-		case im.credentialAgain(p):
+		case im.credentialAgain(op, p):
 			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left out: another way to send the credential the upstream's %s header carries", p.Name, im.credHeader()))
 			return true
 		}
@@ -379,7 +379,8 @@ func (im *importer) media(t *tool, as *arguments, method, path, mime string) boo
 // and described as one (Slack's "token: Authentication token. Requires
 // scope: chat:write" on each operation, Google's "access_token: OAuth
 // access token" and "key: API key ... Required unless you provide an
-// OAuth 2.0 token"). The gateway authenticates with its own header;
+// OAuth 2.0 token"), on an operation the bearer scheme secures
+// (bearerSecured). The gateway authenticates with its own header;
 // asking an agent for the credential would put it in the agent's hands,
 // and mark every tool as revealing secrets. A "token" that is what the
 // operation acts on ("the token to revoke") is described otherwise and
@@ -388,14 +389,60 @@ func (im *importer) media(t *tool, as *arguments, method, path, mime string) boo
 // token's other way), and every body property: a body's "token" or
 // "password" is as often what is set (a SCIM provider's token for the
 // remote server, a user's password).
-func (im *importer) credentialAgain(p *openapi3.Parameter) bool {
-	if !catalog.CredentialQuery(p.Name) {
+func (im *importer) credentialAgain(op *openapi3.Operation, p *openapi3.Parameter) bool {
+	if _, v, _ := im.headerCredential(); !strings.HasPrefix(v, "Bearer ") {
 		return false
 	}
-	if _, v, _ := im.headerCredential(); !strings.HasPrefix(v, "Bearer ") {
+	return credentialParameter(im.d.doc, op, p)
+}
+
+// credentialParameter reports a parameter of op named and described as
+// a credential, on an operation a bearer scheme secures: another way to
+// send the token an Authorization: Bearer header carries. The import
+// leaves it out; the check takes it as sent by that header.
+func credentialParameter(doc *openapi3.T, op *openapi3.Operation, p *openapi3.Parameter) bool {
+	if p == nil || p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInHeader || !catalog.CredentialQuery(p.Name) || !bearerSecured(doc, op) {
 		return false
 	}
 	d := strings.ToLower(p.Description)
 	return strings.Contains(d, "authenticat") || strings.Contains(d, "authoriz") || strings.Contains(d, "authorisation") ||
 		strings.Contains(d, "access token") || strings.Contains(d, "api key")
+}
+
+// bearerSecured reports whether op's security (or, without its own, the
+// document's) accepts a bearer token: an OAuth, OpenID Connect or HTTP
+// bearer scheme in any of its alternatives. An operation with
+// "security: []" asks for no credential, and one secured by a basic or
+// API-key scheme alone for another: a credential parameter there is what
+// the operation takes, not another way to send the bearer token. Where
+// neither the operation nor the document says, the document's scheme is
+// taken, as the upstream's header is sent on every call.
+func bearerSecured(doc *openapi3.T, op *openapi3.Operation) bool {
+	reqs := doc.Security
+	if op != nil && op.Security != nil {
+		reqs = *op.Security
+	} else if len(reqs) == 0 {
+		return true
+	}
+	var schemes openapi3.SecuritySchemes
+	if doc.Components != nil {
+		schemes = doc.Components.SecuritySchemes
+	}
+	for _, req := range reqs {
+		for name := range req {
+			ref := schemes[name]
+			if ref == nil || ref.Value == nil {
+				continue
+			}
+			switch s := ref.Value; strings.ToLower(s.Type) {
+			case "oauth2", "openidconnect":
+				return true
+			case "http":
+				if strings.EqualFold(s.Scheme, "bearer") {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
