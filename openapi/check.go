@@ -308,7 +308,7 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 		default:
 			reach = true // cookies are out of the gateway's reach, and of this check's
 		}
-		if !reach && credentialParameter(d.doc, op, p) && sendsBearer(u) {
+		if !reach && credentialParameter(d, op, p) && sendsBearer(u) {
 			// Another way to send the token the upstream's
 			// Authorization header carries: the import leaves it out.
 			reach = true

@@ -361,7 +361,8 @@ paths:
 // declares "token: Authentication token" on every operation, beside its
 // OAuth scheme) is left out: the gateway authenticates with its header,
 // an agent is not asked for the credential, and the tool is not marked
-// as revealing secrets for it. A token the operation acts on, and any
+// as revealing secrets for it. It must be the document's pattern (on at
+// least half its operations): a token one operation acts on, and any
 // body property, stay arguments.
 func TestImportLeavesACredentialParameterToTheUpstream(t *testing.T) {
 	const doc = `openapi: 3.0.3
@@ -444,6 +445,36 @@ paths:
 	res, cat = importDoc(t, basic, openapi.Options{IncludeWrites: true})
 	if tool := cat.Tool("files_list"); tool == nil || !strings.Contains(string(tool.InputJSON), `"token"`) {
 		t.Errorf("beside a basic scheme the token parameter was left out:\n%s", res.YAML)
+	}
+	// A credential one operation acts on, described with the same words
+	// ("the access token to revoke"), is no document-wide way to send
+	// the bearer token: it stays an argument.
+	const revoke = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    oauth: { type: oauth2, flows: { clientCredentials: { tokenUrl: "https://x/t", scopes: {} } } }
+security: [ { oauth: [] } ]
+paths:
+  /revoke:
+    get:
+      operationId: revoke_token
+      parameters:
+        - { name: access_token, in: query, required: true, description: "The access token to revoke", schema: { type: string } }
+      responses: { "200": { description: ok } }
+  /things:
+    get:
+      operationId: list_things
+      responses: { "200": { description: ok } }
+  /others:
+    get:
+      operationId: list_others
+      responses: { "200": { description: ok } }
+`
+	res, cat = importDoc(t, revoke, openapi.Options{})
+	if tool := cat.Tool("revoke_token"); tool == nil || !strings.Contains(string(tool.InputJSON), `"access_token"`) {
+		t.Errorf("the token one operation acts on was left out:\n%s", res.YAML)
 	}
 }
 

@@ -393,20 +393,79 @@ func (im *importer) credentialAgain(op *openapi3.Operation, p *openapi3.Paramete
 	if _, v, _ := im.headerCredential(); !strings.HasPrefix(v, "Bearer ") {
 		return false
 	}
-	return credentialParameter(im.d.doc, op, p)
+	return credentialParameter(im.d, op, p)
 }
 
 // credentialParameter reports a parameter of op named and described as
-// a credential, on an operation a bearer scheme secures: another way to
-// send the token an Authorization: Bearer header carries. The import
-// leaves it out; the check takes it as sent by that header.
-func credentialParameter(doc *openapi3.T, op *openapi3.Operation, p *openapi3.Parameter) bool {
-	if p == nil || p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInHeader || !catalog.CredentialQuery(p.Name) || !bearerSecured(doc, op) {
+// a credential (credentialLike), on an operation a bearer scheme
+// secures, that the document declares so on at least half of its
+// operations (credentialSpread): another way to send the token an
+// Authorization: Bearer header carries, as Slack's token is on 155 of
+// its 174 operations. A credential that one operation acts on ("the
+// access token to revoke") is no such pattern, and stays an argument.
+// The import leaves it out; the check takes it as sent by that header.
+func credentialParameter(d *Document, op *openapi3.Operation, p *openapi3.Parameter) bool {
+	if !credentialLike(p) || !bearerSecured(d.doc, op) {
+		return false
+	}
+	return d.credentialSpread()[credentialKey(p)]
+}
+
+// credentialLike reports a query or header parameter named as a
+// credential (catalog.CredentialQuery) and described as one.
+func credentialLike(p *openapi3.Parameter) bool {
+	if p == nil || p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInHeader || !catalog.CredentialQuery(p.Name) {
 		return false
 	}
 	d := strings.ToLower(p.Description)
 	return strings.Contains(d, "authenticat") || strings.Contains(d, "authoriz") || strings.Contains(d, "authorisation") ||
 		strings.Contains(d, "access token") || strings.Contains(d, "api key")
+}
+
+// credentialKey is a parameter's name in lower case: Slack sends its token
+// in the header on some operations and in the query on others.
+func credentialKey(p *openapi3.Parameter) string { return strings.ToLower(p.Name) }
+
+// credentialSpread is, by credentialKey, each credential-like parameter
+// (credentialLike) that at least half of the document's operations
+// declare, at their own level or their path's; counted once per
+// document.
+func (d *Document) credentialSpread() map[string]bool {
+	d.credOnce.Do(func() {
+		d.credSpread = map[string]bool{}
+		if d.doc == nil || d.doc.Paths == nil {
+			return
+		}
+		count := map[string]int{}
+		ops := 0
+		for _, item := range d.doc.Paths.Map() {
+			if item == nil {
+				continue
+			}
+			for _, op := range item.Operations() {
+				if op == nil {
+					continue
+				}
+				ops++
+				seen := map[string]bool{}
+				for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+					for _, ref := range list {
+						if ref == nil || !credentialLike(ref.Value) || seen[credentialKey(ref.Value)] {
+							continue
+						}
+						seen[credentialKey(ref.Value)] = true
+						count[credentialKey(ref.Value)]++
+					}
+				}
+			}
+		}
+		for k, n := range count {
+			if 2*n >= ops {
+				d.credSpread[k] = true
+			}
+		}
+	})
+	return d.credSpread
 }
 
 // bearerSecured reports whether op's security (or, without its own, the

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 
 	"github.com/getkin/kin-openapi/openapi2"
@@ -26,6 +27,9 @@ type Document struct {
 	// Version is the version the document declared ("2.0", "3.0.3", "3.1.0").
 	Version string
 	doc     *openapi3.T
+
+	credOnce   sync.Once
+	credSpread map[string]bool // credentialSpread's answer, made on first use
 }
 
 // unresolvedExt marks, in the parsed model, a $ref that Read could not
