@@ -336,6 +336,15 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		}
 		return 1
 	})
+	// Tools named alike (create_issue, create_issues) keep the order
+	// their scores give; one the best depth missed goes after them.
+	at := func(d int32) int {
+		if i := slices.IndexFunc(top, func(h hit) bool { return h.doc == d }); i >= 0 {
+			return i
+		}
+		return len(top)
+	}
+	slices.SortStableFunc(named, func(a, b int32) int { return at(a) - at(b) })
 	out := make([]int32, 0, min(limit, len(top)))
 	out = append(out, named[:min(limit, len(named))]...)
 	for _, h := range top {
