@@ -973,7 +973,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 				}
 			}
 		}
-		// A number on its own ("close #142", "fixed in 2.4") is a
+		// A number on its own ("close bug 5512", "fixed in 2.4") is a
 		// value, not a word a tool is named by: oauth2's 2 is no 2.4.
 		if !used[i] && !stopWords[w] && isNumber(w) && !partOf[w] {
 			values = append(values, w)
@@ -991,7 +991,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 	}
 	if len(own) == 0 {
-		// "#142" alone: what else is there to search for?
+		// A number alone ("5512"): what else is there to search for?
 		for _, v := range values {
 			addOwn(v, 1)
 		}
