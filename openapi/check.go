@@ -373,13 +373,12 @@ func sendsBearer(u *catalog.Upstream) bool {
 	if u == nil {
 		return false
 	}
-	bearer := func(v string) bool { return len(v) > 7 && strings.EqualFold(v[:7], "Bearer ") }
 	for h, v := range u.Headers {
-		if strings.EqualFold(h, "Authorization") && bearer(v) {
+		if strings.EqualFold(h, "Authorization") && bearerValue(v) {
 			return true
 		}
 	}
-	if c := u.Credentials; c != nil && strings.EqualFold(cmp.Or(c.Header, catalog.DefaultCredentialHeader), "Authorization") && bearer(c.Format) {
+	if c := u.Credentials; c != nil && strings.EqualFold(cmp.Or(c.Header, catalog.DefaultCredentialHeader), "Authorization") && bearerValue(c.Format) {
 		return true
 	}
 	return u.Auth != nil && (u.Auth.Type == catalog.AuthClientCredentials || u.Auth.Type == catalog.AuthTokenExchange)

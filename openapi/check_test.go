@@ -112,17 +112,10 @@ paths:
         - { name: token, in: query, required: true, description: "Authentication token. Requires scope: files:read", schema: { type: string } }
       responses: { "200": { description: ok } }
 `
+	res, c := importDoc(t, spec, openapi.Options{})
 	doc, err := openapi.Read([]byte(spec))
 	if err != nil {
 		t.Fatal(err)
-	}
-	res, err := openapi.Import(doc, openapi.Options{Upstream: "u", Standalone: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := catalog.Parse("imported.yaml", res.YAML, &catalog.LoadOptions{Getenv: placeholders})
-	if err != nil {
-		t.Fatalf("%v\n%s", err, res.YAML)
 	}
 	if f := openapi.Check(c, doc, ""); len(f) != 0 {
 		t.Errorf("Check of the imported catalog = %v, want no findings", f)

@@ -245,7 +245,7 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 			return true
 		}
 		if im.credentialAgain(op, p) {
-			t.notes = append(t.notes, fmt.Sprintf("query parameter %q left out: another way to send the credential the upstream's %s header carries", p.Name, im.credHeader()))
+			t.notes = append(t.notes, im.credentialAgainNote(p))
 			return true
 		}
 		key := p.Name
@@ -264,7 +264,7 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
 			return true
 		case im.credentialAgain(op, p):
-			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left out: another way to send the credential the upstream's %s header carries", p.Name, im.credHeader()))
+			t.notes = append(t.notes, im.credentialAgainNote(p))
 			return true
 		}
 		if !catalog.ValidHeaderName(p.Name) {
@@ -390,10 +390,33 @@ func (im *importer) media(t *tool, as *arguments, method, path, mime string) boo
 // "password" is as often what is set (a SCIM provider's token for the
 // remote server, a user's password).
 func (im *importer) credentialAgain(op *openapi3.Operation, p *openapi3.Parameter) bool {
-	if _, v, _ := im.headerCredential(); !strings.HasPrefix(v, "Bearer ") {
+	if _, v, _ := im.headerCredential(); !bearerValue(v) {
 		return false
 	}
 	return credentialParameter(im.d, op, p)
+}
+
+// credentialAgainNote says why p, which credentialAgain reports, is no
+// argument.
+func (im *importer) credentialAgainNote(p *openapi3.Parameter) string {
+	return fmt.Sprintf("%s parameter %q left out: another way to send the credential the upstream's %s header carries", p.In, p.Name, im.credHeader())
+}
+
+// bearerValue reports an Authorization value that carries a bearer
+// token ("Bearer ${U_TOKEN}").
+func bearerValue(v string) bool { return len(v) > 7 && strings.EqualFold(v[:7], "Bearer ") }
+
+// bearerScheme reports a security scheme whose credential is a bearer
+// token: OAuth 2.0, OpenID Connect or HTTP bearer. headerCredential maps
+// each to Authorization: Bearer.
+func bearerScheme(s *openapi3.SecurityScheme) bool {
+	switch strings.ToLower(s.Type) {
+	case "oauth2", "openidconnect":
+		return true
+	case "http":
+		return strings.EqualFold(s.Scheme, "bearer")
+	}
+	return false
 }
 
 // credentialParameter reports a parameter of op named and described as
@@ -489,17 +512,8 @@ func bearerSecured(doc *openapi3.T, op *openapi3.Operation) bool {
 	}
 	for _, req := range reqs {
 		for name := range req {
-			ref := schemes[name]
-			if ref == nil || ref.Value == nil {
-				continue
-			}
-			switch s := ref.Value; strings.ToLower(s.Type) {
-			case "oauth2", "openidconnect":
+			if ref := schemes[name]; ref != nil && ref.Value != nil && bearerScheme(ref.Value) {
 				return true
-			case "http":
-				if strings.EqualFold(s.Scheme, "bearer") {
-					return true
-				}
 			}
 		}
 	}

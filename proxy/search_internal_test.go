@@ -80,6 +80,14 @@ func TestAboutOne(t *testing.T) {
 }
 
 // A span of time asks about time.
+// wantRewrite checks that rewrite, called name, turns in into want.
+func wantRewrite(t *testing.T, name string, rewrite func(string) string, in, want string) {
+	t.Helper()
+	if got := rewrite(in); got != want {
+		t.Errorf("%s(%q) = %q, want %q", name, in, got, want)
+	}
+}
+
 func TestWithoutDurations(t *testing.T) {
 	for in, want := range map[string]string{
 		"log 2h30m, 1h and 45min, not 4gb or 7d": "log time, time and time, not 4gb or 7d",
@@ -89,9 +97,7 @@ func TestWithoutDurations(t *testing.T) {
 		"back up the db every 6h, Each 30min or every: 1h; not over 2h": "back up the db every 6h, Each 30min or every: 1h; not over time",
 		"everyday 2h, évery 2h": "everyday time, évery time",
 	} {
-		if got := withoutDurations(in); got != want {
-			t.Errorf("withoutDurations(%q) = %q, want %q", in, got, want)
-		}
+		wantRewrite(t, "withoutDurations", withoutDurations, in, want)
 	}
 	// "Every 6h" asks for no webhook, as "every time a push lands" does.
 	for _, query := range []string{"back up the db every 6h and keep 7 copies", "restart the worker every 30min if it is stuck"} {
@@ -158,9 +164,7 @@ func TestWithoutHostnames(t *testing.T) {
 		"Disable the flag.It is broken":             "Disable the flag.It is broken",
 		"read the user.info field of makefile.in":   "read the user.info field of makefile.in",
 	} {
-		if got := withoutHostnames(in); got != want {
-			t.Errorf("withoutHostnames(%q) = %q, want %q", in, got, want)
-		}
+		wantRewrite(t, "withoutHostnames", withoutHostnames, in, want)
 	}
 }
 
@@ -183,9 +187,7 @@ func TestWithoutFilenames(t *testing.T) {
 		"Do it.Go to settings":                      "Do it.Go to settings",
 		"the build fails at step 3.Log in to check": "the build fails at step 3.Log in to check",
 	} {
-		if got := withoutFilenames(in); got != want {
-			t.Errorf("withoutFilenames(%q) = %q, want %q", in, got, want)
-		}
+		wantRewrite(t, "withoutFilenames", withoutFilenames, in, want)
 	}
 }
 
