@@ -1125,7 +1125,7 @@ func numbersInWords(text string) map[string]bool {
 			if out == nil {
 				out = map[string]bool{}
 			}
-			out[strings.ToLower(text[i:j])] = true
+			out[text[i:j]] = true // digits have no case
 		}
 		i = j
 	}
