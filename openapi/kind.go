@@ -91,20 +91,23 @@ func (im *importer) kindOf(method, p string, op *openapi3.Operation) (kind, why 
 	case ext == "read":
 		return "write", fmt.Sprintf("from the method %s (x-mcp-kind: read is taken only for GET, HEAD and POST)", method)
 	case method == http.MethodPost:
-		if w := queryName(p, op.OperationID); w != "" && !writeWord(pathQuery(p)) {
-			return "read", "guess: a query (" + w + ")"
+		if _, q := cutPathQuery(p); !writeWord(q) {
+			if w := queryName(p, op.OperationID); w != "" {
+				return "read", "guess: a query (" + w + ")"
+			}
 		}
 	}
 	return "write", "from the method " + method
 }
 
-// pathQuery is what a document wrote into a path after its "?" or "#":
-// "/search?method=photos.delete" sends method=photos.delete.
-func pathQuery(p string) string {
+// cutPathQuery splits what a document wrote as a path at its first "?"
+// or "#": "/search?method=photos.delete" is the path /search, sending
+// method=photos.delete.
+func cutPathQuery(p string) (path, query string) {
 	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		return p[i+1:]
+		return p[:i], p[i+1:]
 	}
-	return ""
+	return p, ""
 }
 
 // writeWord reports whether text holds a write verb among its words.
@@ -122,9 +125,7 @@ func writeWord(text string) bool {
 // queryName says why a POST reads like a query ("its path ends in
 // filter"), or "" when it does not.
 func queryName(p, operationID string) string {
-	if i := strings.IndexAny(p, "?#"); i >= 0 {
-		p = p[:i]
-	}
+	p, _ = cutPathQuery(p)
 	segs := strings.Split(strings.Trim(p, "/"), "/")
 	last := segs[len(segs)-1]
 	if strings.HasPrefix(last, "{") {
