@@ -1390,7 +1390,7 @@ func conditional(before []string) bool {
 // ("product SKU-22"); a standard's name (SHA-256) stays. A span of time
 // ("120h45min") is no value: it stays whole, for withoutDurations.
 func withoutValues(query string) string {
-	return replaceRuns(withoutAddresses(query), func(b *strings.Builder, run string) {
+	return replaceRuns(withoutChannels(withoutAddresses(query)), func(b *strings.Builder, run string) {
 		n, changes, letters, prefixEnd := 0, 0, 0, -1
 		var prev rune = -1
 		for i, r := range run {
@@ -1575,6 +1575,33 @@ func withoutAddresses(query string) string {
 		b.WriteString(host[len(trimmed):])
 	}
 	return b.String()
+}
+
+// withoutChannels puts "channel" for each channel a query names the way
+// chat tools write them ("post it in #releases", "add Mei to
+// #design-review"): a # at the start of a word, followed by a name that
+// starts with a letter. The name is no word of the request, and the
+// query points at one channel (aboutOne). "#142" stays a number and
+// "C#" a language.
+func withoutChannels(query string) string {
+	if !strings.Contains(query, "#") {
+		return query
+	}
+	return replaceRuns(query, func(b *strings.Builder, run string) {
+		before := b.String()
+		r, _ := utf8.DecodeRuneInString(run)
+		if !strings.HasSuffix(before, "#") || !unicode.IsLetter(r) {
+			b.WriteString(run)
+			return
+		}
+		if len(before) > 1 {
+			if p, _ := utf8.DecodeLastRuneInString(before[:len(before)-1]); !unicode.IsSpace(p) && !strings.ContainsRune("([{\"'`,;:", p) {
+				b.WriteString(run)
+				return
+			}
+		}
+		b.WriteString("channel")
+	})
 }
 
 // withoutHostnames puts "domain" for each host name a query quotes on its
@@ -2093,7 +2120,7 @@ func init() {
 	// subscription is to a plan, but "plan a milestone" subscribes to
 	// nothing.
 	for w, also := range map[string]string{"subscription": "plan", "ci": "status", "tarball": "archive", "zipball": "archive",
-		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region"} {
+		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region", "channel": "conversation"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -168,6 +168,25 @@ func TestWithoutHostnames(t *testing.T) {
 	}
 }
 
+func TestWithoutChannelsReadsAChannelNameAsChannel(t *testing.T) {
+	for in, want := range map[string]string{
+		"post the summary in #releases":       "post the summary in #channel",
+		"add Mei to #design-review, and #ops": "add Mei to #channel, and #channel",
+		"#general is too noisy":               "#channel is too noisy",
+		"(#all-company)":                      "(#channel)",
+		"close 142 and run 17":                "close 142 and run 17",
+		"a C# client and an F#-style one":     "a C# client and an F#-style one",
+		"the issue#tracker field":             "the issue#tracker field",
+		"## heading":                          "## heading",
+		"tagged #2024":                        "tagged #2024",
+	} {
+		wantRewrite(t, "withoutChannels", withoutChannels, in, want)
+	}
+	if !aboutOne("archive #project-phoenix", withoutValues("archive #project-phoenix")) {
+		t.Error("a channel named with # is one thing the query points at")
+	}
+}
+
 func TestWithoutFilenames(t *testing.T) {
 	for in, want := range map[string]string{
 		"show me what's in config/app.yaml on main": "show me what's in file on main",
