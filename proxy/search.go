@@ -376,8 +376,14 @@ func (ix *searchIndex) namedExactly(v *searchView, terms map[string]qterm, want 
 		return nil
 	}
 	slices.Sort(own)
+	named := ix.byName[strings.Join(own, " ")]
+	// "Create a new issue": a new one is what a create makes, no word of
+	// the name.
+	if i := slices.Index(own, stem("new")); len(named) == 0 && i >= 0 && want == intentWrite {
+		named = ix.byName[strings.Join(slices.Delete(own, i, i+1), " ")]
+	}
 	var out []int32
-	for _, d := range ix.byName[strings.Join(own, " ")] {
+	for _, d := range named {
 		if v.visible[d] && keep(d) && (want == intentNone || ix.read[d] == (want == intentRead)) {
 			out = append(out, d)
 		}

@@ -920,6 +920,7 @@ func TestSearchPutsTheToolNamedByTheQueryFirst(t *testing.T) {
 	wantFirsts(t, core, []firstCase{
 		{"the name's words", "create issue", "create_issue"},
 		{"with an article, in another case", "Create an Issue", "create_issue"},
+		{"a new one is the one created", "create a new issue", "create_issue"},
 		{"a read", "get issue", "get_issue"},
 		{"words beyond the name rank as before", "create an issue link", "link_issues"},
 	})
