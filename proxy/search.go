@@ -78,6 +78,11 @@ const (
 	// weightOne is what a tool whose path takes a key ({id}) adds, as a
 	// share of the score, when the query points at one thing (aboutOne).
 	weightOne = 0.4
+	// weightMany is what a tool whose path ends in a collection the
+	// query names in the plural ("what projects do I have": GET
+	// /projects) adds, as a share of the score, when the query points at
+	// no one thing.
+	weightMany = 0.3
 	// weightGeneric scales the words for a generic record, asked for
 	// when a query word matches no visible tool (related).
 	weightGeneric = 0.6
@@ -115,16 +120,18 @@ type searchIndex struct {
 	byName   map[string][]int32   // the documents whose name terms, sorted and joined by spaces, are the key
 	read     []bool               // whether each document is a read tool
 	scoped   []bool               // whether each document's path takes a key ({id})
+	lists    []string             // the term of the collection each document's path ends in (/projects: project), or ""
 	records  []bool               // whether each document's path has a segment of its own for a generic record (/items)
 	scores   sync.Pool            // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), records: make([]bool, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), lists: make([]string, len(tools)), records: make([]bool, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
 		ix.records[i] = holdsRecords(t.def.Request.Path)
+		ix.lists[i] = collectionTerm(t.def.Request.Path)
 		for _, term := range terms(t.def.Name) {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
@@ -321,6 +328,10 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 	// A question ("who can push", "which roles exist") or a reading
 	// verb asks for a read tool, a changing verb ("rotate", "reply")
 	// for a write tool.
+	var many map[int32]bool
+	if !one {
+		many = manyGroups(weights)
+	}
 	for i := range top {
 		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
 		if want != intentNone && ix.read[top[i].doc] == (want == intentRead) {
@@ -328,6 +339,9 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		}
 		if one && ix.scoped[top[i].doc] {
 			top[i].score *= 1 + weightOne
+		}
+		if q, ok := weights[ix.lists[top[i].doc]]; ok && many[q.group] {
+			top[i].score *= 1 + weightMany
 		}
 	}
 	slices.SortFunc(top, func(a, b hit) int {
@@ -994,6 +1008,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 				weight = weightNamed
 			}
 			addOwn(stem(w), weight)
+			if t := stem(w); plural(w, t) {
+				if q, ok := out[t]; ok && q.own {
+					q.many = true
+					out[t] = q
+				}
+			}
 		}
 	}
 	if len(own) == 0 {
@@ -1008,7 +1028,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			if old, ok := out[t]; !ok {
 				out[t] = qterm{w: w, group: g}
 			} else if old.w < w {
-				out[t] = qterm{w: w, group: old.group, own: old.own} // a term scores in one group
+				out[t] = qterm{w: w, group: old.group, own: old.own, many: old.many} // a term scores in one group
 			}
 		}
 	}
@@ -1783,6 +1803,7 @@ type qterm struct {
 	w     float64
 	group int32
 	own   bool // one of the query's own words (or what its phrasal verb stands for), not a synonym or a reading of it
+	many  bool // a plural of the query's own ("what projects"), which asks for their collection
 	// onlyReached scores the term only for a tool that a term of an
 	// earlier group reached; its group must sort last.
 	onlyReached bool
@@ -2155,4 +2176,40 @@ func matchesFilters(t *catalog.Tool, tags []string, kind string) bool {
 		}
 	}
 	return false
+}
+
+// plural reports whether w, stemmed to t, is a plural ("projects").
+func plural(w, t string) bool {
+	return t != w && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+}
+
+// collectionTerm is the term of the collection a path ends in: the last
+// word of its last segment, when that segment is no key
+// (/projects/{id}/endpoints: endpoint; /projects/{id}: "").
+func collectionTerm(path string) string {
+	path = strings.TrimRight(path, "/")
+	seg := path[strings.LastIndexByte(path, '/')+1:]
+	if strings.Contains(seg, "{") {
+		return ""
+	}
+	if ts := terms(seg); len(ts) > 0 {
+		return ts[len(ts)-1]
+	}
+	return ""
+}
+
+// manyGroups are the groups of the query's plurals (qterm.many): a tool
+// whose path ends in the collection of one of them, or of a synonym of
+// one, lists what the query asks about.
+func manyGroups(weights map[string]qterm) map[int32]bool {
+	var out map[int32]bool
+	for _, q := range weights {
+		if q.many {
+			if out == nil {
+				out = map[int32]bool{}
+			}
+			out[q.group] = true
+		}
+	}
+	return out
 }

@@ -933,3 +933,22 @@ func TestSearchPutsTheToolNamedByTheQueryFirst(t *testing.T) {
 		t.Errorf("kind read found %v", names)
 	}
 }
+
+// A plural asks for the collection ("what projects do I have": GET
+// /projects), above tools that hang off one project or answer about the
+// caller; a query about one thing ("the endpoints of this project") is
+// not moved.
+func TestSearchReadsAPluralAsItsCollection(t *testing.T) {
+	long := strings.Repeat("The answer is paged: pass the cursor of the previous page to get the next, and a limit of at most 400 to set its size. ", 20)
+	src := searchHead + `tools:
+  - { name: list_projects, description: "Lists the projects of the account. ` + long + `", request: { upstream: up, method: GET, path: /projects } }
+  - { name: list_project_endpoints, description: Lists the endpoints of a project you have., request: { upstream: up, method: GET, path: "/projects/{project_id}/endpoints" }, input: { type: object, properties: { project_id: { type: string, description: The project. } }, required: [project_id] } }
+  - { name: list_project_permissions, description: Lists who has access to a project., request: { upstream: up, method: GET, path: "/projects/{id}/permissions" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: get_current_user_organizations, description: Lists the organizations the current user has., request: { upstream: up, method: GET, path: /users/me/organizations } }
+`
+	core := searchCore(t, "plural.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a plural asks for its collection", "what projects do I have", "list_projects"},
+		{"one thing is not many", "which endpoints does this project have", "list_project_endpoints"},
+	})
+}
