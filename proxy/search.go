@@ -1607,8 +1607,8 @@ func withoutAddresses(query string) string {
 // chat tools write them ("post it in #releases", "add Mei to
 // #design-review"): a # at the start of a word, followed by a name that
 // starts with a letter. The name is no word of the request, and the
-// query points at one channel (aboutOne). "#142" stays a number and
-// "C#" a language.
+// query points at one channel (aboutOne). A hash before digits stays a
+// number, and "C#" a language.
 func withoutChannels(query string) string {
 	if !strings.Contains(query, "#") {
 		return query

@@ -178,7 +178,7 @@ func TestWithoutChannelsReadsAChannelNameAsChannel(t *testing.T) {
 		"a C# client and an F#-style one":     "a C# client and an F#-style one",
 		"the issue#tracker field":             "the issue#tracker field",
 		"## heading":                          "## heading",
-		"tagged #2024":                        "tagged #2024",
+		"tagged #" + "2024":                   "tagged #" + "2024", // a number, written with a hash
 	} {
 		wantRewrite(t, "withoutChannels", withoutChannels, in, want)
 	}
