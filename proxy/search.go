@@ -1967,7 +1967,7 @@ var questionWords = map[string][]string{}
 
 func init() {
 	for _, w := range strings.Fields(`a an and are as at be by for from how i in into is it its me my of on or our please that the their them then this to us was we what when where which who whose why will with you your any
-		do does did have has had can could should would there here so some just also about been being were than too very up out off over own one`) {
+		do does did have has had can could should would there here so some just also about been being were than too very up out off over own one actually really now yet still already anymore currently ever maybe perhaps basically need want able sure thing things stuff lately`) {
 		stopWords[w] = true
 	}
 	for _, w := range strings.Fields("who whom whose what which how when where why is are was were has have had does do did can could") {

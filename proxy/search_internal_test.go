@@ -236,6 +236,31 @@ func TestQueryTermsNumbers(t *testing.T) {
 	}
 }
 
+// Words that pad a request ask for nothing: "currently" is no current
+// user (derived would reach "current", a word of the caller's own
+// endpoints), "already" and "still" are no words of a description.
+func TestQueryTermsPassOverFillerWords(t *testing.T) {
+	for query, want := range map[string][]string{
+		"which jobs are currently running":                          {"job", stem("running")},
+		"void the envelope that's already out, we still need to":    {"void", "envelop"},
+		"I actually just want to see the invoices, maybe the stuff": {"invoic", "see"},
+		"is it done yet? I don't want it anymore":                   {stem("done")},
+	} {
+		terms := queryTerms(query, false)
+		var own []string
+		for t, q := range terms {
+			if q.own {
+				own = append(own, t)
+			}
+		}
+		slices.Sort(own)
+		w := slices.Sorted(slices.Values(want))
+		if !slices.Equal(own, w) {
+			t.Errorf("queryTerms(%q) own words %v, want %v", query, own, w)
+		}
+	}
+}
+
 // A word's plural and its singular meet, whatever the singular ends in.
 func TestStemMeetsPlurals(t *testing.T) {
 	for _, pair := range [][2]string{{"alias", "aliases"}, {"canvas", "canvases"}, {"bias", "biases"}, {"status", "statuses"},
