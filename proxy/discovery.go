@@ -240,6 +240,8 @@ func (q *SearchQuery) check() error {
 	// Tokenised, stemmed and expanded once per search.
 	clean := withoutValues(q.Query)
 	q.one = aboutOne(q.Query, clean)
+	clean, channel := withoutChannels(clean)
+	q.one = q.one || channel
 	// A span of time, a host name or a file name is seldom the one thing
 	// asked about ("the past 24h", "a certificate for shop.example.com").
 	clean = withoutFilenames(withoutHostnames(withoutDurations(clean)))

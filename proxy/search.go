@@ -321,6 +321,10 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		scores[d] = 0
 	}
 	sc.touched = touched
+	var many map[int32]bool
+	if !one {
+		many = manyGroups(weights)
+	}
 	// The best are ordered again by how much of each tool's name the
 	// query covers: among tools that match alike, the one whose name says
 	// what was asked and little else is the one meant (disable_workflow
@@ -328,10 +332,6 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 	// A question ("who can push", "which roles exist") or a reading
 	// verb asks for a read tool, a changing verb ("rotate", "reply")
 	// for a write tool.
-	var many map[int32]bool
-	if !one {
-		many = manyGroups(weights)
-	}
 	for i := range top {
 		top[i].score *= 1 + weightNameCover*ix.cover(top[i].doc, weights)
 		if want != intentNone && ix.read[top[i].doc] == (want == intentRead) {
@@ -340,7 +340,9 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		if one && ix.scoped[top[i].doc] {
 			top[i].score *= 1 + weightOne
 		}
-		if q, ok := weights[ix.lists[top[i].doc]]; ok && many[q.group] {
+		// A plural asks for the collection, of the kind asked for: "what
+		// boards do I have" lists them, and creates none.
+		if q, ok := weights[ix.lists[top[i].doc]]; ok && many[q.group] && (want == intentNone || ix.read[top[i].doc] == (want == intentRead)) {
 			top[i].score *= 1 + weightMany
 		}
 	}
@@ -1007,12 +1009,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			if named[w] || w == "new" {
 				weight = weightNamed
 			}
-			addOwn(stem(w), weight)
-			if t := stem(w); plural(w, t) {
-				if q, ok := out[t]; ok && q.own {
-					q.many = true
-					out[t] = q
-				}
+			t := stem(w)
+			addOwn(t, weight)
+			if q, ok := out[t]; ok && plural(w, t) {
+				q.many = true
+				out[t] = q
 			}
 		}
 	}
@@ -1028,7 +1029,8 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			if old, ok := out[t]; !ok {
 				out[t] = qterm{w: w, group: g}
 			} else if old.w < w {
-				out[t] = qterm{w: w, group: old.group, own: old.own, many: old.many} // a term scores in one group
+				old.w = w // a term scores in one group
+				out[t] = old
 			}
 		}
 	}
@@ -1416,7 +1418,7 @@ func conditional(before []string) bool {
 // ("product SKU-22"); a standard's name (SHA-256) stays. A span of time
 // ("120h45min") is no value: it stays whole, for withoutDurations.
 func withoutValues(query string) string {
-	return replaceRuns(withoutChannels(withoutAddresses(query)), func(b *strings.Builder, run string) {
+	return replaceRuns(withoutAddresses(query), func(b *strings.Builder, run string) {
 		n, changes, letters, prefixEnd := 0, 0, 0, -1
 		var prev rune = -1
 		for i, r := range run {
@@ -1605,29 +1607,49 @@ func withoutAddresses(query string) string {
 
 // withoutChannels puts "channel" for each channel a query names the way
 // chat tools write them ("post it in #releases", "add Mei to
-// #design-review"): a # at the start of a word, followed by a name that
-// starts with a letter. The name is no word of the request, and the
-// query points at one channel (aboutOne). A hash before digits stays a
-// number, and "C#" a language.
-func withoutChannels(query string) string {
+// #design-review"), and reports whether there was one: such a query
+// points at one channel (aboutOne). A channel is a # at the start of a
+// word, followed by a name that starts with a letter; the name is no word
+// of the request. A hash before digits stays a number, "C#" a language,
+// and a colour (#ff0000, #a1b2c3) or a line's anchor (#L42) what it is.
+func withoutChannels(query string) (string, bool) {
 	if !strings.Contains(query, "#") {
-		return query
+		return query, false
 	}
-	return replaceRuns(query, func(b *strings.Builder, run string) {
+	found := false
+	out := replaceRuns(query, func(b *strings.Builder, run string) {
 		before := b.String()
-		r, _ := utf8.DecodeRuneInString(run)
-		if !strings.HasSuffix(before, "#") || !unicode.IsLetter(r) {
+		r, size := utf8.DecodeRuneInString(run)
+		p := ' '
+		if len(before) > 1 {
+			p, _ = utf8.DecodeLastRuneInString(before[:len(before)-1])
+		}
+		if !strings.HasSuffix(before, "#") || !unicode.IsLetter(r) || !unicode.IsSpace(p) && !strings.ContainsRune("([{\"'`,;:", p) ||
+			colour(run) || isNumber(run[size:]) {
 			b.WriteString(run)
 			return
 		}
-		if len(before) > 1 {
-			if p, _ := utf8.DecodeLastRuneInString(before[:len(before)-1]); !unicode.IsSpace(p) && !strings.ContainsRune("([{\"'`,;:", p) {
-				b.WriteString(run)
-				return
-			}
-		}
 		b.WriteString("channel")
+		found = true
 	})
+	return out, found
+}
+
+// colour reports whether run, after a #, is a colour's hex code: six or
+// eight hex digits, or three or four of which one is a digit (#f00).
+func colour(run string) bool {
+	digit := false
+	for _, c := range run {
+		switch {
+		case '0' <= c && c <= '9':
+			digit = true
+		case 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		default:
+			return false
+		}
+	}
+	n := len(run)
+	return n == 6 || n == 8 || (n == 3 || n == 4) && digit
 }
 
 // withoutHostnames puts "domain" for each host name a query quotes on its
@@ -2178,22 +2200,40 @@ func matchesFilters(t *catalog.Tool, tags []string, kind string) bool {
 	return false
 }
 
-// plural reports whether w, stemmed to t, is a plural ("projects").
+// plural reports whether w, stemmed to t, reads as a plural ("projects",
+// "boards"): an s that stem takes off, not of -ss, -us or -is (access,
+// status, analysis), nor of the words that only end like one
+// (notPlurals). A verb's s passes ("owns"), which a path seldom ends in.
 func plural(w, t string) bool {
-	return t != w && strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss")
+	return t != w && strings.HasSuffix(w, "s") && !notPlurals[w] &&
+		!strings.HasSuffix(w, "ss") && !strings.HasSuffix(w, "us") && !strings.HasSuffix(w, "is")
 }
 
+// notPlurals end in an s that is no plural's.
+var notPlurals = map[string]bool{"always": true, "news": true, "https": true, "series": true, "species": true, "lens": true,
+	"atlas": true, "canvas": true, "perhaps": true, "sometimes": true, "whereas": true, "besides": true, "towards": true, "afterwards": true}
+
 // collectionTerm is the term of the collection a path ends in: the last
-// word of its last segment, when that segment is no key
-// (/projects/{id}/endpoints: endpoint; /projects/{id}: "").
+// word of its last segment when that word is a plural (/projects,
+// /projects/{id}/endpoints, /users.json, /conversations.list,
+// /items:batchGet); "" when the path ends in a key (/projects/{id}) or a
+// single thing (/lists/{id}/board).
 func collectionTerm(path string) string {
+	path, _, _ = strings.Cut(path, "?")
 	path = strings.TrimRight(path, "/")
 	seg := path[strings.LastIndexByte(path, '/')+1:]
+	seg, _, _ = strings.Cut(seg, ".") // a format, or an RPC method: /users.json, /conversations.list
+	seg, _, _ = strings.Cut(seg, ":") // a custom method: /items:batchGet
 	if strings.Contains(seg, "{") {
 		return ""
 	}
-	if ts := terms(seg); len(ts) > 0 {
-		return ts[len(ts)-1]
+	ws := words(seg)
+	if len(ws) == 0 {
+		return ""
+	}
+	w := ws[len(ws)-1]
+	if t := stem(w); plural(w, t) {
+		return t
 	}
 	return ""
 }

@@ -174,16 +174,64 @@ func TestWithoutChannelsReadsAChannelNameAsChannel(t *testing.T) {
 		"add Mei to #design-review, and #ops": "add Mei to #channel, and #channel",
 		"#general is too noisy":               "#channel is too noisy",
 		"(#all-company)":                      "(#channel)",
+		"post it in #channel":                 "post it in #channel",
 		"close 142 and run 17":                "close 142 and run 17",
 		"a C# client and an F#-style one":     "a C# client and an F#-style one",
 		"the issue#tracker field":             "the issue#tracker field",
 		"## heading":                          "## heading",
 		"tagged #" + "2024":                   "tagged #" + "2024", // a number, written with a hash
+		"set the label colour to #ff0000":     "set the label colour to #ff0000",
+		"#a1b2c3 or #f00, not #fed":           "#a1b2c3 or #f00, not #channel",
+		"see #L42 of main.go":                 "see #L42 of main.go",
 	} {
-		wantRewrite(t, "withoutChannels", withoutChannels, in, want)
+		wantRewrite(t, "withoutChannels", func(q string) string { out, _ := withoutChannels(q); return out }, in, want)
 	}
-	if !aboutOne("archive #project-phoenix", withoutValues("archive #project-phoenix")) {
-		t.Error("a channel named with # is one thing the query points at")
+	for query, one := range map[string]bool{
+		"archive #project-phoenix": true,
+		"post it in #channel":      true,
+		"archive the projects":     false,
+		"paint it #ff0000":         false,
+	} {
+		q := SearchQuery{Query: query}
+		if err := q.check(); err != nil {
+			t.Fatal(err)
+		}
+		if q.one != one {
+			t.Errorf("%q points at one thing: %v, want %v", query, q.one, one)
+		}
+	}
+}
+
+// The collection a path ends in is its last word when that is a plural,
+// whatever format, RPC method or key follows it.
+func TestCollectionTerm(t *testing.T) {
+	for path, want := range map[string]string{
+		"/projects":                   stem("projects"),
+		"/projects/":                  stem("projects"),
+		"/projects/{id}/endpoints":    stem("endpoints"),
+		"/api/v2/tickets.json":        stem("tickets"),
+		"/conversations.list":         stem("conversations"),
+		"/items:batchGet":             stem("items"),
+		"/search?type=users":          "",
+		"/projects/{id}":              "",
+		"/lists/{idList}/board":       "",
+		"/v1":                         "",
+		"/status":                     "",
+		"":                            "",
+		"/":                           "",
+		"/{a}.json":                   "",
+		"/users/{id}/ssh_keys":        stem("keys"),
+		"/repos/{owner}/{repo}/pulls": stem("pulls"),
+	} {
+		if got := collectionTerm(path); got != want {
+			t.Errorf("collectionTerm(%q) = %q, want %q", path, got, want)
+		}
+	}
+	for w, want := range map[string]bool{"projects": true, "boards": true, "repos": true, "status": false, "access": false,
+		"analysis": false, "always": false, "news": false, "https": false, "series": false, "bus": false, "project": false} {
+		if got := plural(w, stem(w)); got != want {
+			t.Errorf("plural(%q) = %v, want %v", w, got, want)
+		}
 	}
 }
 
@@ -454,7 +502,7 @@ func FuzzSplitQuoted(f *testing.F) {
 // Whatever the query, reading it ends, and gives terms of positive,
 // finite weight, none empty.
 func FuzzSearchQueryCheck(f *testing.F) {
-	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined", "file a bug: it fails", "leave a comment on PR 1: looks fine", "the file a: b", ": :", "cut an: ", "InTo file a bug", "please FiLe a bug"} {
+	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined", "file a bug: it fails", "leave a comment on PR 1: looks fine", "the file a: b", ": :", "cut an: ", "InTo file a bug", "please FiLe a bug", "post to #general and (#ops), not #ff0000 or #L42", "## #"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {

@@ -952,4 +952,3 @@ func TestSearchReadsAPluralAsItsCollection(t *testing.T) {
 		{"one thing is not many", "which endpoints does this project have", "list_project_endpoints"},
 	})
 }
-

