@@ -312,6 +312,21 @@ func (im *importer) requestBody(t *tool, as *arguments, method, path string, op 
 	if rb == nil || rb.Value == nil || len(rb.Value.Content) == 0 {
 		return true
 	}
+	if !rb.Value.Required {
+		// An optional body that may hold nothing ({type: object,
+		// properties: {}, additionalProperties: false}, which Stripe
+		// declares on every GET and DELETE) is no body: nothing to ask
+		// the agent for, nothing to send.
+		if holdsNothing(rb.Value.Content) {
+			return true
+		}
+		// The gateway sends no body with a GET: an optional one is left
+		// out, and the operation still reads.
+		if method == http.MethodGet || method == http.MethodHead {
+			t.notes = append(t.notes, "optional request body left out: the gateway sends no body with "+method)
+			return true
+		}
+	}
 	// JSON (of any spelling), else a URL-encoded form.
 	mt, mime := jsonMedia(rb.Value.Content)
 	if mt == nil {
@@ -518,4 +533,20 @@ func bearerSecured(doc *openapi3.T, op *openapi3.Operation) bool {
 		}
 	}
 	return false
+}
+
+// holdsNothing reports whether every media type of a body declares an
+// object that can have no member: no properties, and no others allowed.
+func holdsNothing(content openapi3.Content) bool {
+	for _, mt := range content {
+		if mt == nil || mt.Schema == nil || mt.Schema.Value == nil {
+			return false
+		}
+		s := mt.Schema.Value
+		if !s.Type.Is(openapi3.TypeObject) || len(s.Properties) > 0 || len(s.AllOf)+len(s.AnyOf)+len(s.OneOf) > 0 ||
+			s.AdditionalProperties.Has == nil || *s.AdditionalProperties.Has {
+			return false
+		}
+	}
+	return true
 }

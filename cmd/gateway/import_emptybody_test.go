@@ -1,0 +1,164 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/catalog"
+	"github.com/mcpgw/gateway/openapi"
+	"github.com/mcpgw/gateway/proxy"
+)
+
+// Stripe declares an optional form body that may hold nothing
+// ({type: object, properties: {}, additionalProperties: false}) on every
+// GET and DELETE; the import skipped all of them (236 of Stripe's 452
+// operations) as a form with no fields. Such a body is no body: the
+// operation imports with only its parameters and sends nothing, while a
+// DELETE whose optional form body has fields keeps them as arguments. A
+// GET's optional body with fields is left out too, with a note, as the
+// gateway sends no body with a GET.
+func TestImportTakesAnEmptyOptionalBodyAsNone(t *testing.T) {
+	d, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /v1/customers/{customer}:
+    get:
+      operationId: GetCustomersCustomer
+      parameters:
+        - { name: customer, in: path, required: true, schema: { type: string } }
+      requestBody:
+        required: false
+        content:
+          application/x-www-form-urlencoded:
+            encoding: {}
+            schema: { type: object, properties: {}, additionalProperties: false }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+    delete:
+      operationId: DeleteCustomersCustomer
+      parameters:
+        - { name: customer, in: path, required: true, schema: { type: string } }
+      requestBody:
+        required: false
+        content:
+          application/x-www-form-urlencoded:
+            schema: { type: object, properties: { invoice_now: { type: boolean } }, additionalProperties: false }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /v1/balance:
+    get:
+      operationId: GetBalance
+      requestBody:
+        content:
+          application/json:
+            schema: { type: object, properties: {}, additionalProperties: false }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /v1/search:
+    get:
+      operationId: SearchThings
+      parameters:
+        - { name: q, in: query, schema: { type: string } }
+      requestBody:
+        content:
+          application/json:
+            schema: { type: object, properties: { filter: { type: string } } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /v1/report:
+    get:
+      operationId: GetReport
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema: { type: object, properties: { range: { type: string } } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(d, openapi.Options{Upstream: "u", IncludeWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A GET's required body cannot be sent; an optional one is left out,
+	// with a note, and the GET still reads.
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "/v1/report" {
+		t.Fatalf("skipped %v, want only GET /v1/report", res.Skipped)
+	}
+	if !strings.Contains(string(res.YAML), "optional request body left out: the gateway sends no body with GET") {
+		t.Errorf("no note on the GET's optional body:\n%s", res.YAML)
+	}
+	type seen struct{ method, path, contentType, body string }
+	var mu sync.Mutex
+	var got []seen
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, seen{r.Method, r.URL.Path, r.Header.Get("Content-Type"), string(b)})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	env := map[string]string{"U_URL": up.URL, "SECRET": strings.Repeat("s", 32)}
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	main := "version: 1\nserver: { name: t }\nauth:\n  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }\ngates:\n  u_write: { scopes: [u:write] }\ninclude: [u.yaml]\n"
+	dir := t.TempDir()
+	for name, body := range map[string][]byte{"catalog.yaml": []byte(main), "u.yaml": res.YAML} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := catalog.Load(filepath.Join(dir, "catalog.yaml"), &catalog.LoadOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"get_customers_customer", "get_balance", "search_things"} {
+		tool := cat.Tool(name)
+		if tool == nil {
+			t.Fatalf("%s was not imported:\n%s", name, res.YAML)
+		}
+		if in := string(tool.InputJSON); tool.Kind != catalog.KindRead || strings.Contains(in, `"body"`) || strings.Contains(in, `"filter"`) {
+			t.Errorf("%s: kind %s, input %s; want a read with no body argument", name, tool.Kind, tool.InputJSON)
+		}
+	}
+	if in := string(cat.Tool("delete_customers_customer").InputJSON); !strings.Contains(in, `"invoice_now"`) {
+		t.Errorf("the DELETE lost its form field: %s", in)
+	}
+	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
+	for _, c := range []struct{ tool, args string }{
+		{"get_customers_customer", `{"customer":"cus_1"}`},
+		{"get_balance", `{}`},
+		{"search_things", `{"q":"x"}`},
+		{"delete_customers_customer", `{"customer":"cus_1","invoice_now":true}`},
+	} {
+		if r, err := core.Call(context.Background(), p, c.tool, []byte(c.args)); err != nil || r.IsError {
+			t.Fatalf("call %s: %v %s", c.tool, err, r.Text)
+		}
+	}
+	want := []seen{
+		{"GET", "/v1/customers/cus_1", "", ""},
+		{"GET", "/v1/balance", "", ""},
+		{"GET", "/v1/search", "", ""},
+		{"DELETE", "/v1/customers/cus_1", "application/x-www-form-urlencoded", "invoice_now=true"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("upstream saw %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("request %d: %+v, want %+v", i, got[i], want[i])
+		}
+	}
+}
