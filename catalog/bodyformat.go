@@ -2,8 +2,8 @@ package catalog
 
 import "slices"
 
-// bodyFormat checks request.body_format against the body's shape (issue
-// 10). A form body is a mapping whose values are strings (templates),
+// bodyFormat checks request.body_format against the body's shape. A
+// form body is a mapping whose values are strings (templates),
 // numbers, booleans or lists of them: each key becomes a form field, a
 // list repeats it. A text body is one string template, sent as it
 // expands; its placeholders must always have a value, so each names a
