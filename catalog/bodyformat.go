@@ -10,6 +10,15 @@ import "slices"
 // required argument or one with a default.
 func (tc *toolCheck) bodyFormat(r *Request, base string) {
 	p := first(r.At("body_format"), r.At("body"))
+	switch r.FormObjects {
+	case "", FormObjectsJSON:
+	case FormObjectsBrackets:
+		if r.BodyFormat != BodyForm {
+			tc.add(r.At("form_objects"), tc.subj, "request.form_objects brackets needs body_format: form")
+		}
+	default:
+		tc.add(r.At("form_objects"), tc.subj, "request.form_objects %q must be json or brackets", r.FormObjects)
+	}
 	switch r.BodyFormat {
 	case BodyJSON:
 		return

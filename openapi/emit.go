@@ -289,6 +289,9 @@ func (im *importer) toolNode(t *tool) *yaml.Node {
 	if t.bodyFormat != "" {
 		add(req, "body_format", t.bodyFormat)
 	}
+	if t.formObjects != "" {
+		add(req, "form_objects", t.formObjects)
+	}
 	if t.body != nil {
 		add(req, "body", valueNode(t.body))
 	}

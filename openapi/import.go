@@ -215,6 +215,7 @@ type tool struct {
 	query, headers                 map[string]string
 	body                           any
 	bodyFormat                     string // "" (JSON) or "form"
+	formObjects                    string // "" or catalog.FormObjectsBrackets, for a form's deepObject fields
 	notFound                       bool
 	pageSize, cursor               string
 	output                         map[string]any

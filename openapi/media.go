@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/mcpgw/gateway/catalog"
 )
 
 // mediaBase is a media type's type/subtype, lower case, without parameters.
@@ -46,7 +48,7 @@ var sendableMedia = regexp.MustCompile(`^[a-z0-9][a-z0-9!#&^_.+-]*/[a-z0-9][a-z0
 // media type other than application/json is sent as written (JSON:API,
 // merge-patch and AWS's x-amz-json services refuse application/json). It
 // returns the new required list, or why the operation cannot be imported.
-func (im *importer) bodyMedia(t *tool, mime string, props map[string]any, required []any) ([]any, string) {
+func (im *importer) bodyMedia(t *tool, mime string, enc map[string]*openapi3.Encoding, props map[string]any, required []any) ([]any, string) {
 	if isJSONMedia(mime) {
 		if base := mediaBase(mime); base != "application/json" {
 			if m := strings.ToLower(strings.TrimSpace(mime)); sendableMedia.MatchString(m) {
@@ -65,6 +67,12 @@ func (im *importer) bodyMedia(t *tool, mime string, props map[string]any, requir
 	for _, field := range sortedKeys(body) {
 		a := strings.Trim(body[field].(string), "{}")
 		if formValue(props[a]) {
+			continue
+		}
+		// An object the document encodes as a deepObject
+		// (address[city]=Paris) is sent so: form_objects: brackets.
+		if e := enc[field]; e != nil && e.Style == openapi3.SerializationDeepObject {
+			t.formObjects = catalog.FormObjectsBrackets
 			continue
 		}
 		if slices.Contains(required, any(a)) {

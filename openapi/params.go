@@ -348,7 +348,7 @@ func (im *importer) requestBody(t *tool, as *arguments, method, path string, op 
 		if rb.Value.Required {
 			as.required = append(as.required, "body")
 		}
-		return im.media(t, as, method, path, mime)
+		return im.media(t, as, method, path, mt, mime)
 	}
 	body := map[string]any{}
 	breq, _ := bs["required"].([]any)
@@ -372,13 +372,13 @@ func (im *importer) requestBody(t *tool, as *arguments, method, path string, op 
 		}
 	}
 	t.body = body
-	return im.media(t, as, method, path, mime)
+	return im.media(t, as, method, path, mt, mime)
 }
 
 // media fits the body to its media type (bodyMedia), skipping the
 // operation when it cannot be sent.
-func (im *importer) media(t *tool, as *arguments, method, path, mime string) bool {
-	required, msg := im.bodyMedia(t, mime, as.props, as.required)
+func (im *importer) media(t *tool, as *arguments, method, path string, mt *openapi3.MediaType, mime string) bool {
+	required, msg := im.bodyMedia(t, mime, mt.Encoding, as.props, as.required)
 	if msg != "" {
 		im.skip(method, path, "%s", msg)
 		return false

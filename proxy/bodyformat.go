@@ -2,7 +2,11 @@ package proxy
 
 import (
 	"encoding/json"
+	"maps"
 	"net/url"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/mcpgw/gateway/catalog"
 )
@@ -23,13 +27,22 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 	switch req.BodyFormat {
 	case catalog.BodyForm:
 		tmpl, _ := req.BodyTemplate.(map[string]any)
-		f := buildForm(tmpl, args, b)
+		f := buildForm(tmpl, args, b, req.FormObjects == catalog.FormObjectsBrackets)
 		// The workspace binding wins here too: many servers merge the form
 		// with the query string (Go's Request.FormValue prefers the form),
 		// so a field named like the binding's parameter must hold the
 		// token's workspace, never an argument's value.
+		// A bracketed field of that name (tenant[x], which PHP and Rails
+		// read as tenant) goes too.
 		if w := u.def.Workspace; w != nil && w.Query != "" {
-			if _, ok := f[w.Query]; ok {
+			named := false
+			for k := range f {
+				if k == w.Query || strings.HasPrefix(k, w.Query+"[") {
+					delete(f, k)
+					named = true
+				}
+			}
+			if named {
 				f.Set(w.Query, b.workspace)
 			}
 		}
@@ -53,23 +66,25 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 
 // buildForm expands a form body: each key's value is a template or a
 // literal, or a list of them, which repeats the key. A template that is
-// exactly "{arg}" with an array value repeats the key too, as in a query.
-// An absent or null argument drops its value.
-func buildForm(tmpl map[string]any, args map[string]any, b binding) url.Values {
+// exactly "{arg}" with an array value repeats the key too, as in a query;
+// with brackets (form_objects: brackets) an object or list argument is
+// spread over bracketed fields instead (addBracketed). An absent or null
+// argument drops its value.
+func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets bool) url.Values {
 	f := url.Values{}
 	for k, e := range tmpl {
 		if list, ok := e.([]any); ok {
 			for _, x := range list {
-				addFormValue(f, k, x, args, b)
+				addFormValue(f, k, x, args, b, brackets)
 			}
 			continue
 		}
-		addFormValue(f, k, e, args, b)
+		addFormValue(f, k, e, args, b, brackets)
 	}
 	return f
 }
 
-func addFormValue(f url.Values, key string, e any, args map[string]any, b binding) {
+func addFormValue(f url.Values, key string, e any, args map[string]any, b binding, brackets bool) {
 	t, ok := e.(catalog.Template)
 	if !ok {
 		if s, ok := scalarString(e); ok {
@@ -79,6 +94,13 @@ func addFormValue(f url.Values, key string, e any, args map[string]any, b bindin
 	}
 	if name, whole := t.Whole(); whole {
 		if _, reserved := b.reserved(name); !reserved {
+			switch v := args[name].(type) {
+			case map[string]any, []any:
+				if brackets {
+					addBracketed(f, key, v, 0)
+					return
+				}
+			}
 			if list, ok := args[name].([]any); ok {
 				for _, x := range list {
 					if s, ok := scalarString(x); ok {
@@ -91,6 +113,48 @@ func addFormValue(f url.Values, key string, e any, args map[string]any, b bindin
 	}
 	if s, ok := expandText(t, args, b); ok {
 		f.Add(key, s)
+	}
+}
+
+// maxBracketDepth bounds how deep addBracketed spreads a value; what lies
+// deeper is sent as JSON text in its field.
+const maxBracketDepth = 16
+
+// addBracketed spreads v over bracketed form fields, as Stripe, Rails and
+// PHP read them: an object's members as key[name] (in name order), a
+// list of scalars as key[] repeated, any other list's items as key[0],
+// key[1]. A null is left out.
+func addBracketed(f url.Values, key string, v any, depth int) {
+	if depth >= maxBracketDepth {
+		if s, ok := scalarString(v); ok {
+			f.Add(key, s)
+		}
+		return
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range slices.Sorted(maps.Keys(x)) {
+			addBracketed(f, key+"["+k+"]", x[k], depth+1)
+		}
+	case []any:
+		scalars := !slices.ContainsFunc(x, func(e any) bool {
+			switch e.(type) {
+			case map[string]any, []any:
+				return true
+			}
+			return false
+		})
+		for i, e := range x {
+			if scalars {
+				addBracketed(f, key+"[]", e, depth+1)
+			} else {
+				addBracketed(f, key+"["+strconv.Itoa(i)+"]", e, depth+1)
+			}
+		}
+	default:
+		if s, ok := scalarString(x); ok {
+			f.Add(key, s)
+		}
 	}
 }
 

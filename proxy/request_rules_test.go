@@ -110,6 +110,23 @@ tools:
         limit: "{limit}"
         fixed: [a b, 2, true]
         tenant: "{query}"
+  - name: order
+    description: A form with objects in brackets.
+    kind: write
+    gate: write
+    input:
+      type: object
+      properties:
+        address: { type: object }
+        where: { type: [object, string] }
+      additionalProperties: false
+    request:
+      upstream: up
+      method: POST
+      path: /orders
+      body_format: form
+      form_objects: brackets
+      body: { address: "{address}", tenant: "{where}" }
   - name: note
     description: A plain-text note.
     kind: write
@@ -306,6 +323,26 @@ func TestFormBody(t *testing.T) {
 				t.Errorf("query = %q, want tenant=acme", got.Query)
 			}
 		})
+	}
+}
+
+// With form_objects: brackets an object argument is spread over
+// bracketed fields; the workspace binding still wins over a field of its
+// name, bracketed or not (PHP and Rails read tenant[x] as tenant).
+func TestFormBodyInBrackets(t *testing.T) {
+	up := newRecorder(t, nil)
+	c := requestCore(t, up.srv.URL, nil)
+	for _, args := range []string{
+		`{"address":{"city":"Paris","zip":"75001"},"where":{"x":"globex"}}`,
+		`{"address":{"city":"Paris","zip":"75001"},"where":"globex"}`,
+	} {
+		n := up.count()
+		if res := call(t, c, writer, "order", args); res.IsError {
+			t.Fatalf("order %s = %q", args, res.Text)
+		}
+		if got, want := up.all()[n].Body, "address%5Bcity%5D=Paris&address%5Bzip%5D=75001&tenant=acme"; got != want {
+			t.Errorf("order %s: body = %q, want %q", args, got, want)
+		}
 	}
 }
 

@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -107,23 +109,7 @@ paths:
 		w.Write([]byte(`{"ok":true}`))
 	}))
 	defer up.Close()
-	env := map[string]string{"U_URL": up.URL, "SECRET": strings.Repeat("s", 32)}
-	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	main := "version: 1\nserver: { name: t }\nauth:\n  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }\ngates:\n  u_write: { scopes: [u:write] }\ninclude: [u.yaml]\n"
-	dir := t.TempDir()
-	for name, body := range map[string][]byte{"catalog.yaml": []byte(main), "u.yaml": res.YAML} {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cat, err := catalog.Load(filepath.Join(dir, "catalog.yaml"), &catalog.LoadOptions{Getenv: getenv})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
-	core, err := proxy.New(cat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, core := loadImported(t, res, map[string]string{"U_URL": up.URL})
 	for _, name := range []string{"get_customers_customer", "get_balance", "search_things"} {
 		tool := cat.Tool(name)
 		if tool == nil {
@@ -160,5 +146,105 @@ paths:
 		if got[i] != want[i] {
 			t.Errorf("request %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// loadImported loads an import of upstream "u" as a catalog that
+// includes it (HS256 tokens, a u_write gate for scope u:write) with env
+// as the environment, and a core serving it.
+func loadImported(t *testing.T, res *openapi.Result, env map[string]string) (*catalog.Catalog, *proxy.Core) {
+	t.Helper()
+	env["SECRET"] = strings.Repeat("s", 32)
+	getenv := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	main := "version: 1\nserver: { name: t }\nauth:\n  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }\ngates:\n  u_write: { scopes: [u:write] }\ninclude: [u.yaml]\n"
+	dir := t.TempDir()
+	for name, body := range map[string][]byte{"catalog.yaml": []byte(main), "u.yaml": res.YAML} {
+		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cat, err := catalog.Load(filepath.Join(dir, "catalog.yaml"), &catalog.LoadOptions{Getenv: getenv})
+	if err != nil {
+		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
+	}
+	core, err := proxy.New(cat, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cat, core
+}
+
+// Stripe's forms send objects as bracketed fields (encoding: {style:
+// deepObject}): address[city]=Paris, line_items[0][price]=p_1,
+// expand[]=customer. Such a field is imported as an argument of its
+// object type, with form_objects: brackets, and reaches the upstream
+// spread that way, where it used to be left out (or, required, to skip
+// the operation). An object field with no such encoding is still left
+// out.
+func TestImportSendsDeepObjectFormFieldsInBrackets(t *testing.T) {
+	d, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /v1/checkout/sessions:
+    post:
+      operationId: PostCheckoutSessions
+      requestBody:
+        required: true
+        content:
+          application/x-www-form-urlencoded:
+            encoding:
+              address: { style: deepObject, explode: true }
+              line_items: { style: deepObject, explode: true }
+              expand: { style: deepObject, explode: true }
+            schema:
+              type: object
+              required: [line_items]
+              properties:
+                mode: { type: string }
+                address: { type: object, properties: { city: { type: string }, line1: { type: string } } }
+                line_items: { type: array, items: { type: object, properties: { price: { type: string }, quantity: { type: integer } } } }
+                expand: { type: array, items: { type: string } }
+                extra: { type: object }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(d, openapi.Options{Upstream: "u", IncludeWrites: true})
+	if err != nil || len(res.Skipped) != 0 {
+		t.Fatalf("Import: %v, skipped %v", err, res.Skipped)
+	}
+	if y := string(res.YAML); !strings.Contains(y, "form_objects: brackets") || !strings.Contains(y, `form field "extra" left out`) {
+		t.Errorf("want form_objects: brackets and extra left out:\n%s", y)
+	}
+	var got url.Values
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := r.ParseForm(); err != nil {
+			t.Error(err)
+		}
+		got = r.PostForm
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"id":"cs_1"}`))
+	}))
+	defer up.Close()
+	_, core := loadImported(t, res, map[string]string{"U_URL": up.URL})
+	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
+	args := `{"mode":"payment","address":{"city":"Paris","line1":"1 rue X&Y=Z"},"line_items":[{"price":"p_1","quantity":2},{"price":"p_2","quantity":1}],"expand":["customer","invoice"]}`
+	if r, err := core.Call(context.Background(), p, "post_checkout_sessions", []byte(args)); err != nil || r.IsError {
+		t.Fatalf("call: %v %s", err, r.Text)
+	}
+	want := url.Values{
+		"mode":                    {"payment"},
+		"address[city]":           {"Paris"},
+		"address[line1]":          {"1 rue X&Y=Z"},
+		"line_items[0][price]":    {"p_1"},
+		"line_items[0][quantity]": {"2"},
+		"line_items[1][price]":    {"p_2"},
+		"line_items[1][quantity]": {"1"},
+		"expand[]":                {"customer", "invoice"},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("upstream got form %v, want %v", got, want)
 	}
 }
