@@ -41,3 +41,56 @@ func TestAddBracketed(t *testing.T) {
 		}
 	}
 }
+
+// Whatever the argument, every field addBracketed makes is under its
+// root, and every scalar of the value is sent once.
+func FuzzAddBracketed(f *testing.F) {
+	for _, s := range []string{`{"a":{"b":[1,{"c":null}]}}`, `[[[]]]`, `{"":""}`, `{"]":"[","a[b":1}`, `"x"`, `null`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		var v any
+		dec := json.NewDecoder(strings.NewReader(in))
+		dec.UseNumber()
+		if dec.Decode(&v) != nil {
+			return
+		}
+		f := url.Values{}
+		addBracketed(f, "k", v, 0)
+		n := 0
+		for key, vals := range f {
+			if key != "k" && !strings.HasPrefix(key, "k[") {
+				t.Fatalf("addBracketed(%s) made field %q", in, key)
+			}
+			n += len(vals)
+		}
+		if want := scalars(v, 0); n != want {
+			t.Fatalf("addBracketed(%s) sent %d values, want %d", in, n, want)
+		}
+	})
+}
+
+// scalars counts the values addBracketed sends for v: its non-null
+// scalars, and what lies at maxBracketDepth as one.
+func scalars(v any, depth int) int {
+	if v == nil {
+		return 0
+	}
+	if depth >= maxBracketDepth {
+		return 1
+	}
+	n := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			n += scalars(e, depth+1)
+		}
+	case []any:
+		for _, e := range x {
+			n += scalars(e, depth+1)
+		}
+	default:
+		n = 1
+	}
+	return n
+}
