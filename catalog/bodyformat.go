@@ -10,14 +10,13 @@ import "slices"
 // required argument or one with a default.
 func (tc *toolCheck) bodyFormat(r *Request, base string) {
 	p := first(r.At("body_format"), r.At("body"))
-	switch r.FormObjects {
-	case "", FormObjectsJSON:
-	case FormObjectsBrackets:
-		if r.BodyFormat != BodyForm {
-			tc.add(r.At("form_objects"), tc.subj, "request.form_objects brackets needs body_format: form")
+	form, _ := r.Body.(map[string]any)
+	for _, name := range r.Brackets {
+		_, inQuery := r.Query[name]
+		_, inForm := form[name]
+		if !inQuery && (r.BodyFormat != BodyForm || !inForm) {
+			tc.add(r.At("brackets"), tc.subj, "request.brackets: %q is no query parameter or form field of this request", name)
 		}
-	default:
-		tc.add(r.At("form_objects"), tc.subj, "request.form_objects %q must be json or brackets", r.FormObjects)
 	}
 	switch r.BodyFormat {
 	case BodyJSON:

@@ -38,13 +38,6 @@ const (
 	BodyForm = "form"
 	BodyText = "text"
 
-	// How a form body sends an argument that is an object or a list of
-	// objects (request.form_objects): as JSON text in one field (the
-	// default), or spread over bracketed fields, address[city]=Paris,
-	// items[0][price]=p_1, tags[]=a, as Stripe, Rails and PHP read forms.
-	FormObjectsJSON     = "json"
-	FormObjectsBrackets = "brackets"
-
 	// WorkspaceNone, written as "workspace: none" on an upstream, says the
 	// upstream has no tenants: no workspace is bound on its requests.
 	WorkspaceNone = "none"
@@ -476,9 +469,11 @@ type Request struct {
 	// (a mapping sent as application/x-www-form-urlencoded) or BodyText
 	// (one string template sent as text/plain; charset=utf-8).
 	BodyFormat string `yaml:"body_format"`
-	// FormObjects is how a form body sends an object or a list argument:
-	// FormObjectsJSON (default) or FormObjectsBrackets.
-	FormObjects string `yaml:"form_objects"`
+	// Brackets names query parameters and form fields whose argument, an
+	// object or a list, is spread over bracketed fields as Stripe, Rails
+	// and PHP read them (address[city]=Paris, items[0][price]=p_1,
+	// expand[]=a), not sent as JSON text or a repeated field.
+	Brackets []string `yaml:"brackets"`
 	// MultiSegment lists path placeholders whose value may span segments
 	// ("a/b"); each segment is still escaped and checked on its own.
 	MultiSegment []string `yaml:"multi_segment"`

@@ -289,8 +289,9 @@ func (im *importer) toolNode(t *tool) *yaml.Node {
 	if t.bodyFormat != "" {
 		add(req, "body_format", t.bodyFormat)
 	}
-	if t.formObjects != "" {
-		add(req, "form_objects", t.formObjects)
+	if len(t.brackets) > 0 {
+		slices.Sort(t.brackets)
+		add(req, "brackets", valueNode(anySlice(t.brackets)))
 	}
 	if t.body != nil {
 		add(req, "body", valueNode(t.body))

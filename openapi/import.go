@@ -214,8 +214,8 @@ type tool struct {
 	input                          map[string]any
 	query, headers                 map[string]string
 	body                           any
-	bodyFormat                     string // "" (JSON) or "form"
-	formObjects                    string // "" or catalog.FormObjectsBrackets, for a form's deepObject fields
+	bodyFormat                     string   // "" (JSON) or "form"
+	brackets                       []string // query parameters and form fields sent in the deepObject style
 	notFound                       bool
 	pageSize, cursor               string
 	output                         map[string]any

@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
-
-	"github.com/mcpgw/gateway/catalog"
 )
 
 // mediaBase is a media type's type/subtype, lower case, without parameters.
@@ -66,13 +64,13 @@ func (im *importer) bodyMedia(t *tool, mime string, enc map[string]*openapi3.Enc
 	t.bodyFormat = "form"
 	for _, field := range sortedKeys(body) {
 		a := strings.Trim(body[field].(string), "{}")
-		if formValue(props[a]) {
+		// A field the document encodes as a deepObject (address[city]=
+		// Paris, expand[]=a) is sent so: request.brackets.
+		if deepField(enc, field) {
+			t.brackets = append(t.brackets, field)
 			continue
 		}
-		// An object the document encodes as a deepObject
-		// (address[city]=Paris) is sent so: form_objects: brackets.
-		if e := enc[field]; e != nil && e.Style == openapi3.SerializationDeepObject {
-			t.formObjects = catalog.FormObjectsBrackets
+		if formValue(props[a]) {
 			continue
 		}
 		if slices.Contains(required, any(a)) {
@@ -117,4 +115,11 @@ func scalarSchema(s any) bool {
 		return !comp
 	}
 	return !slices.Contains(types, any("object")) && !slices.Contains(types, any("array"))
+}
+
+// deepField reports whether a form's encoding sends field in the
+// deepObject style.
+func deepField(enc map[string]*openapi3.Encoding, field string) bool {
+	e := enc[field]
+	return e != nil && e.Style == openapi3.SerializationDeepObject
 }

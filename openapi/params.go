@@ -208,7 +208,10 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 	if d := bound(p.Description, MaxPropertyDescription); d != "" {
 		sch["description"] = d
 	}
-	if typ, _ := sch["type"].(string); typ == "object" && p.In != openapi3.ParameterInPath {
+	// A query parameter in the deepObject style (created[gte]=…) is sent
+	// so: request.brackets.
+	deep := p.In == openapi3.ParameterInQuery && p.Style == openapi3.SerializationDeepObject
+	if typ, _ := sch["type"].(string); typ == "object" && p.In != openapi3.ParameterInPath && !deep {
 		if p.Required {
 			im.skip(method, path, "required %s parameter %q is an object (style %q is not mapped)", p.In, p.Name, p.Style)
 			return false
@@ -253,6 +256,9 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 			key = k // "?q={search}": sent as q
 		}
 		t.query[key] = ph
+		if deep {
+			t.brackets = append(t.brackets, key)
+		}
 		if p.Required {
 			as.required = append(as.required, a)
 		}

@@ -27,24 +27,13 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 	switch req.BodyFormat {
 	case catalog.BodyForm:
 		tmpl, _ := req.BodyTemplate.(map[string]any)
-		f := buildForm(tmpl, args, b, req.FormObjects == catalog.FormObjectsBrackets)
+		f := buildForm(tmpl, args, b, req.Brackets)
 		// The workspace binding wins here too: many servers merge the form
 		// with the query string (Go's Request.FormValue prefers the form),
 		// so a field named like the binding's parameter must hold the
 		// token's workspace, never an argument's value.
-		// A bracketed field of that name (tenant[x], which PHP and Rails
-		// read as tenant) goes too.
-		if w := u.def.Workspace; w != nil && w.Query != "" {
-			named := false
-			for k := range f {
-				if k == w.Query || strings.HasPrefix(k, w.Query+"[") {
-					delete(f, k)
-					named = true
-				}
-			}
-			if named {
-				f.Set(w.Query, b.workspace)
-			}
+		if w := u.def.Workspace; w != nil && w.Query != "" && dropField(f, w.Query) {
+			f.Set(w.Query, b.workspace)
 		}
 		return []byte(f.Encode()), contentForm, nil
 	case catalog.BodyText:
@@ -67,23 +56,27 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 // buildForm expands a form body: each key's value is a template or a
 // literal, or a list of them, which repeats the key. A template that is
 // exactly "{arg}" with an array value repeats the key too, as in a query;
-// with brackets (form_objects: brackets) an object or list argument is
-// spread over bracketed fields instead (addBracketed). An absent or null
-// argument drops its value.
-func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets bool) url.Values {
+// in a field the request lists under brackets an object or list argument
+// is spread over bracketed fields instead (addBracketed). An absent or
+// null argument drops its value.
+func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets []string) url.Values {
 	f := url.Values{}
 	for k, e := range tmpl {
 		if list, ok := e.([]any); ok {
 			for _, x := range list {
-				addFormValue(f, k, x, args, b, brackets)
+				addFormValue(f, k, x, args, b, false)
 			}
 			continue
 		}
-		addFormValue(f, k, e, args, b, brackets)
+		addFormValue(f, k, e, args, b, slices.Contains(brackets, k))
 	}
 	return f
 }
 
+// addFormValue adds e's value to f under key: a literal, a template's
+// text, a whole "{arg}" list repeated, or with brackets a whole "{arg}"
+// object or list spread over bracketed fields. It serves the query as
+// well as a form body.
 func addFormValue(f url.Values, key string, e any, args map[string]any, b binding, brackets bool) {
 	t, ok := e.(catalog.Template)
 	if !ok {
@@ -114,6 +107,20 @@ func addFormValue(f url.Values, key string, e any, args map[string]any, b bindin
 	if s, ok := expandText(t, args, b); ok {
 		f.Add(key, s)
 	}
+}
+
+// dropField removes the field name from v, and every bracketed field
+// under it (tenant[x], which PHP and Rails read as tenant), reporting
+// whether there was one.
+func dropField(v url.Values, name string) bool {
+	found := false
+	for k := range v {
+		if k == name || strings.HasPrefix(k, name+"[") {
+			delete(v, k)
+			found = true
+		}
+	}
+	return found
 }
 
 // maxBracketDepth bounds how deep addBracketed spreads a value; what lies

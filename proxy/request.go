@@ -437,6 +437,7 @@ func headerValue(name string, t catalog.Template, args map[string]any, b binding
 // request's query before it is encoded into r.URL.
 func (u *upstream) bind(r *http.Request, q url.Values, b binding, write bool) error {
 	if w := u.def.Workspace; w != nil && w.Query != "" {
+		dropField(q, w.Query)
 		q.Set(w.Query, b.workspace)
 	}
 	if len(q) > 0 {
@@ -503,18 +504,8 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 				q.Set(p.Name, expandReserved(name, b))
 				continue
 			}
-			if list, ok := args[name].([]any); ok {
-				for _, e := range list {
-					if s, ok := scalarString(e); ok {
-						q.Add(p.Name, s)
-					}
-				}
-				continue
-			}
 		}
-		if s, ok := expandText(p.Template, args, b); ok {
-			q.Set(p.Name, s)
-		}
+		addFormValue(q, p.Name, p.Template, args, b, slices.Contains(req.Brackets, p.Name))
 	}
 	body, contentType, err := u.buildBodyBytes(req, args, b)
 	if err != nil {

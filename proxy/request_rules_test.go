@@ -119,13 +119,16 @@ tools:
       properties:
         address: { type: object }
         where: { type: [object, string] }
+        created: { type: object }
+        tags: { type: array, items: { type: string } }
       additionalProperties: false
     request:
       upstream: up
       method: POST
       path: /orders
+      query: { created: "{created}", tags: "{tags}", tenant: "{where}" }
       body_format: form
-      form_objects: brackets
+      brackets: [address, tenant, created]
       body: { address: "{address}", tenant: "{where}" }
   - name: note
     description: A plain-text note.
@@ -326,22 +329,28 @@ func TestFormBody(t *testing.T) {
 	}
 }
 
-// With form_objects: brackets an object argument is spread over
-// bracketed fields; the workspace binding still wins over a field of its
-// name, bracketed or not (PHP and Rails read tenant[x] as tenant).
-func TestFormBodyInBrackets(t *testing.T) {
+// A query parameter or form field listed under brackets spreads an
+// object or list argument over bracketed fields (created[gte]=1), one
+// not listed repeats a list as before (tags=a&tags=b); the workspace
+// binding still wins over a field of its name, bracketed or not (PHP and
+// Rails read tenant[x] as tenant), in the query and in the form.
+func TestBracketedQueryAndForm(t *testing.T) {
 	up := newRecorder(t, nil)
 	c := requestCore(t, up.srv.URL, nil)
 	for _, args := range []string{
-		`{"address":{"city":"Paris","zip":"75001"},"where":{"x":"globex"}}`,
-		`{"address":{"city":"Paris","zip":"75001"},"where":"globex"}`,
+		`{"address":{"city":"Paris","zip":"75001"},"created":{"gte":1,"lt":9},"tags":["a","b"],"where":{"x":"globex"}}`,
+		`{"address":{"city":"Paris","zip":"75001"},"created":{"gte":1,"lt":9},"tags":["a","b"],"where":"globex"}`,
 	} {
 		n := up.count()
 		if res := call(t, c, writer, "order", args); res.IsError {
 			t.Fatalf("order %s = %q", args, res.Text)
 		}
-		if got, want := up.all()[n].Body, "address%5Bcity%5D=Paris&address%5Bzip%5D=75001&tenant=acme"; got != want {
-			t.Errorf("order %s: body = %q, want %q", args, got, want)
+		got := up.all()[n]
+		if want := "address%5Bcity%5D=Paris&address%5Bzip%5D=75001&tenant=acme"; got.Body != want {
+			t.Errorf("order %s: body = %q, want %q", args, got.Body, want)
+		}
+		if want := "created%5Bgte%5D=1&created%5Blt%5D=9&tags=a&tags=b&tenant=acme"; got.Query != want {
+			t.Errorf("order %s: query = %q, want %q", args, got.Query, want)
 		}
 	}
 }

@@ -174,14 +174,14 @@ func loadImported(t *testing.T, res *openapi.Result, env map[string]string) (*ca
 	return cat, core
 }
 
-// Stripe's forms send objects as bracketed fields (encoding: {style:
-// deepObject}): address[city]=Paris, line_items[0][price]=p_1,
-// expand[]=customer. Such a field is imported as an argument of its
-// object type, with form_objects: brackets, and reaches the upstream
-// spread that way, where it used to be left out (or, required, to skip
-// the operation). An object field with no such encoding is still left
-// out.
-func TestImportSendsDeepObjectFormFieldsInBrackets(t *testing.T) {
+// Stripe's forms and queries send objects as bracketed fields (the
+// deepObject style): address[city]=Paris, line_items[0][price]=p_1,
+// expand[]=customer, created[gte]=1700000000. Such a form field or query
+// parameter is imported as an argument of its type, listed under the
+// request's brackets, and reaches the upstream spread that way, where it
+// used to be left out (or, required, to skip the operation). An object
+// field with no such encoding is still left out.
+func TestImportSendsDeepObjectFieldsInBrackets(t *testing.T) {
 	d, err := openapi.Read([]byte(`openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
@@ -189,6 +189,12 @@ paths:
   /v1/checkout/sessions:
     post:
       operationId: PostCheckoutSessions
+      parameters:
+        - name: created
+          in: query
+          style: deepObject
+          explode: true
+          schema: { anyOf: [ { type: object, properties: { gte: { type: integer } } }, { type: integer } ] }
       requestBody:
         required: true
         content:
@@ -215,22 +221,22 @@ paths:
 	if err != nil || len(res.Skipped) != 0 {
 		t.Fatalf("Import: %v, skipped %v", err, res.Skipped)
 	}
-	if y := string(res.YAML); !strings.Contains(y, "form_objects: brackets") || !strings.Contains(y, `form field "extra" left out`) {
-		t.Errorf("want form_objects: brackets and extra left out:\n%s", y)
+	if y := string(res.YAML); !strings.Contains(y, "brackets: [address, created, expand, line_items]") || !strings.Contains(y, `form field "extra" left out`) {
+		t.Errorf("want brackets: [address, created, expand, line_items] and extra left out:\n%s", y)
 	}
-	var got url.Values
+	var got, gotQuery url.Values
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if err := r.ParseForm(); err != nil {
 			t.Error(err)
 		}
-		got = r.PostForm
+		got, gotQuery = r.PostForm, r.URL.Query()
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"id":"cs_1"}`))
 	}))
 	defer up.Close()
 	_, core := loadImported(t, res, map[string]string{"U_URL": up.URL})
 	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
-	args := `{"mode":"payment","address":{"city":"Paris","line1":"1 rue X&Y=Z"},"line_items":[{"price":"p_1","quantity":2},{"price":"p_2","quantity":1}],"expand":["customer","invoice"]}`
+	args := `{"created":{"gte":1700000000},"mode":"payment","address":{"city":"Paris","line1":"1 rue X&Y=Z"},"line_items":[{"price":"p_1","quantity":2},{"price":"p_2","quantity":1}],"expand":["customer","invoice"]}`
 	if r, err := core.Call(context.Background(), p, "post_checkout_sessions", []byte(args)); err != nil || r.IsError {
 		t.Fatalf("call: %v %s", err, r.Text)
 	}
@@ -246,5 +252,8 @@ paths:
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("upstream got form %v, want %v", got, want)
+	}
+	if want := (url.Values{"created[gte]": {"1700000000"}}); !reflect.DeepEqual(gotQuery, want) {
+		t.Errorf("upstream got query %v, want %v", gotQuery, want)
 	}
 }
