@@ -276,10 +276,12 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 			k.add(r.At("path"), "path placeholder {%s} of the document is not a declared path parameter", name)
 		}
 	}
-	apiKeys := apiKeyHeaders(d)
+	apiKeys, queryKeys := apiKeyNames(d, "header"), apiKeyNames(d, "query")
 	u := k.c.Upstreams[r.Upstream]
 	for _, q := range slices.Sorted(mapKeys(r.Query)) {
-		if !declared("query", q) {
+		// An API key the document sends in the query is the gateway's to
+		// send, declared by its security scheme rather than a parameter.
+		if !declared("query", q) && !queryKeys[strings.ToLower(q)] {
 			k.add(r.At("query"), "query parameter %q is not declared for the operation%s", q, elsewhere(params, q, "query"))
 		}
 	}
@@ -384,15 +386,16 @@ func sendsBearer(u *catalog.Upstream) bool {
 	return u.Auth != nil && (u.Auth.Type == catalog.AuthClientCredentials || u.Auth.Type == catalog.AuthTokenExchange)
 }
 
-// apiKeyHeaders returns the headers the document's API key security
-// schemes name, lower case: a tool may set them (a fixed credential).
-func apiKeyHeaders(d *Document) map[string]bool {
+// apiKeyNames returns the headers or query parameters (in) that the
+// document's API key security schemes name, lower case: a tool may set
+// them (a fixed credential, or one from the environment).
+func apiKeyNames(d *Document, in string) map[string]bool {
 	out := map[string]bool{}
 	if d.doc.Components == nil {
 		return out
 	}
 	for _, s := range d.doc.Components.SecuritySchemes {
-		if s != nil && s.Value != nil && s.Value.Type == "apiKey" && s.Value.In == "header" {
+		if s != nil && s.Value != nil && s.Value.Type == "apiKey" && s.Value.In == in {
 			out[strings.ToLower(s.Value.Name)] = true
 		}
 	}

@@ -133,3 +133,36 @@ paths:
 		t.Errorf("Check without a bearer header = %v, want the two tokens unreachable", f)
 	}
 }
+
+// An API key the document sends in the query, declared only by its
+// security scheme (webscraping.ai's api_key), is set by the import from
+// the environment; Check takes it as the scheme's, not as a query
+// parameter the operation does not declare.
+func TestCheckTakesAQueryAPIKeyAsTheSecuritySchemes(t *testing.T) {
+	const spec = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    api_key: { type: apiKey, in: query, name: api_key }
+security: [ { api_key: [] } ]
+paths:
+  /html:
+    get:
+      operationId: getHTML
+      parameters:
+        - { name: url, in: query, required: true, schema: { type: string } }
+      responses: { "200": { description: ok } }
+`
+	res, c := importDoc(t, spec, openapi.Options{})
+	if !strings.Contains(string(res.YAML), "api_key: ${U_QUERY_KEY}") {
+		t.Fatalf("the import does not send the key from the environment:\n%s", res.YAML)
+	}
+	doc, err := openapi.Read([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := openapi.Check(c, doc, ""); len(f) != 0 {
+		t.Errorf("Check of the imported catalog = %v, want no findings", f)
+	}
+}
