@@ -363,9 +363,12 @@ func (k *toolChecker) kind(op *openapi3.Operation) {
 // ignoredHeader reports the header parameters OpenAPI tells readers to
 // ignore (3.0 and 3.1, Parameter Object: Accept, Content-Type and
 // Authorization are described elsewhere), so a document cannot declare
-// them and the check does not ask it to.
+// them and the check does not ask it to, and the framing headers the
+// HTTP client sends itself (Content-Length, Host, Transfer-Encoding,
+// Connection), which the import leaves out.
 func ignoredHeader(name string) bool {
-	return strings.EqualFold(name, "Accept") || strings.EqualFold(name, "Content-Type") || strings.EqualFold(name, "Authorization")
+	return slices.ContainsFunc([]string{"Accept", "Content-Type", "Authorization", "Content-Length", "Host", "Transfer-Encoding", "Connection"},
+		func(h string) bool { return strings.EqualFold(name, h) })
 }
 
 // sendsBearer reports whether the gateway sends u a bearer token in its

@@ -166,3 +166,29 @@ paths:
 		t.Errorf("Check of the imported catalog = %v, want no findings", f)
 	}
 }
+
+// A required framing header (here.com declares content-length on an
+// upload) is the HTTP client's to send, as Content-Type is: no finding.
+func TestCheckLeavesFramingHeadersToTheClient(t *testing.T) {
+	const spec = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /shadows/{id}:
+    get:
+      operationId: getShadow
+      parameters:
+        - { name: id, in: path, required: true, schema: { type: string } }
+        - { name: content-length, in: header, required: true, schema: { type: integer } }
+        - { name: Host, in: header, required: true, schema: { type: string } }
+      responses: { "200": { description: ok } }
+`
+	_, c := importDoc(t, spec, openapi.Options{})
+	doc, err := openapi.Read([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := openapi.Check(c, doc, ""); len(f) != 0 {
+		t.Errorf("Check of the imported catalog = %v, want no findings", f)
+	}
+}
