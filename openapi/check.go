@@ -151,40 +151,71 @@ func pathFits(tool, doc []string) (bool, int) {
 	return true, fixed
 }
 
-// findPath returns the document path matching the tool's path template:
-// the one that matches literally, or failing that the one whose
-// placeholders the tool fills with the fewest fixed values.
-func findPath(d *Document, path string, prefixes []string) (string, *openapi3.PathItem) {
+// findPath returns the document path matching the tool's request: the
+// one that matches its path template literally, or failing that the one
+// whose placeholders the tool fills with the fewest fixed values. A
+// document path may carry a query or a fragment ("/rest?method=get",
+// "/tags/{arn}#tagKeys": one path, several operations); among those that
+// match, one with the tool's method comes first, then one whose query
+// the tool's fixed query values agree with.
+func findPath(d *Document, r *catalog.Request, prefixes []string) (string, *openapi3.PathItem) {
 	if d.doc.Paths == nil {
 		return "", nil
 	}
 	pm := d.doc.Paths.Map()
-	best, bestFixed := "", -1
+	best, bestRank := "", [3]int{-1}
+	better := func(a, b [3]int) bool {
+		return b[0] < 0 || a[0] < b[0] || a[0] == b[0] && (a[1] < b[1] || a[1] == b[1] && a[2] < b[2])
+	}
 	for _, pre := range prefixes {
-		if !strings.HasPrefix(path, pre) {
+		if !strings.HasPrefix(r.Path, pre) {
 			continue
 		}
-		want := toolSegments(strings.TrimPrefix(path, pre))
+		want := toolSegments(strings.TrimPrefix(r.Path, pre))
 		for _, p := range sortedKeys(pm) {
-			if strings.Count(strings.Trim(p, "/"), "/")+1 != len(want) {
+			base, query := cutPathQuery(p)
+			if strings.Count(strings.Trim(base, "/"), "/")+1 != len(want) {
 				continue // cheaply: most paths have another length
 			}
-			ok, fixed := pathFits(want, docSegments(p))
-			if ok && fixed > 0 && !fixedValuesFit(p, pm[p], want) {
-				ok = false
+			ok, fixed := pathFits(want, docSegments(base))
+			if !ok || fixed > 0 && !fixedValuesFit(base, pm[p], want) {
+				continue
 			}
-			if ok && (bestFixed < 0 || fixed < bestFixed) {
-				best, bestFixed = p, fixed
+			rank := [3]int{0, 0, fixed}
+			if pm[p] == nil || pm[p].Operations()[r.Method] == nil {
+				rank[0] = 1
+			}
+			if !queryAgrees(query, r.Query) {
+				rank[1] = 1
+			}
+			if better(rank, bestRank) {
+				best, bestRank = p, rank
 			}
 		}
-		if bestFixed == 0 {
+		if bestRank == [3]int{} {
 			break
 		}
 	}
-	if bestFixed < 0 {
+	if bestRank[0] < 0 {
 		return "", nil
 	}
 	return best, pm[best]
+}
+
+// queryAgrees reports whether a document path's query ("method=get&
+// format=json", or a fragment, which is never sent) sets nothing the
+// tool's query sets otherwise.
+func queryAgrees(query string, tool map[string]string) bool {
+	for pair := range strings.SplitSeq(query, "&") {
+		k, v, ok := strings.Cut(pair, "=")
+		if !ok {
+			continue
+		}
+		if got, set := tool[k]; set && got != v {
+			return false
+		}
+	}
+	return true
 }
 
 // fixedValuesFit reports whether each literal segment of the tool that
@@ -246,7 +277,7 @@ func fixedValuesFit(docPath string, item *openapi3.PathItem, tool []string) bool
 
 func (k *toolChecker) run(d *Document, prefixes []string) {
 	t, r := k.t, &k.t.Request
-	docPath, item := findPath(d, r.Path, prefixes)
+	docPath, item := findPath(d, r, prefixes)
 	if item == nil {
 		k.add(r.At("path"), "no path in the document matches %s", r.Path)
 		return
@@ -266,6 +297,14 @@ func (k *toolChecker) run(d *Document, prefixes []string) {
 			if p != nil && p.Value != nil {
 				params[p.Value.In+"\x00"+strings.ToLower(p.Value.Name)] = p.Value
 			}
+		}
+	}
+	// The document's path may set query parameters itself
+	// ("/rest?method=flickr.photos.getInfo").
+	_, pathQuery := cutPathQuery(docPath)
+	for pair := range strings.SplitSeq(pathQuery, "&") {
+		if k, _, ok := strings.Cut(pair, "="); ok && k != "" {
+			params["query\x00"+strings.ToLower(k)] = &openapi3.Parameter{In: "query", Name: k}
 		}
 	}
 	declared := func(in, name string) bool { _, ok := params[in+"\x00"+strings.ToLower(name)]; return ok }

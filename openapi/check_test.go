@@ -192,3 +192,54 @@ paths:
 		t.Errorf("Check of the imported catalog = %v, want no findings", f)
 	}
 }
+
+// A document path may carry a query or a fragment: AWS's
+// "/tags/{resourceArn}#tagKeys" holds the DELETE that "/tags/{resourceArn}"
+// lacks, and Flickr's "/rest?method=…" paths tell their operations apart
+// by a query value the path itself sets. Check finds each tool's own
+// operation and takes the path's query as declared.
+func TestCheckFindsOperationsOnPathsWithQueriesAndFragments(t *testing.T) {
+	const spec = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /tags/{resourceArn}:
+    get:
+      operationId: ListTags
+      parameters: [ { name: resourceArn, in: path, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+    post:
+      operationId: TagResource
+      parameters: [ { name: resourceArn, in: path, required: true, schema: { type: string } } ]
+      requestBody: { required: true, content: { application/json: { schema: { type: object, required: [tags], properties: { tags: { type: object } } } } } }
+      responses: { "200": { description: ok } }
+  /tags/{resourceArn}#tagKeys:
+    delete:
+      operationId: UntagResource
+      parameters:
+        - { name: resourceArn, in: path, required: true, schema: { type: string } }
+        - { name: tagKeys, in: query, required: true, schema: { type: array, items: { type: string } } }
+      responses: { "200": { description: ok } }
+  /rest?method=flickr.photos.getInfo:
+    get:
+      operationId: getPhoto
+      parameters: [ { name: photo_id, in: query, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+  /rest?method=flickr.people.getInfo:
+    get:
+      operationId: getPerson
+      parameters: [ { name: user_id, in: query, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+`
+	res, c := importDoc(t, spec, openapi.Options{IncludeWrites: true})
+	if len(c.Tools) != 5 {
+		t.Fatalf("imported %d tools, skipped %v", len(c.Tools), res.Skipped)
+	}
+	doc, err := openapi.Read([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := openapi.Check(c, doc, ""); len(f) != 0 {
+		t.Errorf("Check of the imported catalog = %v, want no findings", f)
+	}
+}

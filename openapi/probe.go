@@ -17,7 +17,7 @@ import (
 
 // operation returns the document's operation for t, or nil.
 func (d *Document) operation(t *catalog.Tool) (string, *openapi3.PathItem, *openapi3.Operation) {
-	path, item := findPath(d, t.Request.Path, serverPrefixes(d))
+	path, item := findPath(d, &t.Request, serverPrefixes(d))
 	if item == nil {
 		return "", nil, nil
 	}
