@@ -156,8 +156,8 @@ func pathFits(tool, doc []string) (bool, int) {
 // whose placeholders the tool fills with the fewest fixed values. A
 // document path may carry a query or a fragment ("/rest?method=get",
 // "/tags/{arn}#tagKeys": one path, several operations); among those that
-// match, one with the tool's method comes first, then one whose query
-// the tool's fixed query values agree with.
+// match, one with the tool's method comes first, then the one whose
+// query the tool's fixed query values agree with most (queryFit).
 func findPath(d *Document, r *catalog.Request, prefixes []string) (string, *openapi3.PathItem) {
 	if d.doc.Paths == nil {
 		return "", nil
@@ -185,15 +185,13 @@ func findPath(d *Document, r *catalog.Request, prefixes []string) (string, *open
 			if pm[p] == nil || pm[p].Operations()[r.Method] == nil {
 				rank[0] = 1
 			}
-			if !queryAgrees(query, r.Query) {
-				rank[1] = 1
-			}
+			rank[1] = queryFit(query, r.Query)
 			if better(rank, bestRank) {
 				best, bestRank = p, rank
 			}
 		}
-		if bestRank == [3]int{} {
-			break
+		if bestRank[0] == 0 && bestRank[1] < 1<<20 && bestRank[2] == 0 {
+			break // a literal match with the tool's method: no other prefix does better
 		}
 	}
 	if bestRank[0] < 0 {
@@ -202,20 +200,24 @@ func findPath(d *Document, r *catalog.Request, prefixes []string) (string, *open
 	return best, pm[best]
 }
 
-// queryAgrees reports whether a document path's query ("method=get&
-// format=json", or a fragment, which is never sent) sets nothing the
-// tool's query sets otherwise.
-func queryAgrees(query string, tool map[string]string) bool {
+// queryFit ranks a document path's query ("op=LISTAFTERID", or a
+// fragment, which is never sent) against the tool's fixed query: lower
+// is better, each value the tool sets alike counts -1, and one it sets
+// otherwise rules the path out.
+func queryFit(query string, tool map[string]string) int {
+	fit := 0
 	for pair := range strings.SplitSeq(query, "&") {
 		k, v, ok := strings.Cut(pair, "=")
 		if !ok {
 			continue
 		}
 		if got, set := tool[k]; set && got != v {
-			return false
+			return 1 << 20
+		} else if set {
+			fit--
 		}
 	}
-	return true
+	return fit
 }
 
 // fixedValuesFit reports whether each literal segment of the tool that

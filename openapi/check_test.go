@@ -196,8 +196,10 @@ paths:
 // A document path may carry a query or a fragment: AWS's
 // "/tags/{resourceArn}#tagKeys" holds the DELETE that "/tags/{resourceArn}"
 // lacks, and Flickr's "/rest?method=…" paths tell their operations apart
-// by a query value the path itself sets. Check finds each tool's own
-// operation and takes the path's query as declared.
+// by a query value the path itself sets, as Azure's
+// "/templeton/v1/jobs?op=LISTAFTERID" does beside "/templeton/v1/jobs".
+// Check finds each tool's own operation and takes the path's query as
+// declared.
 func TestCheckFindsOperationsOnPathsWithQueriesAndFragments(t *testing.T) {
 	const spec = `openapi: 3.0.3
 info: { title: t, version: "1" }
@@ -225,6 +227,15 @@ paths:
       operationId: getPhoto
       parameters: [ { name: photo_id, in: query, required: true, schema: { type: string } } ]
       responses: { "200": { description: ok } }
+  /templeton/v1/jobs:
+    get:
+      operationId: listJobs
+      responses: { "200": { description: ok } }
+  /templeton/v1/jobs?op=LISTAFTERID:
+    get:
+      operationId: listAfterID
+      parameters: [ { name: jobid, in: query, required: true, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
   /rest?method=flickr.people.getInfo:
     get:
       operationId: getPerson
@@ -232,7 +243,7 @@ paths:
       responses: { "200": { description: ok } }
 `
 	res, c := importDoc(t, spec, openapi.Options{IncludeWrites: true})
-	if len(c.Tools) != 5 {
+	if len(c.Tools) != 7 {
 		t.Fatalf("imported %d tools, skipped %v", len(c.Tools), res.Skipped)
 	}
 	doc, err := openapi.Read([]byte(spec))
