@@ -1,6 +1,9 @@
 package catalog
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // bodyFormat checks request.body_format against the body's shape. A
 // form body is a mapping whose values are strings (templates),
@@ -11,11 +14,22 @@ import "slices"
 func (tc *toolCheck) bodyFormat(r *Request, base string) {
 	p := first(r.At("body_format"), r.At("body"))
 	form, _ := r.Body.(map[string]any)
-	for _, name := range r.Brackets {
+	if r.BodyFormat != BodyForm {
+		form = nil
+	}
+	for i, name := range r.Brackets {
+		at := first(tc.pos[childIndex(base+".brackets", i)], r.At("brackets"))
 		_, inQuery := r.Query[name]
 		_, inForm := form[name]
-		if !inQuery && (r.BodyFormat != BodyForm || !inForm) {
-			tc.add(r.At("brackets"), tc.subj, "request.brackets: %q is no query parameter or form field of this request", name)
+		switch {
+		case slices.Contains(r.Brackets[:i], name):
+			tc.add(at, tc.subj, "request.brackets: %q is listed twice", name)
+		case !inQuery && !inForm:
+			tc.add(at, tc.subj, "request.brackets: %q is no query parameter or form field of this request", name)
+		case inQuery && under(name, r.Query) || inForm && under(name, form):
+			// The request's own name[x] would sit beside the spread's, which
+			// could set it again (a fixed value, or the workspace).
+			tc.add(at, tc.subj, "request.brackets: %q has a field of this request under it; a spread argument could set it again", name)
 		}
 	}
 	switch r.BodyFormat {
@@ -111,4 +125,15 @@ func sortedKeys(m map[string]any) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// under reports whether m has a key that is a bracketed field under name
+// (name[x]).
+func under[V any](name string, m map[string]V) bool {
+	for k := range m {
+		if strings.HasPrefix(k, name+"[") {
+			return true
+		}
+	}
+	return false
 }

@@ -276,6 +276,9 @@ func FuzzImport(f *testing.F) {
 	f.Add([]byte("openapi: 3.0.0\ninfo: {title: t, version: '1'}\ntags: [{name: a, description: '<!-- x --><style>p{}</style><b>A</b>'}]\npaths:\n  /aaaaaaaaaa/{b}/cccccccccccccccccc/{d}/eeeeeeeeeeeeeeeeeeeeeeeee/{f}/gggggggggggggg:\n    get: {tags: [a], responses: {}}\n"))
 	f.Add([]byte("openapi: 3.0.3\ninfo: {title: t, version: '1'}\ncomponents:\n  schemas:\n    S: {type: string, pattern: 12, examples: {a: 1}}\n  responses:\n    R: {description: r, content: {application/json: {schema: {type: object}}}}\npaths:\n  /a:\n    get: {responses: {'200': {description: ok, content: {application/json: {schema: {$ref: '#/components/responses/R'}}}}, '400': {$ref: '#/components/schemas/S'}}}\n"))
 	f.Add([]byte(`{"swagger":"2.0","info":{"title":"x","version":"1"},"paths":{"/a/{x}":{"post":{"parameters":[{"name":"x","in":"path","required":true,"type":"string"}],"responses":{}}}}}`))
+	// Stripe's shapes: an empty optional form body on a GET, deepObject
+	// query parameters and form fields, one under a field the path fixes.
+	f.Add([]byte("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /c?f[t]=1:\n    get:\n      parameters: [{name: f, in: query, style: deepObject, schema: {type: object}}, {name: created, in: query, required: true, style: deepObject, schema: {anyOf: [{type: object}, {type: integer}]}}]\n      requestBody: {content: {application/x-www-form-urlencoded: {schema: {type: object, properties: {}, additionalProperties: false}}}}\n      responses: {}\n    post:\n      requestBody: {required: true, content: {application/x-www-form-urlencoded: {encoding: {a: {style: deepObject}, 'a[b]': {style: form}}, schema: {type: object, required: [a], properties: {a: {type: object}, 'a[b]': {type: string}, e: {type: array, items: {type: string}}}}}}}\n      responses: {}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := openapi.Read(data)
 		if err != nil {

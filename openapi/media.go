@@ -65,9 +65,12 @@ func (im *importer) bodyMedia(t *tool, mime string, enc map[string]*openapi3.Enc
 	for _, field := range sortedKeys(body) {
 		a := strings.Trim(body[field].(string), "{}")
 		// A field the document encodes as a deepObject (address[city]=
-		// Paris, expand[]=a) is sent so: request.brackets.
-		if deepField(enc, field) {
-			t.brackets = append(t.brackets, field)
+		// Paris, expand[]=a) is sent so: request.brackets, unless it is
+		// a plain value or another field sits under its name.
+		if deepField(enc, field) && props[a] != nil && !scalarSchema(props[a]) && !fieldsUnder(field, body) {
+			if !slices.Contains(t.brackets, field) {
+				t.brackets = append(t.brackets, field)
+			}
 			continue
 		}
 		if formValue(props[a]) {

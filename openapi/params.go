@@ -255,8 +255,18 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 		if k, ok := t.fromQuery[p.Name]; ok {
 			key = k // "?q={search}": sent as q
 		}
+		if deep && fieldsUnder(key, t.query, t.fixed) {
+			// "/items?filter[type]=invoice": the document fixes a field
+			// the argument's spread could set again.
+			if p.Required {
+				im.skip(method, path, "required query parameter %q is a deepObject under which the document's path sets a field", p.Name)
+				return false
+			}
+			t.notes = append(t.notes, fmt.Sprintf("query parameter %q left out: the document's path sets a field under it", p.Name))
+			return true
+		}
 		t.query[key] = ph
-		if deep {
+		if deep && !slices.Contains(t.brackets, key) {
 			t.brackets = append(t.brackets, key)
 		}
 		if p.Required {
@@ -555,4 +565,17 @@ func holdsNothing(content openapi3.Content) bool {
 		}
 	}
 	return true
+}
+
+// fieldsUnder reports whether any key of the maps is a bracketed field
+// under name (name[type]).
+func fieldsUnder[V any](name string, maps ...map[string]V) bool {
+	for _, m := range maps {
+		for k := range m {
+			if strings.HasPrefix(k, name+"[") {
+				return true
+			}
+		}
+	}
+	return false
 }

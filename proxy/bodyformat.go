@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/url"
 	"slices"
@@ -27,7 +28,10 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 	switch req.BodyFormat {
 	case catalog.BodyForm:
 		tmpl, _ := req.BodyTemplate.(map[string]any)
-		f := buildForm(tmpl, args, b, req.Brackets)
+		f, err := buildForm(tmpl, args, b, req.Brackets)
+		if err != nil {
+			return nil, "", err
+		}
 		// The workspace binding wins here too: many servers merge the form
 		// with the query string (Go's Request.FormValue prefers the form),
 		// so a field named like the binding's parameter must hold the
@@ -57,27 +61,31 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 // literal, or a list of them, which repeats the key. A template that is
 // exactly "{arg}" with an array value repeats the key too, as in a query;
 // in a field the request lists under brackets an object or list argument
-// is spread over bracketed fields instead (addBracketed). An absent or
-// null argument drops its value.
-func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets []string) url.Values {
+// is spread over bracketed fields instead (spread). An absent or null
+// argument drops its value.
+func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets []string) (url.Values, error) {
 	f := url.Values{}
 	for k, e := range tmpl {
 		if list, ok := e.([]any); ok {
 			for _, x := range list {
-				addFormValue(f, k, x, args, b, false)
+				addFormValue(f, k, x, args, b)
 			}
 			continue
 		}
-		addFormValue(f, k, e, args, b, slices.Contains(brackets, k))
+		if t, ok := e.(catalog.Template); ok && slices.Contains(brackets, k) {
+			if spread, err := spreadArgument(f, k, t, args, b); spread || err != nil {
+				if err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		addFormValue(f, k, e, args, b)
 	}
-	return f
+	return f, nil
 }
 
-// addFormValue adds e's value to f under key: a literal, a template's
-// text, a whole "{arg}" list repeated, or with brackets a whole "{arg}"
-// object or list spread over bracketed fields. It serves the query as
-// well as a form body.
-func addFormValue(f url.Values, key string, e any, args map[string]any, b binding, brackets bool) {
+func addFormValue(f url.Values, key string, e any, args map[string]any, b binding) {
 	t, ok := e.(catalog.Template)
 	if !ok {
 		if s, ok := scalarString(e); ok {
@@ -87,13 +95,6 @@ func addFormValue(f url.Values, key string, e any, args map[string]any, b bindin
 	}
 	if name, whole := t.Whole(); whole {
 		if _, reserved := b.reserved(name); !reserved {
-			switch v := args[name].(type) {
-			case map[string]any, []any:
-				if brackets {
-					addBracketed(f, key, v, 0)
-					return
-				}
-			}
 			if list, ok := args[name].([]any); ok {
 				for _, x := range list {
 					if s, ok := scalarString(x); ok {
@@ -109,13 +110,36 @@ func addFormValue(f url.Values, key string, e any, args map[string]any, b bindin
 	}
 }
 
+// spreadArgument spreads the argument of a whole "{arg}" template t, when
+// it is an object or a list, over bracketed fields of f under key, and
+// reports whether it did; the error is the caller's, for an argument that
+// would spread too wide or names a member no form can carry.
+func spreadArgument(f url.Values, key string, t catalog.Template, args map[string]any, b binding) (bool, error) {
+	name, whole := t.Whole()
+	if !whole {
+		return false, nil
+	}
+	if _, reserved := b.reserved(name); reserved {
+		return false, nil
+	}
+	switch v := args[name].(type) {
+	case map[string]any, []any:
+		sp := spreader{f: f, budget: maxBracketBytes, fields: maxBracketFields}
+		if err := sp.add(key, v, 0); err != nil {
+			return false, argErrorf("argument %q: %v", name, err)
+		}
+		return true, nil
+	}
+	return false, nil
+}
+
 // dropField removes the field name from v, and every bracketed field
-// under it (tenant[x], which PHP and Rails read as tenant), reporting
+// under it (tenant[x], which PHP and Rails read into tenant), reporting
 // whether there was one.
 func dropField(v url.Values, name string) bool {
 	found := false
 	for k := range v {
-		if k == name || strings.HasPrefix(k, name+"[") {
+		if k == name || len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name {
 			delete(v, k)
 			found = true
 		}
@@ -123,25 +147,48 @@ func dropField(v url.Values, name string) bool {
 	return found
 }
 
-// maxBracketDepth bounds how deep addBracketed spreads a value; what lies
-// deeper is sent as JSON text in its field.
-const maxBracketDepth = 16
+// Bounds on one spread argument: a member's name is repeated in every
+// field under it, so a short argument with long names could otherwise
+// make a request many times its size.
+const (
+	// maxBracketDepth bounds how deep a value is spread; what lies deeper
+	// is sent as JSON text in its field.
+	maxBracketDepth = 16
+	// maxBracketFields bounds the fields one argument spreads over (PHP
+	// reads 1,000 by default, qs 1,000).
+	maxBracketFields = 1000
+	// maxBracketBytes bounds the field names and values one argument
+	// spreads over, before encoding.
+	maxBracketBytes = 256 << 10
+)
 
-// addBracketed spreads v over bracketed form fields, as Stripe, Rails and
-// PHP read them: an object's members as key[name] (in name order), a
+// spreader spreads one value over bracketed form fields, as Stripe, Rails
+// and PHP read them: an object's members as key[name] (in name order), a
 // list of scalars as key[] repeated, any other list's items as key[0],
-// key[1]. A null is left out.
-func addBracketed(f url.Values, key string, v any, depth int) {
+// key[1]. A null is left out. A member name must hold no control
+// character and no bracket: PHP cuts a name at a NUL and reads what is
+// left as another field (account[id\x00] as account_id).
+type spreader struct {
+	f              url.Values
+	budget, fields int
+}
+
+func (sp *spreader) add(key string, v any, depth int) error {
 	if depth >= maxBracketDepth {
 		if s, ok := scalarString(v); ok {
-			f.Add(key, s)
+			return sp.field(key, s)
 		}
-		return
+		return nil
 	}
 	switch x := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			addBracketed(f, key+"["+k+"]", x[k], depth+1)
+			if strings.ContainsFunc(k, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '[' || r == ']' }) {
+				return fmt.Errorf("member name %q cannot be sent in a bracketed field (no control characters or brackets)", k)
+			}
+			if err := sp.add(key+"["+k+"]", x[k], depth+1); err != nil {
+				return err
+			}
 		}
 	case []any:
 		scalars := !slices.ContainsFunc(x, func(e any) bool {
@@ -152,17 +199,30 @@ func addBracketed(f url.Values, key string, v any, depth int) {
 			return false
 		})
 		for i, e := range x {
-			if scalars {
-				addBracketed(f, key+"[]", e, depth+1)
-			} else {
-				addBracketed(f, key+"["+strconv.Itoa(i)+"]", e, depth+1)
+			k := key + "[]"
+			if !scalars {
+				k = key + "[" + strconv.Itoa(i) + "]"
+			}
+			if err := sp.add(k, e, depth+1); err != nil {
+				return err
 			}
 		}
 	default:
 		if s, ok := scalarString(x); ok {
-			f.Add(key, s)
+			return sp.field(key, s)
 		}
 	}
+	return nil
+}
+
+func (sp *spreader) field(key, value string) error {
+	sp.budget -= len(key) + len(value)
+	sp.fields--
+	if sp.budget < 0 || sp.fields < 0 {
+		return fmt.Errorf("spreads over more than %d fields or %d KiB of bracketed fields", maxBracketFields, maxBracketBytes>>10)
+	}
+	sp.f.Add(key, value)
+	return nil
 }
 
 // absentArgument names the first argument of t without a value, for the

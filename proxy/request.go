@@ -504,8 +504,27 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 				q.Set(p.Name, expandReserved(name, b))
 				continue
 			}
+			if len(req.Brackets) > 0 && slices.Contains(req.Brackets, p.Name) {
+				spread, err := spreadArgument(q, p.Name, p.Template, args, b)
+				if err != nil {
+					return nil, redirectPolicy{}, err
+				}
+				if spread {
+					continue
+				}
+			}
+			if list, ok := args[name].([]any); ok {
+				for _, e := range list {
+					if s, ok := scalarString(e); ok {
+						q.Add(p.Name, s)
+					}
+				}
+				continue
+			}
 		}
-		addFormValue(q, p.Name, p.Template, args, b, slices.Contains(req.Brackets, p.Name))
+		if s, ok := expandText(p.Template, args, b); ok {
+			q.Set(p.Name, s)
+		}
 	}
 	body, contentType, err := u.buildBodyBytes(req, args, b)
 	if err != nil {

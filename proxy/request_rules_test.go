@@ -333,7 +333,7 @@ func TestFormBody(t *testing.T) {
 // object or list argument over bracketed fields (created[gte]=1), one
 // not listed repeats a list as before (tags=a&tags=b); the workspace
 // binding still wins over a field of its name, bracketed or not (PHP and
-// Rails read tenant[x] as tenant), in the query and in the form.
+// Rails read tenant[x] into tenant), in the query and in the form.
 func TestBracketedQueryAndForm(t *testing.T) {
 	up := newRecorder(t, nil)
 	c := requestCore(t, up.srv.URL, nil)
@@ -351,6 +351,25 @@ func TestBracketedQueryAndForm(t *testing.T) {
 		}
 		if want := "created%5Bgte%5D=1&created%5Blt%5D=9&tags=a&tags=b&tenant=acme"; got.Query != want {
 			t.Errorf("order %s: query = %q, want %q", args, got.Query, want)
+		}
+	}
+	// A member name a form parser would read as another field (PHP cuts
+	// a name at a NUL: tenant[x\x00] becomes tenant_x), and an argument
+	// whose long names, repeated in every field, would make a request far
+	// larger than itself, are the caller's errors; nothing is sent.
+	long := strings.Repeat("a", 20000)
+	for _, args := range []string{
+		`{"address":{"id\u0000":"evil"}}`,
+		`{"created":{"x]":1}}`,
+		`{"address":{"` + long + `":[` + strings.Repeat("1,", 2000) + `1]}}`,
+	} {
+		n := up.count()
+		res := call(t, c, writer, "order", args)
+		if !res.IsError || !strings.Contains(res.Text, "bracketed field") {
+			t.Errorf("order %.60s… = %.200q, want a bracketed-field error", args, res.Text)
+		}
+		if up.count() != n {
+			t.Errorf("order %.60s… reached the upstream", args)
 		}
 	}
 }
