@@ -1,8 +1,8 @@
 package catalog
 
 import (
+	"maps"
 	"slices"
-	"strings"
 )
 
 // bodyFormat checks request.body_format against the body's shape. A
@@ -17,6 +17,9 @@ func (tc *toolCheck) bodyFormat(r *Request, base string) {
 	if r.BodyFormat != BodyForm {
 		form = nil
 	}
+	// Every field name the request sends in its query and form.
+	keys := slices.Sorted(maps.Keys(r.Query))
+	keys = append(keys, sortedKeys(form)...)
 	for i, name := range r.Brackets {
 		at := first(tc.pos[childIndex(base+".brackets", i)], r.At("brackets"))
 		_, inQuery := r.Query[name]
@@ -26,10 +29,20 @@ func (tc *toolCheck) bodyFormat(r *Request, base string) {
 			tc.add(at, tc.subj, "request.brackets: %q is listed twice", name)
 		case !inQuery && !inForm:
 			tc.add(at, tc.subj, "request.brackets: %q is no query parameter or form field of this request", name)
-		case inQuery && under(name, r.Query) || inForm && under(name, form):
-			// The request's own name[x] would sit beside the spread's, which
-			// could set it again (a fixed value, or the workspace).
-			tc.add(at, tc.subj, "request.brackets: %q has a field of this request under it; a spread argument could set it again", name)
+		case slices.ContainsFunc(keys, func(k string) bool { return nested(k, name) || nested(name, k) }):
+			// filter beside filter[org], in the query or the form, either
+			// way round: a spread could set the other field again (a
+			// fixed value, or the workspace).
+			tc.add(at, tc.subj, "request.brackets: %q and another field of this request are one under the other; a spread argument could set it again", name)
+		}
+	}
+	// The workspace binding replaces every field under its name
+	// (tenant[x]): one written here would never be sent.
+	if u := tc.c.Upstreams[r.Upstream]; u != nil && u.Workspace != nil && u.Workspace.Query != "" {
+		for _, k := range keys {
+			if nested(k, u.Workspace.Query) {
+				tc.add(r.At("query"), tc.subj, "field %q is under the workspace binding's query parameter %q, which replaces it", k, u.Workspace.Query)
+			}
 		}
 	}
 	switch r.BodyFormat {
@@ -127,13 +140,8 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// under reports whether m has a key that is a bracketed field under name
-// (name[x]).
-func under[V any](name string, m map[string]V) bool {
-	for k := range m {
-		if strings.HasPrefix(k, name+"[") {
-			return true
-		}
-	}
-	return false
+// nested reports whether field k is a bracketed field under name
+// (name[x], name[x][y]).
+func nested(k, name string) bool {
+	return len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name
 }

@@ -67,7 +67,7 @@ func (im *importer) bodyMedia(t *tool, mime string, enc map[string]*openapi3.Enc
 		// A field the document encodes as a deepObject (address[city]=
 		// Paris, expand[]=a) is sent so: request.brackets, unless it is
 		// a plain value or another field sits under its name.
-		if deepField(enc, field) && props[a] != nil && !scalarSchema(props[a]) && !fieldsUnder(field, body) {
+		if deepField(enc, field) && props[a] != nil && !scalarSchema(props[a]) && !crosses(field, body) && !crosses(field, t.query) {
 			if !slices.Contains(t.brackets, field) {
 				t.brackets = append(t.brackets, field)
 			}

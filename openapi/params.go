@@ -255,14 +255,15 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 		if k, ok := t.fromQuery[p.Name]; ok {
 			key = k // "?q={search}": sent as q
 		}
-		if deep && fieldsUnder(key, t.query, t.fixed) {
-			// "/items?filter[type]=invoice": the document fixes a field
-			// the argument's spread could set again.
+		if deep && crosses(key, t.query, t.fixed) {
+			// "/items?filter[type]=invoice": the operation sets a field
+			// the argument's spread could set again (or under which it
+			// would sit).
 			if p.Required {
-				im.skip(method, path, "required query parameter %q is a deepObject under which the document's path sets a field", p.Name)
+				im.skip(method, path, "required query parameter %q is a deepObject over or under a field the operation sets", p.Name)
 				return false
 			}
-			t.notes = append(t.notes, fmt.Sprintf("query parameter %q left out: the document's path sets a field under it", p.Name))
+			t.notes = append(t.notes, fmt.Sprintf("query parameter %q left out: the operation sets a field over or under it", p.Name))
 			return true
 		}
 		t.query[key] = ph
@@ -567,12 +568,16 @@ func holdsNothing(content openapi3.Content) bool {
 	return true
 }
 
-// fieldsUnder reports whether any key of the maps is a bracketed field
-// under name (name[type]).
-func fieldsUnder[V any](name string, maps ...map[string]V) bool {
+// crosses reports whether a key of the maps is a bracketed field under
+// name (name[type]) or name one under it: a spread of one could set the
+// other again.
+func crosses[V any](name string, maps ...map[string]V) bool {
+	under := func(k, name string) bool {
+		return len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name
+	}
 	for _, m := range maps {
 		for k := range m {
-			if strings.HasPrefix(k, name+"[") {
+			if under(k, name) || under(name, k) {
 				return true
 			}
 		}

@@ -21,14 +21,14 @@ const (
 
 // buildBodyBytes encodes a request's body in its body_format;
 // nil when the request has none.
-func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b binding) ([]byte, string, error) {
+func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b binding, bud *bracketBudget) ([]byte, string, error) {
 	if req.BodyTemplate == nil {
 		return nil, "", nil
 	}
 	switch req.BodyFormat {
 	case catalog.BodyForm:
 		tmpl, _ := req.BodyTemplate.(map[string]any)
-		f, err := buildForm(tmpl, args, b, req.Brackets)
+		f, err := buildForm(tmpl, args, b, req.Brackets, bud)
 		if err != nil {
 			return nil, "", err
 		}
@@ -38,6 +38,9 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 		// token's workspace, never an argument's value.
 		if w := u.def.Workspace; w != nil && w.Query != "" && dropField(f, w.Query) {
 			f.Set(w.Query, b.workspace)
+		}
+		if err := fieldCount(f, "form fields"); err != nil {
+			return nil, "", err
 		}
 		return []byte(f.Encode()), contentForm, nil
 	case catalog.BodyText:
@@ -63,7 +66,7 @@ func (u *upstream) buildBodyBytes(req catalog.Request, args map[string]any, b bi
 // in a field the request lists under brackets an object or list argument
 // is spread over bracketed fields instead (spread). An absent or null
 // argument drops its value.
-func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets []string) (url.Values, error) {
+func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets []string, bud *bracketBudget) (url.Values, error) {
 	f := url.Values{}
 	for k, e := range tmpl {
 		if list, ok := e.([]any); ok {
@@ -73,7 +76,7 @@ func buildForm(tmpl map[string]any, args map[string]any, b binding, brackets []s
 			continue
 		}
 		if t, ok := e.(catalog.Template); ok && slices.Contains(brackets, k) {
-			if spread, err := spreadArgument(f, k, t, args, b); spread || err != nil {
+			if spread, err := spreadArgument(f, k, t, args, b, bud); spread || err != nil {
 				if err != nil {
 					return nil, err
 				}
@@ -113,8 +116,8 @@ func addFormValue(f url.Values, key string, e any, args map[string]any, b bindin
 // spreadArgument spreads the argument of a whole "{arg}" template t, when
 // it is an object or a list, over bracketed fields of f under key, and
 // reports whether it did; the error is the caller's, for an argument that
-// would spread too wide or names a member no form can carry.
-func spreadArgument(f url.Values, key string, t catalog.Template, args map[string]any, b binding) (bool, error) {
+// would pass the request's budget or names a member no form can carry.
+func spreadArgument(f url.Values, key string, t catalog.Template, args map[string]any, b binding, bud *bracketBudget) (bool, error) {
 	name, whole := t.Whole()
 	if !whole {
 		return false, nil
@@ -124,13 +127,43 @@ func spreadArgument(f url.Values, key string, t catalog.Template, args map[strin
 	}
 	switch v := args[name].(type) {
 	case map[string]any, []any:
-		sp := spreader{f: f, budget: maxBracketBytes, fields: maxBracketFields}
+		sp := spreader{f: f, bud: bud}
 		if err := sp.add(key, v, 0); err != nil {
 			return false, argErrorf("argument %q: %v", name, err)
 		}
 		return true, nil
 	}
 	return false, nil
+}
+
+// bracketBudget is what the spread arguments of one request may still
+// send: a member's name is repeated in every field under it, so a short
+// argument with long names could otherwise make a request many times its
+// size, and a wide one push the fields after it past what a server reads
+// (PHP and qs read 1,000).
+type bracketBudget struct{ bytes, fields int }
+
+func newBracketBudget() *bracketBudget {
+	return &bracketBudget{bytes: maxBracketBytes, fields: maxBracketFields}
+}
+
+// maxFields bounds the pairs of a request's query and of its form. PHP
+// (max_input_vars) and qs (parameterLimit) read the first 1,000 and drop
+// the rest, which could be the workspace binding: a wide list argument
+// must not push it out of what the upstream reads.
+const maxFields = 900
+
+// fieldCount refuses, as the caller's error, a query or form of more
+// than maxFields pairs.
+func fieldCount(v url.Values, what string) error {
+	n := 0
+	for _, vals := range v {
+		n += len(vals)
+	}
+	if n > maxFields {
+		return argErrorf("the arguments make %d %s, more than the %d an upstream is sent", n, what, maxFields)
+	}
+	return nil
 }
 
 // dropField removes the field name from v, and every bracketed field
@@ -147,18 +180,16 @@ func dropField(v url.Values, name string) bool {
 	return found
 }
 
-// Bounds on one spread argument: a member's name is repeated in every
-// field under it, so a short argument with long names could otherwise
-// make a request many times its size.
+// Bounds on the spread arguments of one request (bracketBudget).
 const (
 	// maxBracketDepth bounds how deep a value is spread; what lies deeper
 	// is sent as JSON text in its field.
 	maxBracketDepth = 16
-	// maxBracketFields bounds the fields one argument spreads over (PHP
-	// reads 1,000 by default, qs 1,000).
-	maxBracketFields = 1000
-	// maxBracketBytes bounds the field names and values one argument
-	// spreads over, before encoding.
+	// maxBracketFields bounds the fields a request's arguments spread
+	// over, well under the 1,000 that PHP and qs read.
+	maxBracketFields = 500
+	// maxBracketBytes bounds the encoded field names and values they
+	// spread over.
 	maxBracketBytes = 256 << 10
 )
 
@@ -169,8 +200,8 @@ const (
 // character and no bracket: PHP cuts a name at a NUL and reads what is
 // left as another field (account[id\x00] as account_id).
 type spreader struct {
-	f              url.Values
-	budget, fields int
+	f   url.Values
+	bud *bracketBudget
 }
 
 func (sp *spreader) add(key string, v any, depth int) error {
@@ -183,8 +214,8 @@ func (sp *spreader) add(key string, v any, depth int) error {
 	switch x := v.(type) {
 	case map[string]any:
 		for _, k := range slices.Sorted(maps.Keys(x)) {
-			if strings.ContainsFunc(k, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '[' || r == ']' }) {
-				return fmt.Errorf("member name %q cannot be sent in a bracketed field (no control characters or brackets)", k)
+			if k == "" || strings.ContainsFunc(k, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '[' || r == ']' }) {
+				return fmt.Errorf("member name %q cannot be sent in a bracketed field (it must not be empty or hold control characters or brackets)", shorten(k))
 			}
 			if err := sp.add(key+"["+k+"]", x[k], depth+1); err != nil {
 				return err
@@ -216,13 +247,27 @@ func (sp *spreader) add(key string, v any, depth int) error {
 }
 
 func (sp *spreader) field(key, value string) error {
-	sp.budget -= len(key) + len(value)
-	sp.fields--
-	if sp.budget < 0 || sp.fields < 0 {
-		return fmt.Errorf("spreads over more than %d fields or %d KiB of bracketed fields", maxBracketFields, maxBracketBytes>>10)
+	sp.bud.bytes -= escapedLen(key) + escapedLen(value) + 2
+	sp.bud.fields--
+	if sp.bud.bytes < 0 || sp.bud.fields < 0 {
+		return fmt.Errorf("the request's arguments spread over more than %d bracketed fields or %d KiB", maxBracketFields, maxBracketBytes>>10)
 	}
 	sp.f.Add(key, value)
 	return nil
+}
+
+// escapedLen is the length of s as url.QueryEscape writes it.
+func escapedLen(s string) int {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9', c == '-', c == '_', c == '.', c == '~', c == ' ':
+			n++
+		default:
+			n += 3
+		}
+	}
+	return n
 }
 
 // absentArgument names the first argument of t without a value, for the

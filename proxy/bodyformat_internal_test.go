@@ -32,7 +32,7 @@ func TestSpread(t *testing.T) {
 		if !ok {
 			t.Fatal(in)
 		}
-		sp := spreader{f: url.Values{}, budget: maxBracketBytes, fields: maxBracketFields}
+		sp := spreader{f: url.Values{}, bud: newBracketBudget()}
 		if err := sp.add("k", v, 0); err != nil {
 			t.Errorf("spread %s: %v", in, err)
 		}
@@ -43,9 +43,10 @@ func TestSpread(t *testing.T) {
 }
 
 // A member name that a form parser would read as another field (PHP cuts
-// a name at a NUL, account[id\x00] becoming account_id), a bracket, or
-// an argument whose long names repeated in every field would make a
-// request far larger than itself, is refused.
+// a name at a NUL, account[id\x00] becoming account_id), a bracket, an
+// empty name (k[] appends to a list), or an argument whose long names
+// repeated in every field would make a request far larger than itself
+// (counted as encoded: a % is three bytes), is refused.
 func TestSpreadRefuses(t *testing.T) {
 	long := strings.Repeat("a", 20000)
 	many := strings.Repeat("1,", 2000) + "1"
@@ -54,6 +55,8 @@ func TestSpreadRefuses(t *testing.T) {
 		`{"a\nb":1}`,
 		`{"a][b":1}`,
 		`{"a[":1}`,
+		`{"":1}`,
+		`{"a":{"` + strings.Repeat("%", 712) + `":[` + strings.Repeat("1,", 361) + `1]}}`,
 		`{"` + long + `":[` + many + `]}`,
 		`[` + many + `]`,
 	} {
@@ -61,7 +64,7 @@ func TestSpreadRefuses(t *testing.T) {
 		if !ok {
 			t.Fatal(in[:min(len(in), 40)])
 		}
-		sp := spreader{f: url.Values{}, budget: maxBracketBytes, fields: maxBracketFields}
+		sp := spreader{f: url.Values{}, bud: newBracketBudget()}
 		if err := sp.add("k", v, 0); err == nil {
 			t.Errorf("spread %.40s… was allowed: %d fields", in, len(sp.f))
 		}
@@ -80,7 +83,7 @@ func FuzzSpread(f *testing.F) {
 		if !ok {
 			return
 		}
-		sp := spreader{f: url.Values{}, budget: maxBracketBytes, fields: maxBracketFields}
+		sp := spreader{f: url.Values{}, bud: newBracketBudget()}
 		if sp.add("k", v, 0) != nil {
 			return
 		}
@@ -91,7 +94,7 @@ func FuzzSpread(f *testing.F) {
 			}
 			n += len(vals)
 			for _, s := range vals {
-				size += len(key) + len(s)
+				size += escapedLen(key) + escapedLen(s) + 2
 			}
 		}
 		if want := scalars(v, 0); n != want {

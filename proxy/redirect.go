@@ -179,6 +179,7 @@ func (u *upstream) send(req *http.Request, pol redirectPolicy) (resp *http.Respo
 		// change whose data is asked for.
 		if w := u.def.Workspace; w != nil && w.Query != "" {
 			q := next.Query()
+			dropField(q, w.Query)
 			q[w.Query] = req.URL.Query()[w.Query]
 			next.RawQuery = q.Encode()
 		}

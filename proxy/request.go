@@ -440,6 +440,9 @@ func (u *upstream) bind(r *http.Request, q url.Values, b binding, write bool) er
 		dropField(q, w.Query)
 		q.Set(w.Query, b.workspace)
 	}
+	if err := fieldCount(q, "query parameters"); err != nil {
+		return err
+	}
 	if len(q) > 0 {
 		r.URL.RawQuery = q.Encode()
 	}
@@ -498,6 +501,7 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 		return nil, redirectPolicy{}, err
 	}
 	q := url.Values{}
+	var bud *bracketBudget // made when a bracketed argument is spread
 	for _, p := range req.QueryParams {
 		if name, whole := p.Template.Whole(); whole {
 			if _, reserved := b.reserved(name); reserved {
@@ -505,7 +509,10 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 				continue
 			}
 			if len(req.Brackets) > 0 && slices.Contains(req.Brackets, p.Name) {
-				spread, err := spreadArgument(q, p.Name, p.Template, args, b)
+				if bud == nil {
+					bud = newBracketBudget()
+				}
+				spread, err := spreadArgument(q, p.Name, p.Template, args, b, bud)
 				if err != nil {
 					return nil, redirectPolicy{}, err
 				}
@@ -526,7 +533,10 @@ func (u *upstream) buildRequest(t *tool, args map[string]any, b binding) (*http.
 			q.Set(p.Name, s)
 		}
 	}
-	body, contentType, err := u.buildBodyBytes(req, args, b)
+	if bud == nil && len(req.Brackets) > 0 {
+		bud = newBracketBudget()
+	}
+	body, contentType, err := u.buildBodyBytes(req, args, b, bud)
 	if err != nil {
 		return nil, redirectPolicy{}, err
 	}

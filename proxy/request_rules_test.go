@@ -358,15 +358,24 @@ func TestBracketedQueryAndForm(t *testing.T) {
 	// whose long names, repeated in every field, would make a request far
 	// larger than itself, are the caller's errors; nothing is sent.
 	long := strings.Repeat("a", 20000)
-	for _, args := range []string{
-		`{"address":{"id\u0000":"evil"}}`,
-		`{"created":{"x]":1}}`,
-		`{"address":{"` + long + `":[` + strings.Repeat("1,", 2000) + `1]}}`,
+	items := func(n int) string { return "[" + strings.Repeat("1,", n-1) + "1]" }
+	for _, c2 := range []struct{ args, why string }{
+		{`{"address":{"id\u0000":"evil"}}`, "bracketed field"},
+		{`{"created":{"x]":1}}`, "bracketed field"},
+		{`{"address":{"":1}}`, "bracketed field"},
+		{`{"address":{"` + long + `":` + items(2000) + `}}`, "bracketed fields"},
+		// The budget is the request's, not each argument's.
+		{`{"address":{"a":` + items(300) + `},"created":{"b":` + items(300) + `}}`, "bracketed fields"},
+		// However the fields are made, a query or a form never holds so
+		// many that a server reading the first 1,000 (PHP, qs) would
+		// miss the workspace binding.
+		{`{"tags":[` + strings.Repeat(`"t",`, 999) + `"t"]}`, "query parameters"},
 	} {
+		args := c2.args
 		n := up.count()
 		res := call(t, c, writer, "order", args)
-		if !res.IsError || !strings.Contains(res.Text, "bracketed field") {
-			t.Errorf("order %.60s… = %.200q, want a bracketed-field error", args, res.Text)
+		if !res.IsError || !strings.Contains(res.Text, c2.why) {
+			t.Errorf("order %.60s… = %.200q, want an error about %s", args, res.Text, c2.why)
 		}
 		if up.count() != n {
 			t.Errorf("order %.60s… reached the upstream", args)
