@@ -29,7 +29,7 @@ func (tc *toolCheck) bodyFormat(r *Request, base string) {
 			tc.add(at, tc.subj, "request.brackets: %q is listed twice", name)
 		case !inQuery && !inForm:
 			tc.add(at, tc.subj, "request.brackets: %q is no query parameter or form field of this request", name)
-		case slices.ContainsFunc(keys, func(k string) bool { return nested(k, name) || nested(name, k) }):
+		case slices.ContainsFunc(keys, func(k string) bool { return FieldUnder(k, name) || FieldUnder(name, k) }):
 			// filter beside filter[org], in the query or the form, either
 			// way round: a spread could set the other field again (a
 			// fixed value, or the workspace).
@@ -40,7 +40,7 @@ func (tc *toolCheck) bodyFormat(r *Request, base string) {
 	// (tenant[x]): one written here would never be sent.
 	if u := tc.c.Upstreams[r.Upstream]; u != nil && u.Workspace != nil && u.Workspace.Query != "" {
 		for _, k := range keys {
-			if nested(k, u.Workspace.Query) {
+			if FieldUnder(k, u.Workspace.Query) {
 				tc.add(r.At("query"), tc.subj, "field %q is under the workspace binding's query parameter %q, which replaces it", k, u.Workspace.Query)
 			}
 		}
@@ -140,8 +140,9 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
-// nested reports whether field k is a bracketed field under name
-// (name[x], name[x][y]).
-func nested(k, name string) bool {
+// FieldUnder reports whether the query or form field k is a bracketed
+// field under name (name[x], name[x][y]), which PHP and Rails read into
+// name.
+func FieldUnder(k, name string) bool {
 	return len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name
 }

@@ -572,12 +572,9 @@ func holdsNothing(content openapi3.Content) bool {
 // name (name[type]) or name one under it: a spread of one could set the
 // other again.
 func crosses[V any](name string, maps ...map[string]V) bool {
-	under := func(k, name string) bool {
-		return len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name
-	}
 	for _, m := range maps {
 		for k := range m {
-			if under(k, name) || under(name, k) {
+			if catalog.FieldUnder(k, name) || catalog.FieldUnder(name, k) {
 				return true
 			}
 		}

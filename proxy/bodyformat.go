@@ -172,7 +172,7 @@ func fieldCount(v url.Values, what string) error {
 func dropField(v url.Values, name string) bool {
 	found := false
 	for k := range v {
-		if k == name || len(k) > len(name) && k[len(name)] == '[' && k[:len(name)] == name {
+		if k == name || catalog.FieldUnder(k, name) {
 			delete(v, k)
 			found = true
 		}

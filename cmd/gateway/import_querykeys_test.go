@@ -5,15 +5,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mcpgw/gateway/authz"
-	"github.com/mcpgw/gateway/catalog"
 	"github.com/mcpgw/gateway/openapi"
-	"github.com/mcpgw/gateway/proxy"
 )
 
 // An API key the document sends in the query (Trello's key and token) is
@@ -65,28 +61,7 @@ paths:
 		w.Write([]byte(`{"ok":true}`))
 	}))
 	defer up.Close()
-	env := map[string]string{"U_URL": up.URL, "U_QUERY_KEY": "k3y-from-env", "U_QUERY_KEY_2": "t0ken-from-env", "SECRET": strings.Repeat("s", 32)}
-	getenv := func(k string) (string, bool) {
-		if v, ok := env[k]; ok {
-			return v, true
-		}
-		return "", false
-	}
-	main := "version: 1\nserver: { name: t }\nauth:\n  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }\ninclude: [u.yaml]\n"
-	dir := t.TempDir()
-	for name, body := range map[string][]byte{"catalog.yaml": []byte(main), "u.yaml": res.YAML} {
-		if err := os.WriteFile(filepath.Join(dir, name), body, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	cat, err := catalog.Load(filepath.Join(dir, "catalog.yaml"), &catalog.LoadOptions{Getenv: getenv})
-	if err != nil {
-		t.Fatalf("imported catalog does not load: %v\n%s", err, res.YAML)
-	}
-	core, err := proxy.New(cat, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat, core := loadImported(t, res, map[string]string{"U_URL": up.URL, "U_QUERY_KEY": "k3y-from-env", "U_QUERY_KEY_2": "t0ken-from-env"})
 	// An operation whose security is none keeps its "key" as the
 	// argument it is (a search key, not the upstream's).
 	if in := string(cat.Tool("search_public").InputJSON); !strings.Contains(in, `"key"`) {
