@@ -941,6 +941,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	partOf := numbersInWords(text)
 	var values []string // numbers on their own, searched for only when nothing else is
 	used := make([]bool, len(ws))
+	var clauseEnd []int // read once a negator comes
 	// turnsInto reads the whole text: once, however many times "make"
 	// comes ("make make make ..." would read it once for each).
 	into, intoRead := false, false
@@ -957,7 +958,10 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		// "Suspend the account, don't delete anything": what is not to
 		// be done is not asked for.
 		if negators[w] {
-			for j := i + 1; j < len(ws); j++ {
+			if clauseEnd == nil {
+				clauseEnd = clauseEnds(text, len(ws))
+			}
+			for j := i + 1; j < clauseEnd[i]; j++ {
 				if !stopWords[ws[j]] {
 					used[j] = true
 					break
@@ -1365,6 +1369,39 @@ func past(w string) bool {
 		return true
 	}
 	return len(w) > 4 && strings.HasSuffix(w, "ed") && !strings.HasSuffix(w, "eed")
+}
+
+// clauseEnds gives, for each of words(text), the index of the first word
+// after its clause, which ends at a comma, semicolon, colon, full stop or
+// mark followed by a space or the end: in "we don't need it anymore,
+// release it" the negator does not reach "release". Punctuation ends a
+// word anyway, so the clauses' words are text's.
+func clauseEnds(text string, n int) []int {
+	ends := make([]int, 0, n)
+	for text != "" {
+		clause := text
+		for i := 0; i < len(text); i++ {
+			if strings.IndexByte(",;:.!?", text[i]) >= 0 && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\t' || text[i+1] == '\n') {
+				clause = text[:i+1]
+				break
+			}
+		}
+		text = text[len(clause):]
+		start := len(ends)
+		for range words(clause) {
+			ends = append(ends, 0)
+		}
+		for j := start; j < len(ends); j++ {
+			ends[j] = len(ends)
+		}
+	}
+	if len(ends) != n { // cannot be, but a negator must not read past ws
+		ends = ends[:0]
+		for range n {
+			ends = append(ends, n)
+		}
+	}
+	return ends
 }
 
 // negators deny the word that follows them ("don't" is read as "don").

@@ -355,7 +355,7 @@ func TestSearchKnowsWhatMeetingsSay(t *testing.T) {
 
 // People name a file by what it holds (a spreadsheet, a deck), call
 // comments feedback, and say what not to do ("don't delete anything"),
-// which is not asked for.
+// which is not asked for; what a later clause asks for is.
 func TestSearchKnowsWhatFilesSay(t *testing.T) {
 	const src = searchHead + `tools:
   - { name: list_task_comments, description: Lists the comments on a task., request: { upstream: up, method: GET, path: /tasks/comments } }
@@ -369,6 +369,7 @@ func TestSearchKnowsWhatFilesSay(t *testing.T) {
 		{"a spreadsheet is a file", "comments on the budget spreadsheet", "list_file_comments"},
 		{"feedback is a comment", "feedback on the task", "list_task_comments"},
 		{"what not to do is not asked for", "suspend the user, don't delete anything", "update_user"},
+		{"a negator ends with its clause", "we don't need it anymore, delete the user", "delete_user"},
 	})
 }
 
