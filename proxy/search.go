@@ -2038,7 +2038,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -2095,6 +2095,7 @@ func init() {
 		{"error", "failure", "fail", "crash", "problem"},
 		{"issue", "ticket", "bug"},
 		{"pr", "pull"},
+		{"mr", "merge"},
 		{"job", "task", "run", "execution", "workflow", "operation"},
 		{"workflow", "pipeline", "automation", "flow", "ci", "build"},
 		{"step", "operation", "action"},
@@ -2140,7 +2141,7 @@ func init() {
 		{"instance", "server", "vm", "machine"},
 		{"traffic", "bandwidth"},
 		{"mfa", "factor", "authenticator"},
-		{"check", "validate", "verify"},
+		{"check", "validate", "verify", "lint"},
 		{"schedule", "cron", "timer", "trigger", "nightly", "hourly", "daily", "weekly"},
 		{"document", "doc", "article", "page", "knowledge", "pdf"},
 		{"owner", "author", "creator"},
@@ -2151,7 +2152,7 @@ func init() {
 		{"permission", "role", "access", "grant", "allow", "permit"},
 		{"multiple", "several", "batch", "bulk"},
 		{"request", "ask"},
-		{"comment", "note", "remark", "reply", "feedback"},
+		{"comment", "note", "remark", "reply", "feedback", "discussion"},
 		{"approve", "accept", "confirm"},
 		{"reject", "deny", "decline"},
 		{"stuck", "hung", "hang", "pending", "waiting", "blocked"},
@@ -2206,7 +2207,9 @@ func init() {
 	// subscription is to a plan, but "plan a milestone" subscribes to
 	// nothing.
 	for w, also := range map[string]string{"subscription": "plan", "ci": "status", "tarball": "archive", "zipball": "archive",
-		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region", "channel": "conversation"} {
+		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region", "channel": "conversation",
+		"song": "track", "tune": "track", "tracklist": "track", "podcast": "show episode", "speaker": "device", "popular": "top",
+		"folder": "tree", "lock": "protect"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -953,3 +953,45 @@ func TestSearchReadsAPluralAsItsCollection(t *testing.T) {
 		{"one thing is not many", "which endpoints does this project have", "list_project_endpoints"},
 	})
 }
+
+// A listener's words are not a music API's: a song is a track, a podcast
+// a show, a speaker a device, and throwing a song onto a playlist adds
+// it. A developer's are a forge's: an MR is a merge request, a
+// discussion its comments, locking a branch protects it, and a folder's
+// listing is a tree.
+func TestSearchKnowsWhatListenersAndForgesSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: get_saved_albums, description: Lists the albums saved in the user's library., request: { upstream: up, method: GET, path: /me/albums } }
+  - { name: get_saved_tracks, description: Lists the tracks saved in the user's library., request: { upstream: up, method: GET, path: /me/tracks } }
+  - { name: get_saved_shows, description: Lists the shows saved in the user's library., request: { upstream: up, method: GET, path: /me/shows } }
+  - { name: get_available_devices, description: Lists the user's available devices., request: { upstream: up, method: GET, path: /me/player/devices } }
+  - { name: get_player, description: Returns the user's playback state., request: { upstream: up, method: GET, path: /me/player } }
+  - { name: add_tracks_to_playlist, description: Adds items to a playlist., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /playlists/tracks } }
+  - { name: get_playlist, description: Returns a playlist., request: { upstream: up, method: GET, path: /playlists } }
+  - { name: follow_artists, description: Follows artists., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /me/following } }
+  - { name: unfollow_artists, description: Unfollows artists., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /me/following } }
+  - { name: get_artist_top_tracks, description: Returns an artist's top tracks by country., request: { upstream: up, method: GET, path: /artists/top-tracks } }
+  - { name: get_artist, description: Returns an artist., request: { upstream: up, method: GET, path: /artists } }
+  - { name: create_merge_request, description: Creates a merge request., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /projects/merge_requests } }
+  - { name: create_project_key, description: Adds a key to a project., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /projects/keys } }
+  - { name: list_merge_request_commits, description: Lists the commits of a merge request., request: { upstream: up, method: GET, path: /projects/merge_requests/commits } }
+  - { name: list_merge_request_notes, description: Lists the notes on a merge request., request: { upstream: up, method: GET, path: /projects/merge_requests/notes } }
+  - { name: protect_branch, description: Protects a branch., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /projects/branches/protect } }
+  - { name: update_branch, description: Updates a branch., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /projects/branches } }
+  - { name: list_repository_files, description: Lists a repository's files., request: { upstream: up, method: GET, path: /projects/repository/files } }
+  - { name: list_repository_tree, description: Lists a repository's tree., request: { upstream: up, method: GET, path: /projects/repository/tree } }
+`
+	core := searchCore(t, "listeners.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a song is a track", "which songs have I saved?", "get_saved_tracks"},
+		{"a podcast is a show", "what podcasts did I save?", "get_saved_shows"},
+		{"a speaker is a device", "which speakers can I play on?", "get_available_devices"},
+		{"throwing a song onto a playlist adds it", "throw this song onto my Gym playlist", "add_tracks_to_playlist"},
+		{"stop following is unfollow", "stop following Drake", "unfollow_artists"},
+		{"popular is top", "what's her most popular song?", "get_artist_top_tracks"},
+		{"an MR is a merge request", "open an MR for the sso work", "create_merge_request"},
+		{"a discussion is comments", "show the review discussion on merge request 312", "list_merge_request_notes"},
+		{"locking a branch protects it", "lock down the main branch", "protect_branch"},
+		{"a folder's listing is a tree", "list the folders at the top of the repo", "list_repository_tree"},
+	})
+}
