@@ -3,6 +3,7 @@ package proxy
 import (
 	"maps"
 	"math"
+	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -122,16 +123,18 @@ type searchIndex struct {
 	scoped   []bool               // whether each document's path takes a key ({id})
 	lists    []string             // the term of the collection each document's path ends in (/projects: project), or ""
 	records  []bool               // whether each document's path has a segment of its own for a generic record (/items)
+	self     []uint8              // whether each document tells the caller who they are (selfTool): 0, 1 or 2
 	scores   sync.Pool            // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), lists: make([]string, len(tools)), records: make([]bool, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), lists: make([]string, len(tools)), records: make([]bool, len(tools)), self: make([]uint8, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
 		ix.records[i] = holdsRecords(t.def.Request.Path)
 		ix.lists[i] = collectionTerm(t.def.Request.Path)
+		ix.self[i] = selfTool(t.def)
 		for _, term := range terms(t.def.Name) {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
@@ -230,8 +233,19 @@ type hit struct {
 // the kind of tool it asks for (queryIntent), both read once by
 // SearchQuery.check, and returns the best limit that keep passes, best
 // first; ties keep catalog order.
-func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
+func (ix *searchIndex) rank(v *searchView, want intent, one, whoami bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
 	named := ix.namedExactly(v, terms, want, keep)
+	// "Which account is this token for?" is answered by the tools that
+	// tell the caller who they are, whatever else its words reach.
+	if whoami && want != intentWrite {
+		var self []int32
+		for d, tier := range ix.self {
+			if tier > 0 && v.visible[d] && keep(int32(d)) && !slices.Contains(named, int32(d)) {
+				self = append(self, int32(d))
+			}
+		}
+		named = append(self, named...)
+	}
 	weights := ix.related(v, terms)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
@@ -360,7 +374,14 @@ func (ix *searchIndex) rank(v *searchView, want intent, one bool, terms map[stri
 		}
 		return len(top)
 	}
-	slices.SortStableFunc(named, func(a, b int32) int { return at(a) - at(b) })
+	// A tool that says who the caller is outright (/users/me) goes
+	// before one that may (/user, /account).
+	slices.SortStableFunc(named, func(a, b int32) int {
+		if whoami && ix.self[a] != ix.self[b] {
+			return int(ix.self[b]) - int(ix.self[a])
+		}
+		return at(a) - at(b)
+	})
 	out := make([]int32, 0, min(limit, len(top)))
 	out = append(out, named[:min(limit, len(named))]...)
 	for _, h := range top {
@@ -515,6 +536,95 @@ func holdsRecords(path string) bool {
 		}
 	}
 	return false
+}
+
+// selfTool tells whether a tool says who the caller is: a read of a
+// fixed path, with no required argument, that ends in "me" under a
+// collection of people (/users/me, /members/me, or /me alone, 2), or in
+// the caller's own user, profile or account (GET /user, /v2/account,
+// /user/profile, 1: some APIs' GET /user reads any user by a query).
+// /permissions/me is my permissions, /brands/current the current brand,
+// /meta/types/user a type: none says who I am (0).
+func selfTool(d *catalog.Tool) uint8 {
+	if d.Request.Method != http.MethodGet || strings.Contains(d.Request.Path, "{") {
+		return 0
+	}
+	if req, _ := d.Input["required"].([]any); len(req) > 0 {
+		return 0
+	}
+	path, _, _ := strings.Cut(d.Request.Path, "?")
+	path, _, _ = strings.Cut(path, "#")
+	var segs []string
+	for seg := range strings.SplitSeq(path, "/") {
+		seg, _, _ = strings.Cut(strings.ToLower(seg), ".") // /user.json
+		if seg != "" {
+			segs = append(segs, seg)
+		}
+	}
+	if len(segs) == 0 {
+		return 0
+	}
+	last, prev := segs[len(segs)-1], ""
+	for _, s := range slices.Backward(segs[:len(segs)-1]) {
+		if !prefixSegment(s) {
+			prev = s
+			break
+		}
+	}
+	switch {
+	case (last == "myself" || last == "whoami") && prev == "",
+		(last == "me" || last == "self" || last == "current") && (prev == "" || people[prev]):
+		return 2
+	case (last == "user" || last == "profile" || last == "account" || last == "identity") && (prev == "" || prev == "user" || prev == "users"):
+		return 1
+	}
+	return 0
+}
+
+// people are the collections whose "me" is the caller.
+var people = map[string]bool{"user": true, "users": true, "member": true, "members": true, "account": true, "accounts": true, "people": true, "person": true, "profiles": true}
+
+// prefixSegment reports whether a path segment only says where an API
+// lives: api, rest, a version (v2, 3, 2010-04-01).
+func prefixSegment(s string) bool {
+	if s == "api" || s == "rest" {
+		return true
+	}
+	s = strings.TrimPrefix(s, "v")
+	return s != "" && strings.Trim(s, "0123456789.-") == ""
+}
+
+// asksWhoAmI reports whether a query asks who the caller is: "who am
+// I", "whoami", "logged in as", or a question about whose this token or
+// key is ("which account is this token for?", "which user does this
+// API key belong to?"). A token named with another word between ("this
+// deploy key") is a thing of its own, and "which keys does this user
+// have" asks about keys.
+func asksWhoAmI(query string) bool {
+	ws := words(query)
+	has := func(set ...string) bool { return slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(set, w) }) }
+	credential := false
+	for i, w := range ws {
+		next := func(k int) string {
+			if i+k < len(ws) {
+				return ws[i+k]
+			}
+			return ""
+		}
+		switch {
+		case w == "whoami",
+			w == "who" && (next(1) == "am" && next(2) == "i" || next(1) == "i" && next(2) == "am"),
+			(w == "logged" || w == "signed" || w == "authenticated") && (next(1) == "as" || next(1) == "in" && next(2) == "as"):
+			return true
+		case w == "this" || w == "my" || w == "the":
+			k := 1
+			if n := next(k); n == "api" || n == "access" || n == "auth" || n == "bearer" || n == "personal" {
+				k++
+			}
+			credential = credential || slices.Contains([]string{"token", "key", "credential", "credentials"}, next(k))
+		}
+	}
+	return credential && (has("whose", "belong", "belongs") || has("which", "what", "who") && has("account", "user", "identity"))
 }
 
 // genericRecord are the words an API uses for a record of its users' own

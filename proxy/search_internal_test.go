@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mcpgw/gateway/catalog"
 )
 
 func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
@@ -666,6 +668,62 @@ func TestLeadingVerbOfANoun(t *testing.T) {
 	} {
 		if got := queryIntent(q); got != want {
 			t.Errorf("queryIntent(%q) = %d, want %d", q, got, want)
+		}
+	}
+}
+
+// The tools that say who the caller is, read from the route alone.
+func TestSelfTool(t *testing.T) {
+	for path, want := range map[string]uint8{
+		"/users/me":                   2,
+		"/api/v3/core/users/me/":      2,
+		"/members/me":                 2,
+		"/me":                         2,
+		"/rest/api/3/myself":          2,
+		"/user":                       1,
+		"/v3/user.json":               1,
+		"/api/v1/user":                1,
+		"/v2/account":                 1,
+		"/2010-04-01/user/profile":    1,
+		"/profile":                    1,
+		"/permissions/me":             0, // my permissions
+		"/api/v3/core/brands/current": 0,
+		"/api/v1/meta/types/user":     0,
+		"/users":                      0,
+		"/user/keys":                  0,
+		"/users/{id}":                 0,
+		"/accounts/{sid}/account":     0,
+	} {
+		d := &catalog.Tool{Request: catalog.Request{Method: "GET", Path: path}}
+		if got := selfTool(d); got != want {
+			t.Errorf("selfTool(GET %s) = %d, want %d", path, got, want)
+		}
+	}
+	write := &catalog.Tool{Request: catalog.Request{Method: "PATCH", Path: "/user"}}
+	required := &catalog.Tool{Request: catalog.Request{Method: "GET", Path: "/user"}, Input: map[string]any{"required": []any{"accountId"}}}
+	if selfTool(write) != 0 || selfTool(required) != 0 {
+		t.Error("a write, or a read that needs an argument, is taken as telling the caller who they are")
+	}
+}
+
+func TestAsksWhoAmI(t *testing.T) {
+	for query, want := range map[string]bool{
+		"who am I?":              true,
+		"whoami":                 true,
+		"who am I logged in as?": true,
+		"Which account is this API token logged in as?": true,
+		"which account is this token for?":              true,
+		"which user does this API key belong to?":       true,
+		"whose token is this?":                          false, // no "this token": whose is asked of what follows
+		"whose is this access token?":                   true,
+		"which keys does this user have?":               false,
+		"which user owns this deploy key?":              false,
+		"rotate my token":                               false,
+		"list the tokens of my account":                 false,
+		"who is on the team?":                           false,
+	} {
+		if got := asksWhoAmI(query); got != want {
+			t.Errorf("asksWhoAmI(%q) = %v, want %v", query, got, want)
 		}
 	}
 }

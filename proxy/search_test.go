@@ -995,3 +995,32 @@ func TestSearchKnowsWhatListenersAndForgesSay(t *testing.T) {
 		{"a folder's listing is a tree", "list the folders at the top of the repo", "list_repository_tree"},
 	})
 }
+
+// "Which account is this token for?" is answered by the tool that says
+// who the caller is, though its words reach tokens and accounts; a
+// question about a user's keys is not.
+func TestSearchAnswersWhoAmI(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_accounts_for_plan, description: Lists the accounts on a plan and their tokens., request: { upstream: up, method: GET, path: /plans/accounts } }
+  - { name: list_user_keys, description: Lists a user's keys and tokens., request: { upstream: up, method: GET, path: /users/keys } }
+  - { name: get_token, description: Returns an API token of the account., request: { upstream: up, method: GET, path: /tokens/one } }
+  - { name: rotate_token, description: Rotates an API token., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tokens/rotate } }
+  - { name: get_user, description: Returns a user., request: { upstream: up, method: GET, path: /user } }
+  - { name: get_my_permissions, description: Returns my permissions., request: { upstream: up, method: GET, path: /permissions/me } }
+  - { name: get_profile, description: Returns the profile., request: { upstream: up, method: GET, path: /users/me } }
+`
+	core := searchCore(t, "whoami.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"whose token", "which account is this token for?", "get_profile"},
+		{"whose key", "which user does this API key belong to?", "get_profile"},
+		{"logged in as", "who am I logged in as?", "get_profile"},
+		{"whoami", "whoami", "get_profile"},
+		{"a user's keys", "which keys does this user have?", "list_user_keys"},
+		{"a write about a token", "rotate this token", "rotate_token"},
+	})
+	// /user may read any user; /users/me is the caller, so it comes first.
+	got, err := core.SearchCatalog(proxy.SearchQuery{Query: "who am I?"})
+	if err != nil || len(got) < 2 || got[0].Tool.Name != "get_profile" || got[1].Tool.Name != "get_user" {
+		t.Errorf("who am I? found %v (%v), want get_profile then get_user", listedNames(got), err)
+	}
+}
