@@ -546,10 +546,13 @@ func holdsRecords(path string) bool {
 // /permissions/me is my permissions, /brands/current the current brand,
 // /meta/types/user a type: none says who I am (0).
 func selfTool(d *catalog.Tool) uint8 {
-	if d.Request.Method != http.MethodGet || strings.Contains(d.Request.Path, "{") {
+	if d.Request.Method != http.MethodGet {
 		return 0
 	}
-	if req, _ := d.Input["required"].([]any); len(req) > 0 {
+	if meByKey(d) {
+		return 1
+	}
+	if req, _ := d.Input["required"].([]any); len(req) > 0 || strings.Contains(d.Request.Path, "{") {
 		return 0
 	}
 	path, _, _ := strings.Cut(d.Request.Path, "?")
@@ -580,6 +583,30 @@ func selfTool(d *catalog.Tool) uint8 {
 	}
 	return 0
 }
+
+// meByKey tells whether a read of one thing by its key takes "me" for
+// the caller's own: GET /users/{user_gid} whose argument says it can be
+// the string "me" (Asana, Zoom; Square's current merchant). Only the
+// path's last segment may be a key, and no other argument be required.
+func meByKey(d *catalog.Tool) bool {
+	path := strings.TrimRight(d.Request.Path, "/")
+	i := strings.LastIndexByte(path, '/')
+	last := path[i+1:]
+	if !strings.HasPrefix(last, "{") || !strings.HasSuffix(last, "}") || strings.Contains(path[:i+1], "{") {
+		return false
+	}
+	name := last[1 : len(last)-1]
+	if req, _ := d.Input["required"].([]any); len(req) > 1 || len(req) == 1 && req[0] != name {
+		return false
+	}
+	props, _ := d.Input["properties"].(map[string]any)
+	arg, _ := props[name].(map[string]any)
+	desc, _ := arg["description"].(string)
+	return quotedMe.MatchString(desc)
+}
+
+// quotedMe is "me" quoted as a value: "me", 'me', `me`.
+var quotedMe = regexp.MustCompile("[\"'`]me[\"'`]")
 
 // people are the collections whose "me" is the caller.
 var people = map[string]bool{"user": true, "users": true, "member": true, "members": true, "account": true, "accounts": true, "people": true, "person": true, "profiles": true}

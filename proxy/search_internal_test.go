@@ -704,6 +704,28 @@ func TestSelfTool(t *testing.T) {
 	if selfTool(write) != 0 || selfTool(required) != 0 {
 		t.Error("a write, or a read that needs an argument, is taken as telling the caller who they are")
 	}
+	// A key that may be "me", as its argument says.
+	byKey := func(path, desc string, required ...any) *catalog.Tool {
+		return &catalog.Tool{Request: catalog.Request{Method: "GET", Path: path}, Input: map[string]any{
+			"properties": map[string]any{"user_gid": map[string]any{"type": "string", "description": desc}, "opt_fields": map[string]any{"type": "string"}},
+			"required":   required,
+		}}
+	}
+	for _, c := range []struct {
+		tool *catalog.Tool
+		want uint8
+	}{
+		{byKey("/users/{user_gid}", `A string identifying a user: the string "me", an email, or a gid.`, "user_gid"), 1},
+		{byKey("/users/{user_gid}", "For user-level apps, pass `me` as the value.", "user_gid"), 1},
+		{byKey("/users/{user_gid}", "The gid of the user.", "user_gid"), 0},
+		{byKey("/users/{user_gid}", "Tell me which user.", "user_gid"), 0},
+		{byKey("/users/{user_gid}/tasks", `The string "me" or a gid.`, "user_gid"), 0},
+		{byKey("/users/{user_gid}", `The string "me" or a gid.`, "user_gid", "opt_fields"), 0},
+	} {
+		if got := selfTool(c.tool); got != c.want {
+			t.Errorf("selfTool(GET %s, %q) = %d, want %d", c.tool.Request.Path, c.tool.Input["properties"].(map[string]any)["user_gid"].(map[string]any)["description"], got, c.want)
+		}
+	}
 }
 
 func TestAsksWhoAmI(t *testing.T) {
