@@ -1096,7 +1096,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		// be done is not asked for.
 		if negators[w] {
 			if clauseEnd == nil {
-				clauseEnd = clauseEnds(text, len(ws))
+				// The same words, so the same count (FuzzSearchQueryCheck);
+				// were it not, the clause would be the rest of the query.
+				if clauseEnd = clauseEnds(text); len(clauseEnd) != len(ws) {
+					clauseEnd = slices.Repeat([]int{len(ws)}, len(ws))
+				}
 			}
 			for j := i + 1; j < clauseEnd[i]; j++ {
 				if !stopWords[ws[j]] {
@@ -1513,8 +1517,8 @@ func past(w string) bool {
 // mark followed by a space or the end: in "we don't need it anymore,
 // release it" the negator does not reach "release". Punctuation ends a
 // word anyway, so the clauses' words are text's.
-func clauseEnds(text string, n int) []int {
-	ends := make([]int, 0, n)
+func clauseEnds(text string) []int {
+	var ends []int
 	for text != "" {
 		clause := text
 		for i := 0; i < len(text); i++ {
@@ -1530,12 +1534,6 @@ func clauseEnds(text string, n int) []int {
 		}
 		for j := start; j < len(ends); j++ {
 			ends[j] = len(ends)
-		}
-	}
-	if len(ends) != n { // cannot be, but a negator must not read past ws
-		ends = ends[:0]
-		for range n {
-			ends = append(ends, n)
 		}
 	}
 	return ends

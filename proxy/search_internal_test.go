@@ -504,7 +504,7 @@ func FuzzSplitQuoted(f *testing.F) {
 // Whatever the query, reading it ends, and gives terms of positive,
 // finite weight, none empty.
 func FuzzSearchQueryCheck(f *testing.F) {
-	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined", "file a bug: it fails", "leave a comment on PR 1: looks fine", "the file a: b", ": :", "cut an: ", "InTo file a bug", "please FiLe a bug", "post to #general and (#ops), not #ff0000 or #L42", "## #"} {
+	for _, s := range []string{"make bob an admin", "ping us whenever it's down", "put 'a' on \"b\"", "take me off every time", "make the the the a", "whenever whenever", "“", "get a new token", "email me when", "who joined", "file a bug: it fails", "leave a comment on PR 1: looks fine", "the file a: b", ": :", "cut an: ", "InTo file a bug", "please FiLe a bug", "post to #general and (#ops), not #ff0000 or #L42", "## #", "we don't need it anymore, release it", "not, never. don't!", "v1.2, not v1.3", "who am I logged in as?", "which account is this API token for"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
@@ -517,10 +517,20 @@ func FuzzSearchQueryCheck(f *testing.F) {
 				t.Fatalf("query %q gives term %q weight %v", query, term, w.w)
 			}
 		}
+		// A negator's clause ends after it and within the words.
+		ws := words(query)
+		ends := clauseEnds(query)
+		if len(ends) != len(ws) {
+			t.Fatalf("clauseEnds(%q) has %d ends for %d words", query, len(ends), len(ws))
+		}
+		for i, e := range ends {
+			if e <= i || e > len(ws) || i > 0 && e < ends[i-1] {
+				t.Fatalf("clauseEnds(%q) = %v: word %d ends at %d", query, ends, i, e)
+			}
+		}
 		// makesLeading's index is that of its verb among the words
 		// queryTerms reads.
 		if i := makesLeading(query); i >= 0 {
-			ws := words(query)
 			verb := false
 			if i < len(ws) {
 				_, verb = makesWith[ws[i]]
