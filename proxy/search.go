@@ -114,21 +114,22 @@ type posting struct {
 // searchIndex holds every tool of a catalog, visible or not; queries
 // filter by visibility.
 type searchIndex struct {
-	postings map[string][]posting
-	results  map[string][]posting // the terms of each result's field names (resultFields)
-	length   []float32            // each document's weighted length
-	names    [][]string           // each document's distinct name terms
-	byName   map[string][]int32   // the documents whose name terms, sorted and joined by spaces, are the key
-	read     []bool               // whether each document is a read tool
-	scoped   []bool               // whether each document's path takes a key ({id})
-	lists    []string             // the term of the collection each document's path ends in (/projects: project), or ""
-	records  []bool               // whether each document's path has a segment of its own for a generic record (/items)
-	self     []uint8              // whether each document tells the caller who they are (selfTool): 0, 1 or 2
-	scores   sync.Pool            // of *scratch
+	postings  map[string][]posting
+	results   map[string][]posting // the terms of each result's field names (resultFields)
+	length    []float32            // each document's weighted length
+	names     [][]string           // each document's distinct name terms
+	byName    map[string][]int32   // the documents whose name terms, sorted and joined by spaces, are the key
+	nameTerms map[string]bool      // every term of a document's name
+	read      []bool               // whether each document is a read tool
+	scoped    []bool               // whether each document's path takes a key ({id})
+	lists     []string             // the term of the collection each document's path ends in (/projects: project), or ""
+	records   []bool               // whether each document's path has a segment of its own for a generic record (/items)
+	self      []uint8              // whether each document tells the caller who they are (selfTool): 0, 1 or 2
+	scores    sync.Pool            // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), lists: make([]string, len(tools)), records: make([]bool, len(tools)), self: make([]uint8, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, nameTerms: map[string]bool{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), lists: make([]string, len(tools)), records: make([]bool, len(tools)), self: make([]uint8, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
@@ -139,6 +140,7 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
 			}
+			ix.nameTerms[term] = true
 		}
 		if len(ix.names[i]) > 0 {
 			key := strings.Join(slices.Sorted(slices.Values(ix.names[i])), " ")
@@ -425,8 +427,51 @@ func (ix *searchIndex) namedExactly(v *searchView, terms map[string]qterm, want 
 			out = append(out, d)
 		}
 	}
+	// "Create a bug", "open a ticket": named in synonyms (create_issue),
+	// when nothing is named in the query's own words.
+	if len(out) == 0 && len(own) <= maxNamedWords {
+		key := make([]string, len(own))
+		seen := map[int32]bool{}
+		tries := 0
+		var walk func(i int, changed bool)
+		walk = func(i int, changed bool) {
+			if tries == maxNamedTries {
+				return
+			}
+			if i == len(own) {
+				if !changed {
+					return
+				}
+				tries++
+				sorted := slices.Sorted(slices.Values(key))
+				for _, d := range ix.byName[strings.Join(sorted, " ")] {
+					if !seen[d] && v.visible[d] && keep(d) && (want == intentNone || ix.read[d] == (want == intentRead)) {
+						seen[d] = true
+						out = append(out, d)
+					}
+				}
+				return
+			}
+			// Only words some tool's name has can make one.
+			if ix.nameTerms[own[i]] {
+				key[i] = own[i]
+				walk(i+1, changed)
+			}
+			for _, syn := range synonyms[own[i]] {
+				if ix.nameTerms[syn] {
+					key[i] = syn
+					walk(i+1, true)
+				}
+			}
+		}
+		walk(0, false)
+	}
 	return out
 }
+
+// maxNamedWords bounds the query words whose synonyms are tried as a
+// tool's name: a name is a few words, and the tries multiply.
+const maxNamedWords, maxNamedTries = 3, 512
 
 // related adds, for each of the query's own words, the words of the same
 // root that a visible tool uses ("contributes": contributors, "review":
@@ -629,7 +674,9 @@ func prefixSegment(s string) bool {
 // have" asks about keys.
 func asksWhoAmI(query string) bool {
 	ws := words(query)
-	has := func(set ...string) bool { return slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(set, w) }) }
+	has := func(set ...string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(set, w) })
+	}
 	credential := false
 	for i, w := range ws {
 		next := func(k int) string {

@@ -1024,3 +1024,22 @@ func TestSearchAnswersWhoAmI(t *testing.T) {
 		t.Errorf("who am I? found %v (%v), want get_profile then get_user", listedNames(got), err)
 	}
 }
+
+// A query that names a tool in synonyms ("create a bug", "open a
+// ticket": create_issue) puts it first, as its own words would, however
+// long its description and however often other tools say "bug".
+func TestSearchNamesAToolInSynonyms(t *testing.T) {
+	long := strings.Repeat("Creates an issue or, where the option is set, a sub-task, from the fields and properties given in the request, validated against the project's screens. ", 30)
+	src := searchHead + `tools:
+  - { name: create_filter, description: Creates a filter of bugs and tasks for a bug board., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /filters } }
+  - { name: add_bug_vote, description: Votes for a bug., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /votes } }
+  - { name: create_issue, description: "` + long + `", kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issue } }
+  - { name: list_issues, description: Lists issues., request: { upstream: up, method: GET, path: /issues } }
+`
+	core := searchCore(t, "synonyms.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"create a bug", "create a bug", "create_issue"},
+		{"open a ticket", "open a ticket", "create_issue"},
+		{"a read names no write", "show me the bugs", "list_issues"},
+	})
+}
