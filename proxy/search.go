@@ -405,67 +405,85 @@ func (ix *searchIndex) rank(v *searchView, want intent, one, whoami bool, terms 
 // however long the description that would weigh its words down (Jira's
 // create_issue, among 492 tools that say "issue").
 func (ix *searchIndex) namedExactly(v *searchView, terms map[string]qterm, want intent, keep func(doc int32) bool) []int32 {
-	var own []string
+	var own, what []string
 	for t, q := range terms {
 		if q.own {
 			own = append(own, t)
+			if !q.where {
+				what = append(what, t)
+			}
 		}
 	}
 	if len(own) == 0 {
 		return nil
 	}
-	slices.Sort(own)
+	fits := func(d int32) bool {
+		return v.visible[d] && keep(d) && (want == intentNone || ix.read[d] == (want == intentRead))
+	}
+	out := ix.named(own, want, fits)
+	// "Open a bug in the PAY project": where it goes is no word of its
+	// name, when the whole query names nothing.
+	if len(out) == 0 && len(what) >= 2 && len(what) < len(own) {
+		out = ix.named(what, want, fits)
+	}
+	return out
+}
+
+// named are the tools that fits passes whose names are own's words, or
+// failing that those words with synonyms in their place ("create a
+// bug", "open a ticket": create_issue).
+func (ix *searchIndex) named(own []string, want intent, fits func(d int32) bool) []int32 {
+	own = slices.Sorted(slices.Values(own))
 	named := ix.byName[strings.Join(own, " ")]
 	// "Create a new issue": a new one is what a create makes, no word of
 	// the name.
 	if i := slices.Index(own, stem("new")); len(named) == 0 && i >= 0 && want == intentWrite {
-		named = ix.byName[strings.Join(slices.Delete(own, i, i+1), " ")]
+		named = ix.byName[strings.Join(slices.Delete(slices.Clone(own), i, i+1), " ")]
 	}
 	var out []int32
 	for _, d := range named {
-		if v.visible[d] && keep(d) && (want == intentNone || ix.read[d] == (want == intentRead)) {
+		if fits(d) {
 			out = append(out, d)
 		}
 	}
-	// "Create a bug", "open a ticket": named in synonyms (create_issue),
-	// when nothing is named in the query's own words.
-	if len(out) == 0 && len(own) <= maxNamedWords {
-		key := make([]string, len(own))
-		seen := map[int32]bool{}
-		tries := 0
-		var walk func(i int, changed bool)
-		walk = func(i int, changed bool) {
-			if tries == maxNamedTries {
+	if len(out) > 0 || len(own) > maxNamedWords {
+		return out
+	}
+	key := make([]string, len(own))
+	seen := map[int32]bool{}
+	tries := 0
+	var walk func(i int, changed bool)
+	walk = func(i int, changed bool) {
+		if tries == maxNamedTries {
+			return
+		}
+		if i == len(own) {
+			if !changed {
 				return
 			}
-			if i == len(own) {
-				if !changed {
-					return
+			tries++
+			sorted := slices.Sorted(slices.Values(key))
+			for _, d := range ix.byName[strings.Join(sorted, " ")] {
+				if !seen[d] && fits(d) {
+					seen[d] = true
+					out = append(out, d)
 				}
-				tries++
-				sorted := slices.Sorted(slices.Values(key))
-				for _, d := range ix.byName[strings.Join(sorted, " ")] {
-					if !seen[d] && v.visible[d] && keep(d) && (want == intentNone || ix.read[d] == (want == intentRead)) {
-						seen[d] = true
-						out = append(out, d)
-					}
-				}
-				return
 			}
-			// Only words some tool's name has can make one.
-			if ix.nameTerms[own[i]] {
-				key[i] = own[i]
-				walk(i+1, changed)
-			}
-			for _, syn := range synonyms[own[i]] {
-				if ix.nameTerms[syn] {
-					key[i] = syn
-					walk(i+1, true)
-				}
+			return
+		}
+		// Only words some tool's name has can make one.
+		if ix.nameTerms[own[i]] {
+			key[i] = own[i]
+			walk(i+1, changed)
+		}
+		for _, syn := range synonyms[own[i]] {
+			if ix.nameTerms[syn] {
+				key[i] = syn
+				walk(i+1, true)
 			}
 		}
-		walk(0, false)
 	}
+	walk(0, false)
 	return out
 }
 
@@ -1112,9 +1130,10 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	out := map[string]qterm{}
 	var own []string
 	var ownW []float64
+	where := false // past a word that says where (whereWords)
 	addOwn := func(t string, w float64) {
 		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
-			out[t] = qterm{w: w, group: int32(len(own)), own: true}
+			out[t] = qterm{w: w, group: int32(len(own)), own: true, where: where}
 			own = append(own, t)
 			ownW = append(ownW, w)
 		}
@@ -1136,6 +1155,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		used[i] = true
 	}
 	for i, w := range ws {
+		where = where || whereWords[w]
 		if used[i] {
 			continue
 		}
@@ -1585,6 +1605,10 @@ func clauseEnds(text string) []int {
 	}
 	return ends
 }
+
+// whereWords come before where a thing is, not what it is: "open a bug
+// in the PAY project".
+var whereWords = map[string]bool{"in": true, "on": true, "inside": true, "within": true, "under": true}
 
 // negators deny the word that follows them ("don't" is read as "don").
 var negators = map[string]bool{"don": true, "dont": true, "not": true, "never": true, "without": true, "doesn": true, "didn": true, "shouldn": true, "mustn": true}
@@ -2045,6 +2069,7 @@ type qterm struct {
 	group int32
 	own   bool // one of the query's own words (or what its phrasal verb stands for), not a synonym or a reading of it
 	many  bool // a plural of the query's own ("what projects"), which asks for their collection
+	where bool // a word of where the thing asked about is ("in the PAY project"), after in, on, inside, within or under
 	// onlyReached scores the term only for a tool that a term of an
 	// earlier group reached; its group must sort last.
 	onlyReached bool

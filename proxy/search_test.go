@@ -1027,7 +1027,8 @@ func TestSearchAnswersWhoAmI(t *testing.T) {
 
 // A query that names a tool in synonyms ("create a bug", "open a
 // ticket": create_issue) puts it first, as its own words would, however
-// long its description and however often other tools say "bug".
+// long its description and however often other tools say "bug"; where
+// the thing goes ("in the PAY project") is no word of its name.
 func TestSearchNamesAToolInSynonyms(t *testing.T) {
 	long := strings.Repeat("Creates an issue or, where the option is set, a sub-task, from the fields and properties given in the request, validated against the project's screens. ", 30)
 	src := searchHead + `tools:
@@ -1035,11 +1036,14 @@ func TestSearchNamesAToolInSynonyms(t *testing.T) {
   - { name: add_bug_vote, description: Votes for a bug., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /votes } }
   - { name: create_issue, description: "` + long + `", kind: write, gate: up_write, request: { upstream: up, method: POST, path: /issue } }
   - { name: list_issues, description: Lists issues., request: { upstream: up, method: GET, path: /issues } }
+  - { name: create_project, description: Creates a project., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /project } }
+  - { name: create_project_role, description: Creates a role in a project., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /project/role } }
 `
 	core := searchCore(t, "synonyms.yaml", src)
 	wantFirsts(t, core, []firstCase{
 		{"create a bug", "create a bug", "create_issue"},
 		{"open a ticket", "open a ticket", "create_issue"},
+		{"where it goes is no word of the name", "open a ticket in the PAY project", "create_issue"},
 		{"a read names no write", "show me the bugs", "list_issues"},
 	})
 }
