@@ -247,7 +247,7 @@ func (q *SearchQuery) check() error {
 	// asked about ("the past 24h", "a certificate for shop.example.com").
 	clean = withoutFilenames(withoutHostnames(withoutDurations(clean)))
 	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
-	q.whoami = asksWhoAmI(q.Query)
+	q.whoami = asksWhoAmI(clean)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")
 	}

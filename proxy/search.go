@@ -239,6 +239,7 @@ func (ix *searchIndex) rank(v *searchView, want intent, one, whoami bool, terms 
 	named := ix.namedExactly(v, terms, want, keep)
 	// "Which account is this token for?" is answered by the tools that
 	// tell the caller who they are, whatever else its words reach.
+	exact := len(named) // named[:exact] are named in the query's words
 	if whoami && want != intentWrite {
 		var self []int32
 		for d, tier := range ix.self {
@@ -246,7 +247,7 @@ func (ix *searchIndex) rank(v *searchView, want intent, one, whoami bool, terms 
 				self = append(self, int32(d))
 			}
 		}
-		named = append(self, named...)
+		named = append(named, self...)
 	}
 	weights := ix.related(v, terms)
 	sc := ix.scratch()
@@ -376,10 +377,11 @@ func (ix *searchIndex) rank(v *searchView, want intent, one, whoami bool, terms 
 		}
 		return len(top)
 	}
-	// A tool that says who the caller is outright (/users/me) goes
-	// before one that may (/user, /account).
-	slices.SortStableFunc(named, func(a, b int32) int {
-		if whoami && ix.self[a] != ix.self[b] {
+	// After the tools the query names, a tool that says who the caller
+	// is outright (/users/me) goes before one that may (/user).
+	slices.SortStableFunc(named[:exact], func(a, b int32) int { return at(a) - at(b) })
+	slices.SortStableFunc(named[exact:], func(a, b int32) int {
+		if ix.self[a] != ix.self[b] {
 			return int(ix.self[b]) - int(ix.self[a])
 		}
 		return at(a) - at(b)
@@ -603,11 +605,13 @@ func holdsRecords(path string) bool {
 
 // selfTool tells whether a tool says who the caller is: a read of a
 // fixed path, with no required argument, that ends in "me" under a
-// collection of people (/users/me, /members/me, or /me alone, 2), or in
+// collection of people (/users/me, /members/me, /users/current), or
+// alone (/me, /myself, /whoami), or OpenID Connect's userinfo, 2; or in
 // the caller's own user, profile or account (GET /user, /v2/account,
 // /user/profile, 1: some APIs' GET /user reads any user by a query).
 // /permissions/me is my permissions, /brands/current the current brand,
-// /meta/types/user a type: none says who I am (0).
+// /v1/current.json the current weather, /meta/types/user a type: none
+// says who I am (0).
 func selfTool(d *catalog.Tool) uint8 {
 	if d.Request.Method != http.MethodGet {
 		return 0
@@ -638,8 +642,9 @@ func selfTool(d *catalog.Tool) uint8 {
 		}
 	}
 	switch {
-	case (last == "myself" || last == "whoami") && prev == "",
-		(last == "me" || last == "self" || last == "current") && (prev == "" || people[prev]):
+	case last == "userinfo",
+		(last == "me" || last == "myself" || last == "whoami") && prev == "",
+		(last == "me" || last == "self" || last == "current") && people[prev]:
 		return 2
 	case (last == "user" || last == "profile" || last == "account" || last == "identity") && (prev == "" || prev == "user" || prev == "users"):
 		return 1
@@ -685,16 +690,19 @@ func prefixSegment(s string) bool {
 }
 
 // asksWhoAmI reports whether a query asks who the caller is: "who am
-// I", "whoami", "logged in as", or a question about whose this token or
-// key is ("which account is this token for?", "which user does this
-// API key belong to?"). A token named with another word between ("this
-// deploy key") is a thing of its own, and "which keys does this user
-// have" asks about keys.
-func asksWhoAmI(query string) bool {
-	ws := words(query)
+// I?", "whoami", "what am I logged in as", or which account, or whose,
+// this or my token or key is ("which account is this token for?",
+// "which user does this API key belong to?"). Quoted words are a name's
+// (splitQuoted), so a song called "Who Am I" asks nothing of the kind. Not: "who am I following?" (the caller's follows),
+// "users logged in as admin" (no first person), "the API key of user
+// bob" (another's key), "this deploy key" (a key of its own kind).
+func asksWhoAmI(clean string) bool {
+	_, unquoted := splitQuoted(clean)
+	ws := words(unquoted)
 	has := func(set ...string) bool {
 		return slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(set, w) })
 	}
+	firstPerson := false
 	credential := false
 	for i, w := range ws {
 		next := func(k int) string {
@@ -704,11 +712,22 @@ func asksWhoAmI(query string) bool {
 			return ""
 		}
 		switch {
-		case w == "whoami",
-			w == "who" && (next(1) == "am" && next(2) == "i" || next(1) == "i" && next(2) == "am"),
-			(w == "logged" || w == "signed" || w == "authenticated") && (next(1) == "as" || next(1) == "in" && next(2) == "as"):
+		case w == "whoami":
 			return true
-		case w == "this" || w == "my" || w == "the":
+		case w == "who" && (next(1) == "am" && next(2) == "i" || next(1) == "i" && next(2) == "am"):
+			// Only how one is signed in may follow: "who am I
+			// following" asks about others.
+			rest := ws[i+3:]
+			if !slices.ContainsFunc(rest, func(w string) bool { return !stopWords[w] && !signedInWords[w] }) {
+				return true
+			}
+		case (w == "logged" || w == "signed" || w == "authenticated") && (next(1) == "as" || next(1) == "in" && next(2) == "as"):
+			if firstPerson || credential {
+				return true
+			}
+		case w == "i" || w == "am":
+			firstPerson = true
+		case w == "this" || w == "my":
 			k := 1
 			if n := next(k); n == "api" || n == "access" || n == "auth" || n == "bearer" || n == "personal" {
 				k++
@@ -716,8 +735,24 @@ func asksWhoAmI(query string) bool {
 			credential = credential || slices.Contains([]string{"token", "key", "credential", "credentials"}, next(k))
 		}
 	}
-	return credential && (has("whose", "belong", "belongs") || has("which", "what", "who") && has("account", "user", "identity"))
+	if !credential {
+		return false
+	}
+	if has("whose", "belong", "belongs") {
+		return true
+	}
+	// "which account", "what user": the question is about the owner.
+	for i := 0; i+1 < len(ws); i++ {
+		if (ws[i] == "which" || ws[i] == "what") && (ws[i+1] == "account" || ws[i+1] == "user" || ws[i+1] == "identity") {
+			return true
+		}
+	}
+	return false
 }
+
+// signedInWords may follow "who am I" in a question that still asks who
+// the caller is: "who am I logged in as right now".
+var signedInWords = map[string]bool{"logged": true, "signed": true, "authenticated": true, "right": true, "exactly": true}
 
 // genericRecord are the words an API uses for a record of its users' own
 // making. "record" is not one of them: it names an audit or a DNS record
@@ -1169,7 +1204,13 @@ func queryTerms(clean string, one bool) map[string]qterm {
 					clauseEnd = slices.Repeat([]int{len(ws)}, len(ws))
 				}
 			}
-			for j := i + 1; j < clauseEnd[i]; j++ {
+			// One that ends its clause ("don't, please, delete it",
+			// "never: delete") reaches into the next.
+			end := clauseEnd[i]
+			if end == i+1 {
+				end = len(ws)
+			}
+			for j := i + 1; j < end; j++ {
 				if !stopWords[ws[j]] {
 					used[j] = true
 					break
@@ -1580,18 +1621,27 @@ func past(w string) bool {
 }
 
 // clauseEnds gives, for each of words(text), the index of the first word
-// after its clause, which ends at a comma, semicolon, colon, full stop or
-// mark followed by a space or the end: in "we don't need it anymore,
-// release it" the negator does not reach "release". Punctuation ends a
-// word anyway, so the clauses' words are text's.
+// after its clause, which ends at a comma, semicolon, colon, full stop
+// or mark followed by a space or the end ("we don't need it anymore,
+// release it": the negator does not reach "release"), or at a
+// full-width mark or an ellipsis, which need no space. Punctuation ends
+// a word anyway, so the clauses' words are text's.
 func clauseEnds(text string) []int {
 	var ends []int
 	for text != "" {
 		clause := text
-		for i := 0; i < len(text); i++ {
-			if strings.IndexByte(",;:.!?", text[i]) >= 0 && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\t' || text[i+1] == '\n') {
-				clause = text[:i+1]
+		for i, r := range text {
+			size := utf8.RuneLen(r)
+			if wideClauseMarks[r] {
+				clause = text[:i+size]
 				break
+			}
+			if strings.ContainsRune(",;:.!?", r) {
+				next, _ := utf8.DecodeRuneInString(text[i+size:])
+				if i+size == len(text) || unicode.IsSpace(next) {
+					clause = text[:i+size]
+					break
+				}
 			}
 		}
 		text = text[len(clause):]
@@ -1605,6 +1655,9 @@ func clauseEnds(text string) []int {
 	}
 	return ends
 }
+
+// wideClauseMarks end a clause with no space after them.
+var wideClauseMarks = map[rune]bool{'…': true, '，': true, '、': true, '。': true, '；': true, '：': true, '！': true, '？': true}
 
 // whereWords come before where a thing is, not what it is: "open a bug
 // in the PAY project".

@@ -696,6 +696,12 @@ func TestSelfTool(t *testing.T) {
 		"/v2/account":                 1,
 		"/2010-04-01/user/profile":    1,
 		"/profile":                    1,
+		"/users/current":              2,
+		"/userinfo":                   2,
+		"/oauth2/v1/userinfo":         2,
+		"/current":                    0,
+		"/self":                       0,
+		"/v1/current.json":            0, // the current weather
 		"/permissions/me":             0, // my permissions
 		"/api/v3/core/brands/current": 0,
 		"/api/v1/meta/types/user":     0,
@@ -753,8 +759,17 @@ func TestAsksWhoAmI(t *testing.T) {
 		"rotate my token":                               false,
 		"list the tokens of my account":                 false,
 		"who is on the team?":                           false,
+		"what am I logged in as?":                       true,
+		"who am I logged in as right now":               true,
+		`find the song "Who Am I"`:                      false,
+		"who am I following?":                           false,
+		"who am I meeting with tomorrow?":               false,
+		"users logged in as admin in the last day":      false,
+		"which users signed in as guest":                false,
+		"what is the api key of user bob?":              false,
+		"what's the api key for account 42?":            false,
 	} {
-		if got := asksWhoAmI(query); got != want {
+		if got := asksWhoAmI(withoutValues(query)); got != want {
 			t.Errorf("asksWhoAmI(%q) = %v, want %v", query, got, want)
 		}
 	}

@@ -370,6 +370,9 @@ func TestSearchKnowsWhatFilesSay(t *testing.T) {
 		{"feedback is a comment", "feedback on the task", "list_task_comments"},
 		{"what not to do is not asked for", "suspend the user, don't delete anything", "update_user"},
 		{"a negator ends with its clause", "we don't need it anymore, delete the user", "delete_user"},
+		{"a negator that ends its clause reaches the next", "suspend the user but don't, please, delete anything", "update_user"},
+		{"an ellipsis after a negator", "suspend the user. don't... delete anything", "update_user"},
+		{"a negator before a colon", "suspend the user, never: delete", "update_user"},
 	})
 }
 
@@ -1008,6 +1011,8 @@ func TestSearchAnswersWhoAmI(t *testing.T) {
   - { name: get_user, description: Returns a user., request: { upstream: up, method: GET, path: /user } }
   - { name: get_my_permissions, description: Returns my permissions., request: { upstream: up, method: GET, path: /permissions/me } }
   - { name: get_profile, description: Returns the profile., request: { upstream: up, method: GET, path: /users/me } }
+  - { name: get_current_weather, description: Returns the current weather., request: { upstream: up, method: GET, path: /v1/current.json } }
+  - { name: list_followed_artists, description: Lists the artists the user follows., request: { upstream: up, method: GET, path: /me/following } }
 `
 	core := searchCore(t, "whoami.yaml", src)
 	wantFirsts(t, core, []firstCase{
@@ -1017,7 +1022,16 @@ func TestSearchAnswersWhoAmI(t *testing.T) {
 		{"whoami", "whoami", "get_profile"},
 		{"a user's keys", "which keys does this user have?", "list_user_keys"},
 		{"a write about a token", "rotate this token", "rotate_token"},
+		{"whom I follow", "who am I following?", "list_followed_artists"},
 	})
+	// A tool the query names goes before the caller's own.
+	named := searchCore(t, "whoami-named.yaml", searchHead+`tools:
+  - { name: get_profile, description: Returns the profile., request: { upstream: up, method: GET, path: /users/me } }
+  - { name: whoami, description: Returns the session., request: { upstream: up, method: GET, path: /auth/session } }
+`)
+	if got, err := named.SearchCatalog(proxy.SearchQuery{Query: "whoami"}); err != nil || len(got) != 2 || got[0].Tool.Name != "whoami" {
+		t.Errorf("whoami found %v (%v), want whoami then get_profile", listedNames(got), err)
+	}
 	// /user may read any user; /users/me is the caller, so it comes first.
 	got, err := core.SearchCatalog(proxy.SearchQuery{Query: "who am I?"})
 	if err != nil || len(got) < 2 || got[0].Tool.Name != "get_profile" || got[1].Tool.Name != "get_user" {
