@@ -1061,3 +1061,31 @@ func TestSearchNamesAToolInSynonyms(t *testing.T) {
 		{"a read names no write", "show me the bugs", "list_issues"},
 	})
 }
+
+// A payer's and a caller's words: money and funds are a balance, paying
+// out makes a payout, what was spent is usage and cost, a day's figures
+// are daily; a bridge is a conference call, and pulling someone into
+// one adds them.
+func TestSearchKnowsWhatPayersAndCallersSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: get_balance, description: Retrieves the current account balance., request: { upstream: up, method: GET, path: /balance } }
+  - { name: list_bank_accounts, description: Lists the bank accounts money is paid to., request: { upstream: up, method: GET, path: /bank_accounts } }
+  - { name: create_payout, description: Creates a payout to a bank account., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /payouts } }
+  - { name: update_bank_account, description: Updates a bank account., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /bank_accounts/one } }
+  - { name: list_usage_records, description: Lists usage records., request: { upstream: up, method: GET, path: /usage/records } }
+  - { name: list_usage_records_daily, description: Lists usage records for each day., request: { upstream: up, method: GET, path: /usage/records/daily } }
+  - { name: list_calls, description: Lists calls., request: { upstream: up, method: GET, path: /calls } }
+  - { name: fetch_conference, description: Fetches a conference., request: { upstream: up, method: GET, path: /conferences/one } }
+  - { name: create_participant, description: Adds a participant to a conference., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /conferences/participants } }
+  - { name: delete_participant, description: Removes a participant from a conference., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /conferences/participants } }
+`
+	core := searchCore(t, "payers.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"money is a balance", "how much money do we have?", "get_balance"},
+		{"paying out makes a payout", "pay out $5,000 to the bank account", "create_payout"},
+		{"what was spent is usage", "what have we spent this year?", "list_usage_records"},
+		{"a day's figures are daily", "usage for each day of last week", "list_usage_records_daily"},
+		{"a bridge is a conference", "is the all-hands bridge still going?", "fetch_conference"},
+		{"pulling someone into a call adds them", "pull +12125550199 into the conference", "create_participant"},
+	})
+}
