@@ -947,6 +947,9 @@ func leadingVerb(ws []string) intent {
 		if stopWords[w] {
 			continue
 		}
+		if sendsAt(ws) == i {
+			return intentWrite
+		}
 		// A phrasal verb does what it stands for: "get rid of" and
 		// "get it back" write, though "get" reads.
 		if p, _ := phraseAt(ws, i, nil); p != nil {
@@ -970,6 +973,31 @@ func leadingVerb(ws []string) intent {
 	}
 	return intentNone
 }
+
+// sendsAt finds the verb that starts an order to send a message by its
+// medium: "text +1555… that it shipped", "sms them the code", "dm me".
+// It returns the verb's index among ws, or -1. The verb comes first,
+// and a number, a stop word or nothing follows it: "text of the reply",
+// "text fields" and "sms logs" order nothing.
+func sendsAt(ws []string) int {
+	for i, w := range ws {
+		if stopWords[w] {
+			continue
+		}
+		if sends[w] == nil {
+			return -1
+		}
+		if i+1 < len(ws) && (ws[i+1] == "of" || !stopWords[ws[i+1]] && !isNumber(ws[i+1])) {
+			return -1
+		}
+		return i
+	}
+	return -1
+}
+
+// sends are the media whose name is a verb to send by them, and what
+// such an order asks for.
+var sends = map[string][]string{"text": stemAll([]string{"send", "message", "sms"}), "sms": stemAll([]string{"send", "message", "sms"}), "dm": stemAll([]string{"send", "message"})}
 
 // givesWhatIs are the words after "give me" that point at what exists.
 var givesWhatIs = map[string]bool{"the": true, "all": true, "every": true, "each": true, "our": true, "my": true, "your": true, "their": true,
@@ -1187,6 +1215,13 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	// "File a bug" asks to create one; "file" is no file.
 	if i := makesLeading(text); i >= 0 && i < len(ws) {
 		addOwn(stem("create"), 1)
+		used[i] = true
+	}
+	// "Text +1555… that it shipped" asks to send a message.
+	if i := sendsAt(ws); i >= 0 {
+		for _, t := range sends[ws[i]] {
+			addOwn(t, 1)
+		}
 		used[i] = true
 	}
 	for i, w := range ws {

@@ -1065,7 +1065,7 @@ func TestSearchNamesAToolInSynonyms(t *testing.T) {
 // A payer's and a caller's words: money and funds are a balance, paying
 // out makes a payout, what was spent is usage and cost, a day's figures
 // are daily; a bridge is a conference call, and pulling someone into
-// one adds them.
+// one adds them; "text +1555…" sends a message.
 func TestSearchKnowsWhatPayersAndCallersSay(t *testing.T) {
 	const src = searchHead + `tools:
   - { name: get_balance, description: Retrieves the current account balance., request: { upstream: up, method: GET, path: /balance } }
@@ -1078,6 +1078,9 @@ func TestSearchKnowsWhatPayersAndCallersSay(t *testing.T) {
   - { name: fetch_conference, description: Fetches a conference., request: { upstream: up, method: GET, path: /conferences/one } }
   - { name: create_participant, description: Adds a participant to a conference., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /conferences/participants } }
   - { name: delete_participant, description: Removes a participant from a conference., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /conferences/participants } }
+  - { name: list_messages, description: Lists the messages sent and received., request: { upstream: up, method: GET, path: /messages } }
+  - { name: update_message, description: Updates the body of a message., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /messages/one } }
+  - { name: create_message, description: Sends a new message., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /messages } }
 `
 	core := searchCore(t, "payers.yaml", src)
 	wantFirsts(t, core, []firstCase{
@@ -1087,5 +1090,7 @@ func TestSearchKnowsWhatPayersAndCallersSay(t *testing.T) {
 		{"a day's figures are daily", "usage for each day of last week", "list_usage_records_daily"},
 		{"a bridge is a conference", "is the all-hands bridge still going?", "fetch_conference"},
 		{"pulling someone into a call adds them", "pull +12125550199 into the conference", "create_participant"},
+		{"text a number sends a message", "text +15551234567 from +15557654321: the order has shipped", "create_message"},
+		{"the text of a message is no order", "show me the text of yesterday's messages", "list_messages"},
 	})
 }
