@@ -207,10 +207,11 @@ type SearchQuery struct {
 	Kind  string   `json:"kind"`
 	Limit int      `json:"limit"`
 
-	terms  map[string]qterm // Query's weighted terms, set by check
-	want   intent           // the kind of tool Query asks for, set by check
-	one    bool             // whether Query points at one thing, set by check
-	whoami bool             // whether Query asks who the caller is (asksWhoAmI), set by check
+	terms   map[string]qterm // Query's weighted terms, set by check
+	want    intent           // the kind of tool Query asks for, set by check
+	one     bool             // whether Query points at one thing, set by check
+	whoami  bool             // whether Query asks who the caller is (asksWhoAmI), set by check
+	creates bool             // whether Query orders a thing made (asksToCreate), set by check
 }
 
 // ErrBadSearch marks a search whose query or bounds are unusable; the
@@ -248,6 +249,7 @@ func (q *SearchQuery) check() error {
 	clean = withoutFilenames(withoutHostnames(withoutDurations(clean)))
 	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
 	q.whoami = asksWhoAmI(clean)
+	q.creates = q.want == intentWrite && asksToCreate(words(clean), clean)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")
 	}
@@ -277,7 +279,7 @@ func (c *Core) rank(v *view, q SearchQuery) []*Listed {
 	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, q.Tags, q.Kind) }
 	var out []*Listed
 	if len(q.terms) > 0 {
-		for _, d := range c.index.rank(v.searchView(c.index), q.want, q.one, q.whoami, q.terms, q.Limit, keep) {
+		for _, d := range c.index.rank(v.searchView(c.index), q.want, q.one, q.whoami, q.creates, q.terms, q.Limit, keep) {
 			out = append(out, c.order[d].listed)
 		}
 		return out

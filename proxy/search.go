@@ -84,6 +84,10 @@ const (
 	// /projects) adds, as a share of the score, when the query points at
 	// no one thing.
 	weightMany = 0.3
+	// weightCreate is what a POST to a collection (POST /customers)
+	// adds, as a share of the score, when the query asks to create:
+	// a POST to a key (/customers/{id}) changes what exists.
+	weightCreate = 0.3
 	// weightGeneric scales the words for a generic record, asked for
 	// when a query word matches no visible tool (related).
 	weightGeneric = 0.6
@@ -125,17 +129,19 @@ type searchIndex struct {
 	lists     []string             // the term of the collection each document's path ends in (/projects: project), or ""
 	records   []bool               // whether each document's path has a segment of its own for a generic record (/items)
 	self      []uint8              // whether each document tells the caller who they are (selfTool): 0, 1 or 2
+	creates   []bool               // whether each document is a POST to a collection (createsInto)
 	scores    sync.Pool            // of *scratch
 }
 
 func newSearchIndex(tools []*tool) *searchIndex {
-	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, nameTerms: map[string]bool{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), lists: make([]string, len(tools)), records: make([]bool, len(tools)), self: make([]uint8, len(tools))}
+	ix := &searchIndex{postings: map[string][]posting{}, results: map[string][]posting{}, byName: map[string][]int32{}, nameTerms: map[string]bool{}, length: make([]float32, len(tools)), names: make([][]string, len(tools)), read: make([]bool, len(tools)), scoped: make([]bool, len(tools)), lists: make([]string, len(tools)), records: make([]bool, len(tools)), self: make([]uint8, len(tools)), creates: make([]bool, len(tools))}
 	for i, t := range tools {
 		ix.read[i] = t.def.Kind == catalog.KindRead
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
 		ix.records[i] = holdsRecords(t.def.Request.Path)
 		ix.lists[i] = collectionTerm(t.def.Request.Path)
 		ix.self[i] = selfTool(t.def)
+		ix.creates[i] = createsInto(t.def)
 		for _, term := range terms(t.def.Name) {
 			if !slices.Contains(ix.names[i], term) {
 				ix.names[i] = append(ix.names[i], term)
@@ -235,7 +241,7 @@ type hit struct {
 // the kind of tool it asks for (queryIntent), both read once by
 // SearchQuery.check, and returns the best limit that keep passes, best
 // first; ties keep catalog order.
-func (ix *searchIndex) rank(v *searchView, want intent, one, whoami bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
+func (ix *searchIndex) rank(v *searchView, want intent, one, whoami, creates bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
 	named := ix.namedExactly(v, terms, want, keep)
 	// "Which account is this token for?" is answered by the tools that
 	// tell the caller who they are, whatever else its words reach.
@@ -356,6 +362,9 @@ func (ix *searchIndex) rank(v *searchView, want intent, one, whoami bool, terms 
 		}
 		if one && ix.scoped[top[i].doc] {
 			top[i].score *= 1 + weightOne
+		}
+		if creates && ix.creates[top[i].doc] {
+			top[i].score *= 1 + weightCreate
 		}
 		// A plural asks for the collection, of the kind asked for: "what
 		// boards do I have" lists them, and creates none.
@@ -675,6 +684,42 @@ func meByKey(d *catalog.Tool) bool {
 
 // quotedMe is "me" quoted as a value: "me", 'me', `me`.
 var quotedMe = regexp.MustCompile("[\"'`]me[\"'`]")
+
+// createsInto tells whether a tool is a POST whose path ends in a
+// collection rather than a key: POST /customers makes one, POST
+// /customers/{id} changes one.
+func createsInto(d *catalog.Tool) bool {
+	if d.Request.Method != http.MethodPost {
+		return false
+	}
+	path, _, _ := strings.Cut(d.Request.Path, "?")
+	path, _, _ = strings.Cut(path, "#")
+	path = strings.TrimRight(path, "/")
+	last := path[strings.LastIndexByte(path, '/')+1:]
+	return last != "" && !strings.Contains(last, "{")
+}
+
+// asksToCreate reports whether a query orders a thing made: its first
+// word that is no stop word is create or a word of its group ("add a
+// customer", "open a ticket", "new webhook"), or it files one ("file a
+// bug", makesLeading); "make bob an admin" makes nothing.
+func asksToCreate(ws []string, query string) bool {
+	if makesLeading(query) >= 0 {
+		return true
+	}
+	for _, w := range ws {
+		if stopWords[w] {
+			continue
+		}
+		// "Make bob an admin" changes bob (turnsInto).
+		if w == "make" && turnsInto(query) {
+			return false
+		}
+		t := stem(w)
+		return t == stem("create") || slices.Contains(synonyms[stem("create")], t)
+	}
+	return false
+}
 
 // people are the collections whose "me" is the caller.
 var people = map[string]bool{"user": true, "users": true, "member": true, "members": true, "account": true, "accounts": true, "people": true, "person": true, "profiles": true}

@@ -774,3 +774,36 @@ func TestAsksWhoAmI(t *testing.T) {
 		}
 	}
 }
+
+func TestCreatesIntoAndAsksToCreate(t *testing.T) {
+	for route, want := range map[string]bool{
+		"POST /v1/customers":            true,
+		"POST /customers/{id}/cards":    true,
+		"POST /v1/customers/{customer}": false,
+		"POST /items/{id}/":             false,
+		"POST /items:batchCreate":       true,
+		"PUT /v1/customers":             false,
+		"POST /":                        false,
+		"POST /forms#submit":            true,
+		"POST /search?q={q}":            true,
+	} {
+		method, path, _ := strings.Cut(route, " ")
+		if got := createsInto(&catalog.Tool{Request: catalog.Request{Method: method, Path: path}}); got != want {
+			t.Errorf("createsInto(%s) = %v, want %v", route, got, want)
+		}
+	}
+	for query, want := range map[string]bool{
+		"create a customer":        true,
+		"please add a webhook":     true,
+		"new webhook for builds":   true,
+		"file a bug: it crashes":   true,
+		"make bob an admin":        false,
+		"make a new private board": true,
+		"update the customer":      false,
+		"list customers":           false,
+	} {
+		if got := asksToCreate(words(query), query); got != want {
+			t.Errorf("asksToCreate(%q) = %v, want %v", query, got, want)
+		}
+	}
+}

@@ -1094,3 +1094,20 @@ func TestSearchKnowsWhatPayersAndCallersSay(t *testing.T) {
 		{"the text of a message is no order", "show me the text of yesterday's messages", "list_messages"},
 	})
 }
+
+// An order to create favours a POST to a collection over a POST to a
+// key, which changes what exists, when the two are named alike (Stripe's
+// post_customers and post_customers_customer).
+func TestSearchCreatesIntoACollection(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: post_customers_customer, description: "Updates a customer: takes the arguments with which you create a new customer.", kind: write, gate: up_write, input: { type: object, properties: { customer: { type: string } }, required: [customer] }, request: { upstream: up, method: POST, path: "/v1/customers/{customer}" } }
+  - { name: post_customers, description: "Creates a new customer object, with the address, email, name, phone, shipping and tax details given.", kind: write, gate: up_write, request: { upstream: up, method: POST, path: /v1/customers } }
+  - { name: get_customers, description: Returns a list of your customers., request: { upstream: up, method: GET, path: /v1/customers } }
+`
+	core := searchCore(t, "creates.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"create", "create a new customer for Acme Corp", "post_customers"},
+		{"add", "add a customer", "post_customers"},
+		{"an update is no create", "update customer cus_123", "post_customers_customer"},
+	})
+}
