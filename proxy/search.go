@@ -416,11 +416,13 @@ func (ix *searchIndex) rank(v *searchView, want intent, one, whoami, creates boo
 // however long the description that would weigh its words down (Jira's
 // create_issue, among 492 tools that say "issue").
 func (ix *searchIndex) namedExactly(v *searchView, terms map[string]qterm, want intent, keep func(doc int32) bool) []int32 {
-	var own, what []string
+	var own, what, place []string
 	for t, q := range terms {
 		if q.own {
 			own = append(own, t)
-			if !q.where {
+			if q.where {
+				place = append(place, t)
+			} else {
 				what = append(what, t)
 			}
 		}
@@ -433,16 +435,38 @@ func (ix *searchIndex) namedExactly(v *searchView, terms map[string]qterm, want 
 	}
 	out := ix.named(own, want, fits)
 	// "Open a bug in the PAY project": where it goes is no word of its
-	// name, when the whole query names nothing.
-	if len(out) == 0 && len(what) >= 2 && len(what) < len(own) {
+	// name, when the whole query names nothing, and no tool's name has
+	// the other words and a word of the place ("list users in the admins
+	// group": list_group_users, not list_users).
+	if len(out) == 0 && len(what) >= 2 && len(place) > 0 && !ix.namesPlace(what, place, fits) {
 		out = ix.named(what, want, fits)
 	}
 	return out
 }
 
+// namesPlace reports whether a tool that fits passes has every word of
+// what in its name and a word of place, or of a synonym of one.
+func (ix *searchIndex) namesPlace(what, place []string, fits func(d int32) bool) bool {
+	for _, p := range place {
+		for _, t := range append([]string{p}, synonyms[p]...) {
+			for _, post := range ix.postings[t] {
+				name := ix.names[post.doc]
+				if slices.Contains(name, t) && fits(post.doc) && !slices.ContainsFunc(what, func(w string) bool { return !slices.Contains(name, w) }) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // named are the tools that fits passes whose names are own's words, or
-// failing that those words with synonyms in their place ("create a
-// bug", "open a ticket": create_issue).
+// failing that, when the query says what to do ("create a bug", "open a
+// ticket": create_issue), those words with synonyms in their place.
+// The synonyms tried are the first maxNamedTries combinations in an
+// order the synonym table fixes, counted whether or not a tool has such
+// a name, so that which tools are named never depends on a tool the
+// caller cannot see.
 func (ix *searchIndex) named(own []string, want intent, fits func(d int32) bool) []int32 {
 	own = slices.Sorted(slices.Values(own))
 	named := ix.byName[strings.Join(own, " ")]
@@ -457,44 +481,61 @@ func (ix *searchIndex) named(own []string, want intent, fits func(d int32) bool)
 			out = append(out, d)
 		}
 	}
-	if len(out) > 0 || len(own) > maxNamedWords {
+	// "Image files" or "job runs" say no more than what they are about:
+	// no upload_photo, no run_task.
+	if len(out) > 0 || len(own) > maxNamedWords || want == intentNone {
 		return out
 	}
-	key := make([]string, len(own))
-	seen := map[int32]bool{}
-	tries := 0
-	var walk func(i int, changed bool)
-	walk = func(i int, changed bool) {
-		if tries == maxNamedTries {
-			return
-		}
-		if i == len(own) {
-			if !changed {
-				return
-			}
-			tries++
-			sorted := slices.Sorted(slices.Values(key))
-			for _, d := range ix.byName[strings.Join(sorted, " ")] {
-				if !seen[d] && fits(d) {
-					seen[d] = true
-					out = append(out, d)
+	// Each word's forms: itself, then its synonyms that are no other
+	// word of the query nor one of theirs ("job runs": job is no task
+	// beside run, a word of its group).
+	opts := make([][]string, len(own))
+	combos := 1
+	for i, w := range own {
+		opts[i] = append(opts[i], w)
+		for _, syn := range synonyms[w] {
+			clash := false
+			for j, o := range own {
+				if j != i && (syn == o || slices.Contains(synonyms[o], syn)) {
+					clash = true
+					break
 				}
 			}
-			return
+			if !clash {
+				opts[i] = append(opts[i], syn)
+			}
 		}
-		// Only words some tool's name has can make one.
-		if ix.nameTerms[own[i]] {
-			key[i] = own[i]
-			walk(i+1, changed)
+		combos *= len(opts[i])
+	}
+	var buf [maxNamedWords]string
+	var key []byte
+	seen := map[int32]bool{}
+	for c := 1; c < min(combos, maxNamedTries); c++ { // 0 is the words themselves
+		n, ok := c, true
+		for i := len(own) - 1; i >= 0; i-- {
+			buf[i] = opts[i][n%len(opts[i])]
+			n /= len(opts[i])
+			ok = ok && ix.nameTerms[buf[i]] // no tool's name has it: nothing to look up
 		}
-		for _, syn := range synonyms[own[i]] {
-			if ix.nameTerms[syn] {
-				key[i] = syn
-				walk(i+1, true)
+		if !ok {
+			continue
+		}
+		words := buf[:len(own)]
+		slices.Sort(words)
+		key = key[:0]
+		for k, w := range words {
+			if k > 0 {
+				key = append(key, ' ')
+			}
+			key = append(key, w...)
+		}
+		for _, d := range ix.byName[string(key)] {
+			if !seen[d] && fits(d) {
+				seen[d] = true
+				out = append(out, d)
 			}
 		}
 	}
-	walk(0, false)
 	return out
 }
 
@@ -686,8 +727,8 @@ func meByKey(d *catalog.Tool) bool {
 var quotedMe = regexp.MustCompile("[\"'`]me[\"'`]")
 
 // createsInto tells whether a tool is a POST whose path ends in a
-// collection rather than a key: POST /customers makes one, POST
-// /customers/{id} changes one.
+// collection rather than a key or an action: POST /customers makes one,
+// POST /customers/{id} and POST /customers/{id}/cancel change one.
 func createsInto(d *catalog.Tool) bool {
 	if d.Request.Method != http.MethodPost {
 		return false
@@ -696,7 +737,12 @@ func createsInto(d *catalog.Tool) bool {
 	path, _, _ = strings.Cut(path, "#")
 	path = strings.TrimRight(path, "/")
 	last := path[strings.LastIndexByte(path, '/')+1:]
-	return last != "" && !strings.Contains(last, "{")
+	if last == "" || strings.Contains(last, "{") {
+		return false
+	}
+	// An action on what exists (/invoices/{id}/send, /tokens/rotate).
+	ws := words(last)
+	return !(len(ws) == 1 && verbIntents[stem(ws[0])] != intentNone)
 }
 
 // asksToCreate reports whether a query orders a thing made: its first
@@ -1022,8 +1068,8 @@ func leadingVerb(ws []string) intent {
 // sendsAt finds the verb that starts an order to send a message by its
 // medium: "text +1555… that it shipped", "sms them the code", "dm me".
 // It returns the verb's index among ws, or -1. The verb comes first,
-// and a number, a stop word or nothing follows it: "text of the reply",
-// "text fields" and "sms logs" order nothing.
+// and a number, whom to send to or nothing follows it: "text of the
+// reply", "text to speech", "text fields" and "sms logs" order nothing.
 func sendsAt(ws []string) int {
 	for i, w := range ws {
 		if stopWords[w] {
@@ -1032,13 +1078,16 @@ func sendsAt(ws []string) int {
 		if sends[w] == nil {
 			return -1
 		}
-		if i+1 < len(ws) && (ws[i+1] == "of" || !stopWords[ws[i+1]] && !isNumber(ws[i+1])) {
+		if i+1 < len(ws) && !sendsTo[ws[i+1]] && !isNumber(ws[i+1]) {
 			return -1
 		}
 		return i
 	}
 	return -1
 }
+
+// sendsTo are the words for whom a message is sent to, after its verb.
+var sendsTo = map[string]bool{"me": true, "him": true, "her": true, "them": true, "us": true, "everyone": true, "everybody": true}
 
 // sends are the media whose name is a verb to send by them, and what
 // such an order asks for.

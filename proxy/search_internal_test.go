@@ -777,15 +777,18 @@ func TestAsksWhoAmI(t *testing.T) {
 
 func TestCreatesIntoAndAsksToCreate(t *testing.T) {
 	for route, want := range map[string]bool{
-		"POST /v1/customers":            true,
-		"POST /customers/{id}/cards":    true,
-		"POST /v1/customers/{customer}": false,
-		"POST /items/{id}/":             false,
-		"POST /items:batchCreate":       true,
-		"PUT /v1/customers":             false,
-		"POST /":                        false,
-		"POST /forms#submit":            true,
-		"POST /search?q={q}":            true,
+		"POST /v1/customers":                 true,
+		"POST /customers/{id}/cards":         true,
+		"POST /v1/customers/{customer}":      false,
+		"POST /items/{id}/":                  false,
+		"POST /items:batchCreate":            true,
+		"PUT /v1/customers":                  false,
+		"POST /":                             false,
+		"POST /forms#submit":                 true,
+		"POST /search?q={q}":                 false, // an action
+		"POST /invoices/{id}/send":           false,
+		"POST /tokens/rotate":                false,
+		"POST /projects/{id}/merge_requests": true,
 	} {
 		method, path, _ := strings.Cut(route, " ")
 		if got := createsInto(&catalog.Tool{Request: catalog.Request{Method: method, Path: path}}); got != want {

@@ -1111,3 +1111,77 @@ func TestSearchCreatesIntoACollection(t *testing.T) {
 		{"an update is no create", "update customer cus_123", "post_customers_customer"},
 	})
 }
+
+// What a tool is named in synonyms never depends on the tools a caller
+// cannot see: hidden tools named in every word of the large synonym
+// groups leave a caller's answers as they are without them (they once
+// used up the tries before the visible name was reached).
+func TestSearchNamesInSynonymsIgnoreHiddenTools(t *testing.T) {
+	head := `version: 1
+server: { name: hidden }
+auth:
+  jwt: { hmac_secret_env: SECRET, algorithms: [HS256], issuer: iss, audience: aud }
+gates:
+  writer: { scopes: [write] }
+  staff: { scopes: [staff] }
+upstreams:
+  up: { base_url: "http://127.0.0.1:9" }
+tools:
+  - { name: register_colleague_attachment, description: "` + strings.Repeat("Keeps the older versions as they were before. ", 20) + `", kind: write, gate: writer, request: { upstream: up, method: POST, path: /colleagues/attachments } }
+  - { name: create_user_file_record, description: Creates a file record for a user., kind: write, gate: writer, request: { upstream: up, method: POST, path: /users/files } }
+`
+	var hidden strings.Builder
+	for i, w := range strings.Fields("add new make register open upsert file image picture photo media asset attachment upload spreadsheet workbook deck presentation pdf user member person people account employee colleague staff someone somebody everyone collaborator hire newcomer") {
+		fmt.Fprintf(&hidden, "  - { name: secret_%s, description: Hidden., kind: write, gate: staff, request: { upstream: up, method: POST, path: /secret/%d } }\n", w, i)
+	}
+	plain := searchCore(t, "plain.yaml", head)
+	crowded := searchCore(t, "crowded.yaml", head+hidden.String())
+	writer := authz.NewPrincipal("w", "acme", "", []string{"write"}, nil)
+	for _, q := range []string{"create a file for a user", "add an attachment for a colleague", "upload a photo for a user"} {
+		want, err := plain.Search(context.Background(), writer, "", proxy.SearchQuery{Query: q, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := crowded.Search(context.Background(), writer, "", proxy.SearchQuery{Query: q, Limit: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(listedNames(got), listedNames(want)) {
+			t.Errorf("%q found %v beside hidden tools and %v without them", q, listedNames(got), listedNames(want))
+		}
+	}
+}
+
+// Naming a tool by a query's other words, in synonyms or without where
+// it goes, does not pass over a tool whose name says more of the query
+// ("list users in the admins group": list_group_users), nor name a tool
+// for a phrase that orders nothing ("job runs", "image files"); a
+// medium is a verb only before whom to send to or a number.
+func TestSearchNamesNoWrongTool(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_users, description: Lists users., request: { upstream: up, method: GET, path: /users } }
+  - { name: list_group_users, description: Lists the users of a group., request: { upstream: up, method: GET, path: /groups/users } }
+  - { name: list_issues, description: Lists issues., request: { upstream: up, method: GET, path: /issues } }
+  - { name: list_project_issues, description: Lists the issues of a project., request: { upstream: up, method: GET, path: /projects/issues } }
+  - { name: create_webhook, description: Creates a webhook., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /webhooks } }
+  - { name: create_repo_webhook, description: Creates a webhook for a repository., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /repos/webhooks } }
+  - { name: run_task, description: Runs a task., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /tasks/run } }
+  - { name: list_job_runs, description: Lists the runs of a job., request: { upstream: up, method: GET, path: /jobs/runs } }
+  - { name: upload_photo, description: Uploads a photo., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /photos } }
+  - { name: list_files, description: Lists image files and documents., request: { upstream: up, method: GET, path: /files } }
+  - { name: send_sms, description: Sends a text message., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /sms } }
+  - { name: synthesize_speech, description: Turns text to speech., request: { upstream: up, method: POST, path: /speech } }
+  - { name: get_sms_pricing, description: The price of an SMS by country., request: { upstream: up, method: GET, path: /sms/pricing } }
+`
+	core := searchCore(t, "wrong.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a group's users", "list users in the admins group", "list_group_users"},
+		{"a project's issues", "list issues in the PAY project", "list_project_issues"},
+		{"a repository's webhook", "create a webhook on the repository for pushes", "create_repo_webhook"},
+		{"a noun phrase names no write", "job runs", "list_job_runs"},
+		{"nor an upload", "image files", "list_files"},
+		{"text to speech sends nothing", "text to speech", "synthesize_speech"},
+		{"nor sms pricing", "sms for Germany pricing", "get_sms_pricing"},
+		{"text me sends", "text me the logs", "send_sms"},
+	})
+}
