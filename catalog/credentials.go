@@ -188,7 +188,7 @@ func (tc *toolCheck) credentialHeader(r *Request, name string, p Pos) {
 }
 
 // CredentialQuery reports a query parameter that carries a credential by
-// its whole name (api_key, access_token, sig), not by a word it holds
+// its whole name (api_key, access_token, oauth_token, sig), not by a word it holds
 // (sort_key, author, tokenizer are settings). The gateway keeps a tool's
 // fixed value of such a parameter out of what the upstream echoes, and
 // the import sets one from the environment rather than an argument.
@@ -200,7 +200,7 @@ func CredentialQuery(name string) bool {
 		return unicode.ToLower(r)
 	}, name)
 	switch n {
-	case "key", "apikey", "accesskey", "token", "accesstoken", "authtoken", "auth", "secret", "clientsecret",
+	case "key", "apikey", "accesskey", "token", "accesstoken", "authtoken", "oauthtoken", "bearertoken", "auth", "secret", "clientsecret",
 		"sig", "signature", "password", "passwd", "pwd", "sessionid", "session":
 		return true
 	}

@@ -362,7 +362,8 @@ paths:
 
 // A parameter that sends the upstream's credential another way (Slack
 // declares "token: Authentication token" on every operation, beside its
-// OAuth scheme) is left out: the gateway authenticates with its header,
+// OAuth scheme; Google "oauth_token: OAuth 2.0 token for the current
+// user") is left out: the gateway authenticates with its header,
 // an agent is not asked for the credential, and the tool is not marked
 // as revealing secrets for it. It must be the document's pattern (on at
 // least half its operations): a token one operation acts on, and any
@@ -381,6 +382,7 @@ paths:
       operationId: chat_postMessage
       parameters:
         - { name: token, in: header, required: true, description: "Authentication token. Requires scope: chat:write", schema: { type: string } }
+        - { name: oauth_token, in: query, description: "OAuth 2.0 token for the current user.", schema: { type: string } }
         - { name: channel, in: query, required: true, schema: { type: string } }
       responses: { "200": { description: ok } }
   /files.list:
@@ -388,6 +390,7 @@ paths:
       operationId: files_list
       parameters:
         - { name: token, in: query, description: "Authentication token. Requires scope: files:read", schema: { type: string } }
+        - { name: oauth_token, in: query, description: "OAuth 2.0 token for the current user.", schema: { type: string } }
         - { name: user, in: query, schema: { type: string } }
       responses: { "200": { description: ok } }
   /tokens/check:
@@ -414,7 +417,7 @@ paths:
 		if tool == nil {
 			t.Fatalf("%s was not imported (skipped: %v)\n%s", name, res.Skipped, res.YAML)
 		}
-		if in := string(tool.InputJSON); strings.Contains(in, `"token"`) {
+		if in := string(tool.InputJSON); strings.Contains(in, `"token"`) || strings.Contains(in, `"oauth_token"`) {
 			t.Errorf("%s asks the agent for the upstream's credential: %s", name, in)
 		}
 		for _, p := range tool.Request.HeaderParams {

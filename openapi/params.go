@@ -410,8 +410,9 @@ func (im *importer) media(t *tool, as *arguments, method, path string, mt *opena
 // credential (catalog.CredentialQuery: "token", "key", "access_token")
 // and described as one (Slack's "token: Authentication token. Requires
 // scope: chat:write" on each operation, Google's "access_token: OAuth
-// access token" and "key: API key ... Required unless you provide an
-// OAuth 2.0 token"), on an operation the bearer scheme secures
+// access token", "oauth_token: OAuth 2.0 token for the current user"
+// and "key: API key ... Required unless you provide an OAuth 2.0
+// token"), on an operation the bearer scheme secures
 // (bearerSecured). The gateway authenticates with its own header;
 // asking an agent for the credential would put it in the agent's hands,
 // and mark every tool as revealing secrets. A "token" that is what the
@@ -474,7 +475,8 @@ func credentialLike(p *openapi3.Parameter) bool {
 	}
 	d := strings.ToLower(p.Description)
 	return strings.Contains(d, "authenticat") || strings.Contains(d, "authoriz") || strings.Contains(d, "authorisation") ||
-		strings.Contains(d, "access token") || strings.Contains(d, "api key")
+		strings.Contains(d, "access token") || strings.Contains(d, "api key") ||
+		strings.Contains(d, "oauth") && strings.Contains(d, "token") // Google's "OAuth 2.0 token for the current user"
 }
 
 // credentialKey is a parameter's name in lower case: Slack sends its token
