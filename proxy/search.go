@@ -2427,7 +2427,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -2493,7 +2493,8 @@ func init() {
 		{"tls", "ssl", "https"},
 		{"task", "todo"},
 		{"child", "children", "subtask", "subitem"},
-		{"tag", "label"},
+		{"tag", "label", "keyword"},
+		{"related", "similar"},
 		{"copy", "duplicate", "clone", "replicate"},
 		{"brief", "overview", "summary"},
 		{"goal", "objective", "okr"},
@@ -2598,7 +2599,7 @@ func init() {
 	for w, also := range map[string]string{"subscription": "plan", "ci": "status", "tarball": "archive", "zipball": "archive",
 		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region", "channel": "conversation",
 		"song": "track", "tune": "track", "tracklist": "track", "podcast": "show episode", "speaker": "device", "popular": "top",
-		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference",
+		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}

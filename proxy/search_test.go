@@ -1185,3 +1185,32 @@ func TestSearchNamesNoWrongTool(t *testing.T) {
 		{"text me sends", "text me the logs", "send_sms"},
 	})
 }
+
+// A viewer's and a forum's words: keywords are tags, similar is related,
+// a showcase is an album; a profile is a user's, a handle a username,
+// and getting out of a group leaves it.
+func TestSearchKnowsWhatViewersAndForumsSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: get_video, description: Returns a video., request: { upstream: up, method: GET, path: /videos/one } }
+  - { name: get_video_tags, description: Lists the tags of a video., request: { upstream: up, method: GET, path: /videos/tags } }
+  - { name: get_related_videos, description: Lists related videos., request: { upstream: up, method: GET, path: /videos/related } }
+  - { name: search_videos, description: Searches for videos., request: { upstream: up, method: GET, path: /videos } }
+  - { name: get_albums, description: Lists the albums of the user., request: { upstream: up, method: GET, path: /me/albums } }
+  - { name: get_channels, description: Lists channels., request: { upstream: up, method: GET, path: /channels } }
+  - { name: get_group, description: Returns a group., request: { upstream: up, method: GET, path: /groups/one } }
+  - { name: leave_group, description: Leaves a group., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /groups/members/me } }
+  - { name: get_category, description: Returns a category., request: { upstream: up, method: GET, path: /categories/one } }
+  - { name: get_user, description: Returns a user., request: { upstream: up, method: GET, path: /users/one } }
+  - { name: update_email, description: Changes the email address., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /users/email } }
+  - { name: update_username, description: Changes the username., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /users/username } }
+`
+	core := searchCore(t, "viewers.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"keywords are tags", "what keywords are set on video 123456?", "get_video_tags"},
+		{"similar is related", "which videos are similar to 8899001?", "get_related_videos"},
+		{"a showcase is an album", "show my showcases", "get_albums"},
+		{"a profile is a user's", "pull up jsmith's profile", "get_user"},
+		{"a handle is a username", "change his handle to john.doe", "update_username"},
+		{"getting out of a group leaves it", "get me out of group 334, too much noise", "leave_group"},
+	})
+}
