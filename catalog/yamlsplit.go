@@ -86,7 +86,10 @@ func parseSplit(data []byte, parts int) (*yaml.Node, bool) {
 		})
 	}
 	wg.Wait()
-	if head == nil || len(head.Content) != 1 || head.Content[0].Kind != yaml.MappingNode {
+	// A block sequence cannot stand in a flow mapping ("{\ntools:\n  -
+	// ...\n}"), which a whole parse refuses; the head with the sequence
+	// blanked out would parse.
+	if head == nil || len(head.Content) != 1 || head.Content[0].Kind != yaml.MappingNode || head.Content[0].Style&yaml.FlowStyle != 0 {
 		return nil, false
 	}
 	seq := pieces[0]

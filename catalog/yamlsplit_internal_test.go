@@ -53,6 +53,7 @@ func checkSplit(t *testing.T, data []byte, parts int) bool {
 }
 
 var splitSeeds = []string{
+	"{\ntools:\n  - a\n  - b\n}", // a block sequence in a flow mapping: no catalog
 	"version: 1\ntools:\n  - name: a\n    description: A.\n  - name: b\n    description: B.\n  - name: c\n",
 	"tools:\n- a\n- b\n- c\nupstreams: {x: 1}\n",
 	"version: 1\ntools: # the tools\n  # first\n  - name: a\n\n  - name: b # two\n    input:\n      type: object\n  - &c {name: c}\nafter: *c\n",
