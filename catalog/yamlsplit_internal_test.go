@@ -53,7 +53,6 @@ func checkSplit(t *testing.T, data []byte, parts int) bool {
 }
 
 var splitSeeds = []string{
-	"{\ntools:\n  - a\n  - b\n}", // a block sequence in a flow mapping: no catalog
 	"version: 1\ntools:\n  - name: a\n    description: A.\n  - name: b\n    description: B.\n  - name: c\n",
 	"tools:\n- a\n- b\n- c\nupstreams: {x: 1}\n",
 	"version: 1\ntools: # the tools\n  # first\n  - name: a\n\n  - name: b # two\n    input:\n      type: object\n  - &c {name: c}\nafter: *c\n",
@@ -72,6 +71,8 @@ var splitSeeds = []string{
 	"tools:\n  - a\n  -b\n  - c\n",
 	"tools:\n  - a: 1\n    b: 2\n  - a: 3\n\n\n# done\nserver: {name: x}\n",
 	"tools:\n  - name: a\n    tags: [x, y]\n  - name: b\n    <<: {kind: read}\n",
+	"{\ntools:\n  - a\n  - b\n}", // a block sequence in a flow mapping: no catalog
+	"\ntools:\n  - [0: ]\n  -  \n", // an empty value in a flow collection, placed at a later token
 }
 
 func TestParseSplitAgreesWithAWholeParse(t *testing.T) {
