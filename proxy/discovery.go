@@ -242,12 +242,20 @@ func (q *SearchQuery) check() error {
 	// Tokenised, stemmed and expanded once per search.
 	clean := withoutValues(q.Query)
 	q.one = aboutOne(q.Query, clean)
+	// "Open message 18c2f0a9b7d4", "open the settings": to read it.
+	opens := opensExisting(q.Query, clean != q.Query) >= 0
+	if m := openWord.FindStringIndex(clean); opens && m != nil {
+		clean = clean[:m[0]] + "view" + clean[m[1]:]
+	}
 	clean, channel := withoutChannels(clean)
 	q.one = q.one || channel
 	// A span of time, a host name or a file name is seldom the one thing
 	// asked about ("the past 24h", "a certificate for shop.example.com").
 	clean = withoutFilenames(withoutHostnames(withoutDurations(clean)))
 	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
+	if opens {
+		q.want = intentRead
+	}
 	q.whoami = asksWhoAmI(clean)
 	q.creates = q.want == intentWrite && asksToCreate(words(clean), clean)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {

@@ -942,27 +942,7 @@ func queryIntent(query string) intent {
 // index among words(query), or -1. Without the article the same words
 // say other things ("the file", "cut the price", "leave the team").
 func makesLeading(query string) int {
-	// The tokens keep their apostrophes ("let's" is no stop word) and
-	// where each starts in query.
-	var toks []string
-	var at []int
-	for i := 0; i < len(query); {
-		j := i
-		for j < len(query) {
-			r, size := utf8.DecodeRuneInString(query[j:])
-			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' {
-				break
-			}
-			j += size
-		}
-		if j == i {
-			_, size := utf8.DecodeRuneInString(query[i:])
-			i += size
-			continue
-		}
-		toks, at = append(toks, strings.ToLower(query[i:j])), append(at, i)
-		i = j
-	}
+	toks, at := tokens(query)
 	for i, tok := range toks {
 		if determiners[tok] { // "the file a user sent" orders nothing
 			return -1
@@ -1020,6 +1000,64 @@ var makesWith = map[string]map[string]bool{"file": nil, "cut": nil, "log": nil, 
 	"leave": stemSet("comment note review message reply feedback rating reaction remark"),
 	"raise": stemSet("ticket issue bug incident alert alarm request pr concern flag question case defect"),
 }
+
+// tokens splits query into lower-case tokens that keep their
+// apostrophes ("let's" is no stop word), and where each starts in query.
+func tokens(query string) (toks []string, at []int) {
+	for i := 0; i < len(query); {
+		j := i
+		for j < len(query) {
+			r, size := utf8.DecodeRuneInString(query[j:])
+			if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' {
+				break
+			}
+			j += size
+		}
+		if j == i {
+			_, size := utf8.DecodeRuneInString(query[i:])
+			i += size
+			continue
+		}
+		toks, at = append(toks, strings.ToLower(query[i:j])), append(at, i)
+		i = j
+	}
+	return toks, at
+}
+
+// opensExisting finds a leading "open" that opens what exists to read
+// it: "open message 18c2f0a9b7d4 and tell me what it says", "open the
+// settings", "open my drafts". It returns the verb's index among
+// words(query), or -1. "Open a ticket" and "open new tabs" make one, and
+// "open port 443" opens a port: only the, this, my and their kin, or an
+// identifier the query quotes (valued: withoutValues took one out), say
+// the thing exists.
+func opensExisting(query string, valued bool) int {
+	toks, at := tokens(query)
+	for i, tok := range toks {
+		if stopWords[tok] {
+			continue
+		}
+		if tok != "open" || i+1 == len(toks) || !definite[toks[i+1]] && !valued {
+			return -1
+		}
+		if next := toks[i+1]; next == "a" || next == "an" || newWords[next] || next == "up" {
+			return -1
+		}
+		ws := words(query)
+		n := len(words(query[:at[i]]))
+		if n >= len(ws) || ws[n] != tok {
+			return -1
+		}
+		return n
+	}
+	return -1
+}
+
+// openWord is "open" as a word, for opensExisting's reading of it.
+var openWord = regexp.MustCompile(`(?i)\bopen\b`)
+
+// definite are the words before a thing that exists.
+var definite = map[string]bool{"the": true, "this": true, "that": true, "these": true, "those": true, "my": true, "our": true, "your": true, "his": true, "her": true, "their": true, "its": true}
 
 // stemSet is the set of the stems of words.
 func stemSet(words string) map[string]bool {
@@ -2495,6 +2533,7 @@ func init() {
 		{"child", "children", "subtask", "subitem"},
 		{"tag", "label", "keyword"},
 		{"related", "similar"},
+		{"thread", "conversation"},
 		{"copy", "duplicate", "clone", "replicate"},
 		{"brief", "overview", "summary"},
 		{"goal", "objective", "okr"},
@@ -2600,6 +2639,8 @@ func init() {
 		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region", "channel": "conversation",
 		"song": "track", "tune": "track", "tracklist": "track", "podcast": "show episode", "speaker": "device", "popular": "top",
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
+		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast",
+		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
 		"spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}

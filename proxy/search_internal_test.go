@@ -810,3 +810,22 @@ func TestCreatesIntoAndAsksToCreate(t *testing.T) {
 		}
 	}
 }
+
+func TestOpensExisting(t *testing.T) {
+	for query, want := range map[string]bool{
+		"open message 18c2f0a9b7d4e113 and tell me what it says": true,
+		"open the settings":         true,
+		"please open my drafts":     true,
+		"open a ticket":             false,
+		"open an issue for this":    false,
+		"open new tabs":             false,
+		"open port 443 on the edge": false,
+		"open":                      false,
+		"list the open issues":      false,
+	} {
+		clean := withoutValues(query)
+		if got := opensExisting(query, clean != query) >= 0; got != want {
+			t.Errorf("opensExisting(%q) = %v, want %v", query, got, want)
+		}
+	}
+}

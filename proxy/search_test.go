@@ -1214,3 +1214,35 @@ func TestSearchKnowsWhatViewersAndForumsSay(t *testing.T) {
 		{"getting out of a group leaves it", "get me out of group 334, too much noise", "leave_group"},
 	})
 }
+
+// A mailer's and a broadcaster's words: an email is a message, a mail
+// rule a filter, a conversation a thread, a feed activity; to
+// unsubscribe deletes a subscription, a livestream is a live broadcast;
+// and "open message 18c2…" reads it, where "open a ticket" makes one.
+func TestSearchKnowsWhatInboxesAndBroadcastersSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: list_messages, description: Lists the messages in the mailbox., request: { upstream: up, method: GET, path: /messages } }
+  - { name: get_message, description: Gets the specified message., input: { type: object, properties: { id: { type: string } }, required: [id] }, request: { upstream: up, method: GET, path: "/messages/{id}" } }
+  - { name: modify_message, description: Modifies the labels of the specified message., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /messages/one/modify } }
+  - { name: get_send_as, description: Gets the specified send-as alias for email., request: { upstream: up, method: GET, path: /settings/sendAs } }
+  - { name: list_filters, description: Lists the message filters., request: { upstream: up, method: GET, path: /settings/filters } }
+  - { name: list_labels, description: Lists the labels., request: { upstream: up, method: GET, path: /labels } }
+  - { name: get_thread, description: Gets the specified thread., request: { upstream: up, method: GET, path: /threads/one } }
+  - { name: list_channels, description: Lists channels., request: { upstream: up, method: GET, path: /channels } }
+  - { name: list_activities, description: Lists the activities of a channel., request: { upstream: up, method: GET, path: /activities } }
+  - { name: delete_subscription, description: Deletes a subscription., kind: write, gate: up_write, request: { upstream: up, method: DELETE, path: /subscriptions } }
+  - { name: update_channel, description: Updates a channel., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /channels } }
+  - { name: insert_live_broadcast, description: Inserts a live broadcast., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /live/broadcasts } }
+  - { name: insert_video, description: Inserts a video., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /videos } }
+`
+	core := searchCore(t, "mailers.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"an email is a message", "list the emails in my mailbox", "list_messages"},
+		{"a mail rule is a filter", "do I have any rules that sort incoming mail?", "list_filters"},
+		{"a conversation is a thread", "pull up conversation 17f9a3c1d2e4b5a6", "get_thread"},
+		{"a feed is activity", "what's been in the channel's feed lately?", "list_activities"},
+		{"unsubscribing deletes a subscription", "I'm done with that channel, unsubscribe me", "delete_subscription"},
+		{"a livestream is a live broadcast", "schedule a livestream for Saturday", "insert_live_broadcast"},
+		{"opening what exists reads it", "open message 18c2f0a9b7d4e113 and tell me what it says", "get_message"},
+	})
+}
