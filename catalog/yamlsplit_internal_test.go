@@ -71,7 +71,7 @@ var splitSeeds = []string{
 	"tools:\n  - a\n  -b\n  - c\n",
 	"tools:\n  - a: 1\n    b: 2\n  - a: 3\n\n\n# done\nserver: {name: x}\n",
 	"tools:\n  - name: a\n    tags: [x, y]\n  - name: b\n    <<: {kind: read}\n",
-	"{\ntools:\n  - a\n  - b\n}", // a block sequence in a flow mapping: no catalog
+	"{\ntools:\n  - a\n  - b\n}",   // a block sequence in a flow mapping: no catalog
 	"\ntools:\n  - [0: ]\n  -  \n", // an empty value in a flow collection, placed at a later token
 }
 
