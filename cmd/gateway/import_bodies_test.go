@@ -284,3 +284,78 @@ paths:
 		t.Errorf("upstream got query %v, want %v", gotQuery, want)
 	}
 }
+
+// Docker pulls an image with POST /images/create and its query, and
+// takes an image's bytes in an optional octet-stream body only to import
+// one; the import skipped the operation for a body it cannot send. On
+// an operation its query arguments drive, an optional body that is
+// neither JSON nor a form is left out, with a note, and the call sends
+// its query and no body; a required one still skips the operation, as
+// does an optional upload with nothing else to ask (the golden
+// petstore's PUT /pets/{petId}/photo).
+func TestImportLeavesOutAnOptionalBodyItCannotSend(t *testing.T) {
+	d, err := openapi.Read([]byte(`openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /images/create:
+    post:
+      operationId: ImageCreate
+      parameters:
+        - { name: fromImage, in: query, schema: { type: string } }
+        - { name: tag, in: query, schema: { type: string } }
+      requestBody:
+        content:
+          application/octet-stream: { schema: { type: string, format: binary } }
+          text/plain: { schema: { type: string } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /networks/{id}/connect:
+    post:
+      operationId: NetworkConnect
+      parameters:
+        - { name: id, in: path, required: true, schema: { type: string } }
+      requestBody:
+        required: true
+        content:
+          application/octet-stream: { schema: { type: object, properties: { Container: { type: string } } } }
+      responses: { "200": { description: ok } }
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(d, openapi.Options{Upstream: "u", IncludeWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Skipped) != 1 || res.Skipped[0].Path != "/networks/{id}/connect" {
+		t.Fatalf("skipped %v, want only POST /networks/{id}/connect, whose body is required", res.Skipped)
+	}
+	if !strings.Contains(string(res.YAML), "optional request body left out: application/octet-stream, text/plain is not JSON or a URL-encoded form, so the call sends none") {
+		t.Errorf("no note on the optional body:\n%s", res.YAML)
+	}
+	type seen struct{ method, uri, contentType, body string }
+	var mu sync.Mutex
+	var got []seen
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, seen{r.Method, r.URL.RequestURI(), r.Header.Get("Content-Type"), string(b)})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"status":"pulled"}`))
+	}))
+	defer up.Close()
+	cat, core := loadImported(t, res, map[string]string{"U_URL": up.URL})
+	tool := cat.Tool("image_create")
+	if tool == nil || tool.Request.Body != nil || strings.Contains(string(tool.InputJSON), `"body"`) {
+		t.Fatalf("image_create: %+v, want no body and no body argument", tool)
+	}
+	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
+	if r, err := core.Call(context.Background(), p, "image_create", []byte(`{"from_image":"nginx","tag":"1.27"}`)); err != nil || r.IsError {
+		t.Fatalf("call: %v %s", err, r.Text)
+	}
+	want := []seen{{"POST", "/images/create?fromImage=nginx&tag=1.27", "", ""}}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("upstream saw %+v, want %+v", got, want)
+	}
+}
