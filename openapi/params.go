@@ -350,17 +350,7 @@ func (im *importer) requestBody(t *tool, as *arguments, method, path string, op 
 		mt, mime = formMedia(rb.Value.Content)
 	}
 	if mt == nil {
-		media := strings.Join(sortedKeys(rb.Value.Content), ", ")
-		// An optional body the gateway cannot send, on an operation its
-		// query arguments drive (Docker's POST /images/create takes an
-		// image's bytes, or pulls by its query when there are none): the
-		// operation is sent without one. An upload with nothing else to
-		// ask (PUT /pets/{id}/photo) is still skipped.
-		if !rb.Value.Required && queryArguments(t.query) {
-			t.notes = append(t.notes, "optional request body left out: "+media+" is not JSON or a URL-encoded form, so the call sends none")
-			return true
-		}
-		im.skip(method, path, "request body is %s, not JSON or a URL-encoded form", media)
+		im.skip(method, path, "request body is %s, not JSON or a URL-encoded form", strings.Join(sortedKeys(rb.Value.Content), ", "))
 		return false
 	}
 	bs := as.conv.schema(mt.Schema, 0, nil)
@@ -400,17 +390,6 @@ func (im *importer) requestBody(t *tool, as *arguments, method, path string, op 
 	}
 	t.body = body
 	return im.media(t, as, method, path, mt, mime)
-}
-
-// queryArguments reports a query that sends an argument, not only a
-// fixed value, the workspace or a credential.
-func queryArguments(query map[string]string) bool {
-	for _, v := range query {
-		if strings.HasPrefix(v, "{") && v != "{workspace}" {
-			return true
-		}
-	}
-	return false
 }
 
 // media fits the body to its media type (bodyMedia), skipping the
