@@ -2483,7 +2483,7 @@ func init() {
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
 			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase
-			upgrade downgrade fire swap enrol`,
+			upgrade downgrade fire swap enrol bump`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -2499,7 +2499,7 @@ func init() {
 		{"list", "enumerate", "all", "every", "browse"},
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
 		{"create", "add", "new", "make", "register", "open", "upsert"},
-		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "upsert", "upgrade", "downgrade"},
+		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "upsert", "upgrade", "downgrade", "bump"},
 		{"cancel", "abort", "stop", "kill", "terminate", "halt", "void"},
 		{"restart", "retry", "rerun", "resume", "replay"},
 		{"enable", "activate", "unpause"},
@@ -2639,7 +2639,7 @@ func init() {
 		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region", "channel": "conversation",
 		"song": "track", "tune": "track", "tracklist": "track", "podcast": "show episode", "speaker": "device", "popular": "top",
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
-		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast",
+		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
 		"spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)

@@ -1246,3 +1246,20 @@ func TestSearchKnowsWhatInboxesAndBroadcastersSay(t *testing.T) {
 		{"opening what exists reads it", "open message 18c2f0a9b7d4e113 and tell me what it says", "get_message"},
 	})
 }
+
+// A bookkeeper's and an operator's words: what we owe is payable, and to
+// bump a limit or a priority changes it.
+func TestSearchKnowsWhatBookkeepersAndOperatorsSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: get_invoices, description: Lists invoices., request: { upstream: up, method: GET, path: /invoices } }
+  - { name: get_report_aged_payables, description: The aged payables report by contact., request: { upstream: up, method: GET, path: /reports/aged-payables } }
+  - { name: container_list, description: Lists containers., request: { upstream: up, method: GET, path: /containers } }
+  - { name: container_inspect, description: Returns low-level information about a container., request: { upstream: up, method: GET, path: /containers/one } }
+  - { name: container_update, description: Changes various configuration options of a container without having to recreate it., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /containers/update } }
+`
+	core := searchCore(t, "bookkeepers.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"what we owe is payable", "how much do we owe our suppliers, and since when?", "get_report_aged_payables"},
+		{"to bump a limit changes it", "bump the memory limit on the worker container to 2 GB", "container_update"},
+	})
+}
