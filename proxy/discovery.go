@@ -244,8 +244,10 @@ func (q *SearchQuery) check() error {
 	q.one = aboutOne(q.Query, clean)
 	// "Open message 18c2f0a9b7d4", "open the settings": to read it.
 	opens := opensExisting(q.Query, clean != q.Query) >= 0
-	if m := openWord.FindStringIndex(clean); opens && m != nil {
-		clean = clean[:m[0]] + "view" + clean[m[1]:]
+	if opens {
+		if m := openWord.FindStringIndex(clean); m != nil {
+			clean = clean[:m[0]] + "view" + clean[m[1]:]
+		}
 	}
 	clean, channel := withoutChannels(clean)
 	q.one = q.one || channel
@@ -287,7 +289,7 @@ func (c *Core) rank(v *view, q SearchQuery) []*Listed {
 	keep := func(doc int32) bool { return matchesFilters(c.order[doc].def, q.Tags, q.Kind) }
 	var out []*Listed
 	if len(q.terms) > 0 {
-		for _, d := range c.index.rank(v.searchView(c.index), q.want, q.one, q.whoami, q.creates, q.terms, q.Limit, keep) {
+		for _, d := range c.index.rank(v.searchView(c.index), &q, keep) {
 			out = append(out, c.order[d].listed)
 		}
 		return out

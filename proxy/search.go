@@ -129,6 +129,7 @@ type searchIndex struct {
 	lists     []string             // the term of the collection each document's path ends in (/projects: project), or ""
 	records   []bool               // whether each document's path has a segment of its own for a generic record (/items)
 	self      []uint8              // whether each document tells the caller who they are (selfTool): 0, 1 or 2
+	selfDocs  []int32              // the documents whose self is above 0, in catalog order
 	creates   []bool               // whether each document is a POST to a collection (createsInto)
 	scores    sync.Pool            // of *scratch
 }
@@ -140,7 +141,9 @@ func newSearchIndex(tools []*tool) *searchIndex {
 		ix.scoped[i] = strings.Contains(t.def.Request.Path, "{")
 		ix.records[i] = holdsRecords(t.def.Request.Path)
 		ix.lists[i] = collectionTerm(t.def.Request.Path)
-		ix.self[i] = selfTool(t.def)
+		if ix.self[i] = selfTool(t.def); ix.self[i] > 0 {
+			ix.selfDocs = append(ix.selfDocs, int32(i))
+		}
 		ix.creates[i] = createsInto(t.def)
 		for _, term := range terms(t.def.Name) {
 			if !slices.Contains(ix.names[i], term) {
@@ -241,19 +244,18 @@ type hit struct {
 // the kind of tool it asks for (queryIntent), both read once by
 // SearchQuery.check, and returns the best limit that keep passes, best
 // first; ties keep catalog order.
-func (ix *searchIndex) rank(v *searchView, want intent, one, whoami, creates bool, terms map[string]qterm, limit int, keep func(doc int32) bool) []int32 {
+func (ix *searchIndex) rank(v *searchView, q *SearchQuery, keep func(doc int32) bool) []int32 {
+	want, one, terms, limit := q.want, q.one, q.terms, q.Limit
 	named := ix.namedExactly(v, terms, want, keep)
 	// "Which account is this token for?" is answered by the tools that
 	// tell the caller who they are, whatever else its words reach.
 	exact := len(named) // named[:exact] are named in the query's words
-	if whoami && want != intentWrite {
-		var self []int32
-		for d, tier := range ix.self {
-			if tier > 0 && v.visible[d] && keep(int32(d)) && !slices.Contains(named, int32(d)) {
-				self = append(self, int32(d))
+	if q.whoami && want != intentWrite {
+		for _, d := range ix.selfDocs {
+			if v.visible[d] && keep(d) && !slices.Contains(named[:exact], d) {
+				named = append(named, d)
 			}
 		}
-		named = append(named, self...)
 	}
 	weights := ix.related(v, terms)
 	sc := ix.scratch()
@@ -363,7 +365,7 @@ func (ix *searchIndex) rank(v *searchView, want intent, one, whoami, creates boo
 		if one && ix.scoped[top[i].doc] {
 			top[i].score *= 1 + weightOne
 		}
-		if creates && ix.creates[top[i].doc] {
+		if q.creates && ix.creates[top[i].doc] {
 			top[i].score *= 1 + weightCreate
 		}
 		// A plural asks for the collection, of the kind asked for: "what
@@ -672,10 +674,8 @@ func selfTool(d *catalog.Tool) uint8 {
 	if req, _ := d.Input["required"].([]any); len(req) > 0 || strings.Contains(d.Request.Path, "{") {
 		return 0
 	}
-	path, _, _ := strings.Cut(d.Request.Path, "?")
-	path, _, _ = strings.Cut(path, "#")
 	var segs []string
-	for seg := range strings.SplitSeq(path, "/") {
+	for seg := range strings.SplitSeq(bareRoute(d.Request.Path), "/") {
 		seg, _, _ = strings.Cut(strings.ToLower(seg), ".") // /user.json
 		if seg != "" {
 			segs = append(segs, seg)
@@ -733,9 +733,7 @@ func createsInto(d *catalog.Tool) bool {
 	if d.Request.Method != http.MethodPost {
 		return false
 	}
-	path, _, _ := strings.Cut(d.Request.Path, "?")
-	path, _, _ = strings.Cut(path, "#")
-	path = strings.TrimRight(path, "/")
+	path := bareRoute(d.Request.Path)
 	last := path[strings.LastIndexByte(path, '/')+1:]
 	if last == "" || strings.Contains(last, "{") {
 		return false
@@ -765,6 +763,14 @@ func asksToCreate(ws []string, query string) bool {
 		return t == stem("create") || slices.Contains(synonyms[stem("create")], t)
 	}
 	return false
+}
+
+// bareRoute is a request path without its query, its fragment
+// (/files/{id}#add_shared_link) and a trailing slash.
+func bareRoute(path string) string {
+	path, _, _ = strings.Cut(path, "?")
+	path, _, _ = strings.Cut(path, "#")
+	return strings.TrimRight(path, "/")
 }
 
 // people are the collections whose "me" is the caller.
@@ -959,13 +965,9 @@ func makesLeading(query string) int {
 		if things != nil && !slices.ContainsFunc(toks[i+1:min(len(toks), i+4)], func(t string) bool { return things[stem(t)] }) {
 			return -1
 		}
-		// The verb's index is that of words, which may part a token in
-		// two ("InTo": in, to; "FiLe": fi, le) as it drops one letter:
-		// count words up to where the verb starts, and take the verb
-		// only as a word of its own.
 		ws := words(query)
-		n := len(words(query[:at[i]]))
-		if n >= len(ws) || ws[n] != tok {
+		n := wordIndex(query, ws, at[i], tok)
+		if n < 0 {
 			return -1
 		}
 		// A phrasal verb says what it does, as in leadingVerb: "log a
@@ -1043,14 +1045,21 @@ func opensExisting(query string, valued bool) int {
 		if next := toks[i+1]; next == "a" || next == "an" || newWords[next] || next == "up" {
 			return -1
 		}
-		ws := words(query)
-		n := len(words(query[:at[i]]))
-		if n >= len(ws) || ws[n] != tok {
-			return -1
-		}
-		return n
+		return wordIndex(query, words(query), at[i], tok)
 	}
 	return -1
+}
+
+// wordIndex is the index among ws, words(query), of the token tok that
+// starts at byte at, or -1. words may part a token in two ("InTo": in,
+// to; "FiLe": fi, le) as it drops one letter: count the words up to
+// where the token starts, and take it only as a word of its own.
+func wordIndex(query string, ws []string, at int, tok string) int {
+	n := len(words(query[:at]))
+	if n >= len(ws) || ws[n] != tok {
+		return -1
+	}
+	return n
 }
 
 // openWord is "open" as a word, for opensExisting's reading of it.
