@@ -190,7 +190,7 @@ func findPath(d *Document, r *catalog.Request, prefixes []string) (string, *open
 				best, bestRank = p, rank
 			}
 		}
-		if bestRank[0] == 0 && bestRank[1] < 1<<20 && bestRank[2] == 0 {
+		if bestRank[0] == 0 && bestRank[1] < queryMismatch && bestRank[2] == 0 {
 			break // a literal match with the tool's method: no other prefix does better
 		}
 	}
@@ -199,6 +199,10 @@ func findPath(d *Document, r *catalog.Request, prefixes []string) (string, *open
 	}
 	return best, pm[best]
 }
+
+// queryMismatch is queryFit's rank of a path whose query the tool's
+// fixed query contradicts: after every path that fits.
+const queryMismatch = 1 << 20
 
 // queryFit ranks a document path's query ("op=LISTAFTERID", or a
 // fragment, which is never sent) against the tool's fixed query: lower
@@ -212,7 +216,7 @@ func queryFit(query string, tool map[string]string) int {
 			continue
 		}
 		if got, set := tool[k]; set && got != v {
-			return 1 << 20
+			return queryMismatch
 		} else if set {
 			fit--
 		}
