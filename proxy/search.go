@@ -66,6 +66,9 @@ const (
 	// hyphens or quoted (namedWords), and of "new", whose create group
 	// says what it asks.
 	weightNamed = 0.5
+	// weightPurpose scales the words of what a change is for: "share
+	// it with anna so she can edit it" asks to share, not to edit.
+	weightPurpose = 0.3
 	// weightDerived scales a word of the same root as a query word
 	// (review: reviewer).
 	weightDerived = 0.7
@@ -1090,7 +1093,7 @@ func leadingVerb(ws []string) intent {
 		}
 		// A phrasal verb does what it stands for: "get rid of" and
 		// "get it back" write, though "get" reads.
-		if p, _ := phraseAt(ws, i, nil); p != nil {
+		if p, _ := phraseAt(ws, i, nil); len(p) > 0 {
 			if in := verbIntents[p[0]]; in != intentNone {
 				return in
 			}
@@ -1174,11 +1177,24 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 			}
 		}
 		if ok && (free == nil || free(j)) {
+			// "The hooks I have set up", "is it set up": a state, not
+			// a thing to make; the phrase asks for nothing.
+			if i > 0 && stateWords[ws[i-1]] && slices.Equal(p, phrases["set up"]) {
+				return []string{}, j
+			}
 			return p, j
 		}
 	}
 	return nil, 0
 }
+
+// pronouns name someone a query has spoken of.
+var pronouns = map[string]bool{"i": true, "we": true, "you": true, "he": true, "she": true, "they": true, "it": true, "everyone": true, "anyone": true}
+
+// stateWords before a phrasal verb make it say how things are: "have
+// set up", "is set up".
+var stateWords = map[string]bool{"have": true, "has": true, "had": true, "is": true, "are": true, "was": true, "were": true,
+	"been": true, "be": true, "got": true, "already": true, "currently": true}
 
 // verbBase strips an -ed or -ing ending as stem does, whole words
 // ("setting") included: "setting up" is "set up".
@@ -1347,6 +1363,8 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	named := namedWords(text)
 	partOf := numbersInWords(text)
 	var values []string // numbers on their own, searched for only when nothing else is
+	purpose := 0        // the end of a purpose clause ("so she can edit it")
+	var sharing []int32 // the groups of a "share" that gives access (sharesAccess)
 	used := make([]bool, len(ws))
 	var clauseEnd []int // read once a negator comes
 	// turnsInto reads the whole text: once, however many times "make"
@@ -1394,6 +1412,17 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			}
 			continue
 		}
+		// "Share it with anna so she can edit it": what the change lets
+		// someone do is not asked for.
+		if mayWords[w] && i >= 2 && ws[i-2] == "so" && pronouns[ws[i-1]] {
+			if clauseEnd == nil {
+				if clauseEnd = clauseEnds(text); len(clauseEnd) != len(ws) {
+					clauseEnd = slices.Repeat([]int{len(ws)}, len(ws))
+				}
+			}
+			purpose = clauseEnd[i]
+			continue
+		}
 		// A name's words ("add 'look up flights' to my tasks") say what
 		// it is called: no phrasal verb of theirs, nor their "make", is
 		// asked for.
@@ -1438,11 +1467,17 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			if named[w] || w == "new" {
 				weight = weightNamed
 			}
+			if i < purpose {
+				weight *= weightPurpose
+			}
 			t := stem(w)
 			addOwn(t, weight)
 			if q, ok := out[t]; ok && plural(w, t) {
 				q.many = true
 				out[t] = q
+			}
+			if q, ok := out[t]; ok && q.own && sharesAccess(ws, i) {
+				sharing = append(sharing, q.group)
 			}
 		}
 	}
@@ -1535,12 +1570,31 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			continue
 		}
 		ask(synonyms[t], int32(g), weightSynonym*ownW[g])
+		if slices.Contains(sharing, int32(g)) {
+			ask(accessWords, int32(g), weightSynonym*ownW[g])
+		}
 		if changesState[t] {
 			ask([]string{stem("update")}, int32(g), weightUpdate*ownW[g])
 		}
 	}
 	return out
 }
+
+// sharesAccess reports whether ws[i] shares a thing with someone: "share
+// the sheet with anna", "the sharing entry", "who is it shared with"
+// ask of who may access it, while a "shared drive" is a kind of drive.
+func sharesAccess(ws []string, i int) bool {
+	switch ws[i] {
+	case "share", "shares", "sharing", "reshare", "unshare":
+		return true
+	case "shared":
+		return i+1 < len(ws) && ws[i+1] == "with"
+	}
+	return false
+}
+
+// accessWords are the words an API uses for who may access a thing.
+var accessWords = stemAll([]string{"permission", "access", "acl"})
 
 // numbersInWords are the numbers text writes as part of a word, after
 // its letters (oauth2, s3, ipv6) or before them (2fa, 4gb): words splits
@@ -2384,6 +2438,15 @@ func words(text string) []string {
 // it). It is deliberately light: a wrong merge costs more than a missed
 // one, so a suffix stays when what is left has no vowel ("string").
 func stem(w string) string {
+	w = stemInflection(w)
+	if us, ok := spellings[w]; ok {
+		return us
+	}
+	return w
+}
+
+// stemInflection is stem without the spelling a word is brought to.
+func stemInflection(w string) string {
 	if one, ok := shortPlurals[w]; ok {
 		return one
 	}
@@ -2435,6 +2498,28 @@ var indexedStopWords = map[string]bool{"me": true}
 // singular ("APIs", "menus", "SKUs"); "cookies" is no cooky.
 var shortPlurals = map[string]string{"apis": "api", "uris": "uri", "kpis": "kpi", "wikis": "wiki", "emojis": "emoji",
 	"menus": "menu", "skus": "sku", "cpus": "cpu", "vcpus": "vcpu", "gpus": "gpu", "cookies": "cooki", "prs": "pr", "ips": "ip", "ids": "id", "vms": "vm", "mrs": "mr", "uis": "ui"}
+
+// spellings bring a British spelling's stem to the American one, which
+// API documents mostly use: "colour" meets "color", "organise" and
+// "organisation" meet "organize" and "organization".
+var spellings = func() map[string]string {
+	out := map[string]string{}
+	for _, pair := range strings.Fields(`colour:color favourite:favorite favour:favor behaviour:behavior honour:honor labour:labor
+		neighbour:neighbor flavour:flavor rumour:rumor centre:center licence:license catalogue:catalog dialogue:dialog
+		programme:program grey:gray cheque:check analyse:analyze defence:defense offence:offense travelling:traveling
+		organise:organize organisation:organization authorise:authorize authorisation:authorization customise:customize
+		customisation:customization synchronise:synchronize synchronisation:synchronization normalise:normalize
+		recognise:recognize prioritise:prioritize categorise:categorize finalise:finalize initialise:initialize
+		serialise:serialize summarise:summarize visualise:visualize utilise:utilize utilisation:utilization
+		minimise:minimize maximise:maximize optimise:optimize optimisation:optimization personalise:personalize
+		localise:localize localisation:localization anonymise:anonymize tokenise:tokenize capitalise:capitalize
+		apologise:apologize realise:realize memorise:memorize itemise:itemize standardise:standardize
+		enrol:enroll enrolment:enrollment fulfil:fulfill fulfilment:fulfillment instalment:installment`) {
+		gb, us, _ := strings.Cut(pair, ":")
+		out[stemInflection(gb)] = stemInflection(us)
+	}
+	return out
+}()
 
 // keepWhole are words whose suffix is not an inflection.
 var keepWhole = map[string]bool{"setting": true, "during": true, "nothing": true, "something": true, "anything": true, "everything": true, "morning": true, "evening": true}
@@ -2492,7 +2577,7 @@ func init() {
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
 			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase
-			upgrade downgrade fire swap enrol bump`,
+			upgrade downgrade fire swap enrol bump wipe insert`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -2504,10 +2589,10 @@ func init() {
 		questionWords[w] = stemAll(strings.Fields(asks))
 	}
 	for _, group := range [][]string{
-		{"delete", "remove", "destroy", "drop", "erase", "purge", "clear"},
+		{"delete", "remove", "destroy", "drop", "erase", "purge", "clear", "wipe"},
 		{"list", "enumerate", "all", "every", "browse"},
 		{"get", "fetch", "read", "retrieve", "show", "view", "describe", "inspect", "detail", "lookup"},
-		{"create", "add", "new", "make", "register", "open", "upsert"},
+		{"create", "add", "new", "make", "register", "open", "upsert", "insert"},
 		{"update", "edit", "modify", "change", "patch", "set", "replace", "rename", "upsert", "upgrade", "downgrade", "bump"},
 		{"cancel", "abort", "stop", "kill", "terminate", "halt", "void"},
 		{"restart", "retry", "rerun", "resume", "replay"},
@@ -2587,7 +2672,7 @@ func init() {
 		{"config", "configuration", "setting", "option", "preference"},
 		{"version", "release", "revision", "draft"},
 		{"publish", "promote", "release"},
-		{"permission", "role", "access", "grant", "allow", "permit"},
+		{"permission", "role", "access", "grant", "allow", "permit", "acl"},
 		{"multiple", "several", "batch", "bulk"},
 		{"request", "ask"},
 		{"comment", "note", "remark", "reply", "feedback", "discussion"},
@@ -2650,7 +2735,7 @@ func init() {
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -829,3 +829,70 @@ func TestOpensExisting(t *testing.T) {
 		}
 	}
 }
+
+// A British spelling meets the American one API documents mostly use,
+// in every inflection.
+func TestStemMeetsAmericanSpelling(t *testing.T) {
+	for _, pair := range [][2]string{{"colour", "color"}, {"colours", "colors"}, {"organisation", "organization"},
+		{"organised", "organized"}, {"authorise", "authorize"}, {"licence", "license"}, {"cancelled", "canceled"},
+		{"catalogue", "catalog"}, {"favourites", "favorites"}, {"centre", "center"}, {"enrolment", "enrollment"}} {
+		if a, b := stem(pair[0]), stem(pair[1]); a != b {
+			t.Errorf("stem(%q) = %q, stem(%q) = %q: they should meet", pair[0], a, pair[1], b)
+		}
+	}
+	// Words that only look British stay what they are.
+	for _, w := range []string{"enterprise", "promise", "four", "hour", "tour", "our"} {
+		if stem(w) != stemInflection(w) {
+			t.Errorf("stem(%q) = %q, a spelling it does not have", w, stem(w))
+		}
+	}
+}
+
+// Sharing a thing with someone asks of who may access it; a "shared
+// drive" is a kind of drive.
+func TestQueryTermsOfSharing(t *testing.T) {
+	for query, want := range map[string]bool{
+		"share the budget sheet with anna":          true,
+		"who is the onboarding deck shared with":    true,
+		"what does sharing entry 42 allow":          true,
+		"what are the settings of shared drive 0AF": false,
+		"list shared links":                         false,
+	} {
+		terms := queryTerms(query, false)
+		_, got := terms[stem("permission")]
+		if got != want {
+			t.Errorf("queryTerms(%q) asks for permissions: %v, want %v (%v)", query, got, want, terms)
+		}
+	}
+}
+
+// "Set up" after have or is says how things are: nothing is created.
+func TestSetUpAsAState(t *testing.T) {
+	for query, want := range map[string]bool{
+		"set up a webhook for pushes":                 true,
+		"what webhooks do I have set up":              false,
+		"is the default reminder already set up":      false,
+		"which integrations are already set up there": false,
+	} {
+		_, got := queryTerms(query, false)[stem("create")]
+		if got != want {
+			t.Errorf("queryTerms(%q) asks to create: %v, want %v", query, got, want)
+		}
+	}
+	if in := queryIntent("what webhooks do I have set up"); in == intentWrite {
+		t.Errorf("a question about what is set up reads as a write")
+	}
+}
+
+// What a change lets someone do weighs less than the change: "share it
+// with anna so she can edit it" asks to share.
+func TestQueryTermsOfAPurpose(t *testing.T) {
+	terms := queryTerms("share my work calendar with jordan so they can edit events", false)
+	if share, edit := terms[stem("share")], terms[stem("edit")]; !share.own || share.w != 1 || !edit.own || edit.w >= share.w {
+		t.Errorf("share weighs %v and edit %v: the purpose should weigh less", share, edit)
+	}
+	terms = queryTerms("so they can edit events, share my calendar", false)
+	if share := terms[stem("share")]; share.w != 1 {
+		t.Errorf("the clause after a purpose weighs %v, want 1", share.w)
+	}
+}
