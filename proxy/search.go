@@ -1541,6 +1541,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			ask([]string{stem("info")}, group, weightSynonym)
 			group++
 		}
+		// "What time zone is my account set to?": asked of a setting.
+		if w == "set" && question && i+1 < len(ws) && ws[i+1] == "to" && !slices.ContainsFunc(ws[i+2:], func(w string) bool { return !stopWords[w] }) {
+			ask(append([]string{stem("setting")}, synonyms[stem("setting")]...), group, weightSynonym)
+			group++
+		}
 		// "who joined", "who attended": asked of those who took part.
 		if w == "who" && i+1 < len(ws) && (stem(ws[i+1]) == "join" || stem(ws[i+1]) == "attend") {
 			ask(stemAll([]string{"participant", "attendee"}), group, 1)

@@ -896,3 +896,19 @@ func TestQueryTermsOfAPurpose(t *testing.T) {
 		t.Errorf("the clause after a purpose weighs %v, want 1", share.w)
 	}
 }
+
+// "What is it set to?" asks of a setting; "set it to private" changes
+// one.
+func TestQueryTermsOfWhatIsSet(t *testing.T) {
+	for query, want := range map[string]bool{
+		"What time zone is my calendar account set to?": true,
+		"what's the default branch set to":              true,
+		"set the default branch to main":                false,
+		"is the visibility set to private?":             false,
+	} {
+		_, got := queryTerms(query, false)[stem("setting")]
+		if got != want {
+			t.Errorf("queryTerms(%q) asks for a setting: %v, want %v", query, got, want)
+		}
+	}
+}
