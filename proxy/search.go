@@ -116,6 +116,10 @@ const (
 type posting struct {
 	doc int32
 	wtf float32 // the field-weighted term frequency
+	// asked is wtf less what a write tool's arguments give, which is
+	// what a read query scores: "is the calendar hidden?" asks of the
+	// calendar, not of the update that takes a hidden flag.
+	asked float32
 }
 
 // searchIndex holds every tool of a catalog, visible or not; queries
@@ -159,10 +163,15 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			ix.byName[key] = append(ix.byName[key], int32(i))
 		}
 		tf := map[string]float32{}
+		sets := map[string]float32{} // a write's arguments' share of tf
+		inArgs := false
 		add := func(text string, w float32) {
 			ws := words(text)
 			for _, term := range termsOf(ws) {
 				tf[term] += w
+				if inArgs {
+					sets[term] += w
+				}
 				ix.length[i] += w
 			}
 			// A phrasal verb in the tool's own words ("sign in sign
@@ -175,6 +184,9 @@ func newSearchIndex(tools []*tool) *searchIndex {
 				}
 				for _, term := range phrases[ws[k]+" "+ws[k+1]] {
 					tf[term] += w
+					if inArgs {
+						sets[term] += w
+					}
 				}
 			}
 		}
@@ -186,6 +198,9 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			add(g, weightTag)
 		}
 		add(d.SearchHint, weightHint)
+		// A POST named as a read (search_catalog_items) takes filters,
+		// not values to set.
+		inArgs = d.Kind != catalog.KindRead && !readsByName(d.Name)
 		if props, ok := d.Input["properties"].(map[string]any); ok {
 			for name, p := range props {
 				add(name, weightArg)
@@ -196,9 +211,10 @@ func newSearchIndex(tools []*tool) *searchIndex {
 				}
 			}
 		}
+		inArgs = false
 		add(d.Request.Method+" "+d.Request.Path, weightRoute)
 		for term, w := range tf {
-			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), wtf: w})
+			ix.postings[term] = append(ix.postings[term], posting{doc: int32(i), wtf: w, asked: max(w-sets[term], 0)})
 		}
 		// The result's field names: each counted once, and not in the
 		// tool's length.
@@ -209,10 +225,17 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			}
 		})
 		for term := range fields {
-			ix.results[term] = append(ix.results[term], posting{doc: int32(i), wtf: 1})
+			ix.results[term] = append(ix.results[term], posting{doc: int32(i), wtf: 1, asked: 1})
 		}
 	}
 	return ix
+}
+
+// readsByName reports whether a tool's name starts with a reading verb:
+// search_catalog_items, query_metrics.
+func readsByName(name string) bool {
+	ws := words(name)
+	return len(ws) > 0 && verbIntents[stem(ws[0])] == intentRead
 }
 
 // searchView is what a search needs of one caller's view: which tools
@@ -305,6 +328,11 @@ func (ix *searchIndex) rank(v *searchView, q *SearchQuery, keep func(doc int32) 
 				continue
 			}
 			tf := float64(p.wtf)
+			if want == intentRead {
+				if tf = float64(p.asked); tf <= 0 {
+					continue
+				}
+			}
 			norm := 1 - bm25B + bm25B*float64(ix.length[p.doc])/avgLen
 			c := qw * idf * tf * (bm25K1 + 1) / (tf + bm25K1*norm)
 			if best[p.doc] == 0 {
@@ -1103,6 +1131,11 @@ func leadingVerb(ws []string) intent {
 		// grants it.
 		if w == "give" && i+2 < len(ws) && (ws[i+1] == "me" || ws[i+1] == "us") && givesWhatIs[ws[i+2]] {
 			return intentRead
+		}
+		// "I exported my meetings as iCal, bring them in": what was
+		// done is told, not asked for.
+		if i > 0 && (ws[i-1] == "i" || ws[i-1] == "we") && past(w) {
+			return intentNone
 		}
 		// "End of month invoices": a noun, not the verb that changes
 		// ("list of open runs" still asks to read).

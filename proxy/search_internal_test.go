@@ -912,3 +912,17 @@ func TestQueryTermsOfWhatIsSet(t *testing.T) {
 		}
 	}
 }
+
+// What the asker did is told, not asked for: "I exported them" is no
+// export.
+func TestQueryIntentOfWhatWasDone(t *testing.T) {
+	for query, want := range map[string]intent{
+		"I exported my meetings as iCal, bring them into my calendar": intentNone,
+		"we deleted the branch by mistake, bring it back":             intentNone,
+		"export my meetings as iCal":                                  intentRead,
+	} {
+		if got := queryIntent(query); got != want {
+			t.Errorf("queryIntent(%q) = %v, want %v", query, got, want)
+		}
+	}
+}

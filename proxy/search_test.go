@@ -1263,3 +1263,22 @@ func TestSearchKnowsWhatBookkeepersAndOperatorsSay(t *testing.T) {
 		{"to bump a limit changes it", "bump the memory limit on the worker container to 2 GB", "container_update"},
 	})
 }
+
+// A question reads a write's arguments as what it sets, not what it is
+// about: "is the gym calendar hidden?" asks for the entry, not for the
+// update that takes a hidden flag, while "hide the gym calendar" still
+// finds the update. A POST named as a read takes filters, which count.
+func TestSearchReadsAWritesArgumentsAsWhatItSets(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: calendar_list_get, description: Returns a calendar from the user's calendar list., input: { type: object, properties: { calendar_id: { type: string } }, required: [calendar_id] }, request: { upstream: up, method: GET, path: "/users/me/calendarList/{calendar_id}" } }
+  - { name: calendar_list_patch, description: Updates an existing calendar on the user's calendar list., kind: write, gate: up_write, input: { type: object, properties: { calendar_id: { type: string }, hidden: { type: boolean, description: Whether the calendar has been hidden from the list. }, color_id: { type: string, description: The color of the calendar. } }, required: [calendar_id] }, request: { upstream: up, method: PATCH, path: "/users/me/calendarList/{calendar_id}" } }
+  - { name: search_catalog_items, description: Finds items of the catalog., kind: write, gate: up_write, input: { type: object, properties: { category_ids: { type: array, description: The categories the items are in. } } }, request: { upstream: up, method: POST, path: /v2/catalog/search-catalog-items } }
+  - { name: list_catalog, description: Returns a list of the catalog's objects., request: { upstream: up, method: GET, path: /v2/catalog/list } }
+`
+	core := searchCore(t, "sets.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a question", "is the gym calendar hidden, and what color is it shown in?", "calendar_list_get"},
+		{"an order", "hide the gym calendar and color it green", "calendar_list_patch"},
+		{"a search by POST", "which items are in the pastries category?", "search_catalog_items"},
+	})
+}
