@@ -1121,7 +1121,15 @@ func leadingVerb(ws []string) intent {
 		}
 		// A phrasal verb does what it stands for: "get rid of" and
 		// "get it back" write, though "get" reads.
-		if p, _ := phraseAt(ws, i, nil); len(p) > 0 {
+		// "I exported my meetings as iCal, bring them in", "we just
+		// signed up": what was done is told, not asked for.
+		if past(w) && slices.ContainsFunc(ws[:i], func(w string) bool { return w == "i" || w == "we" }) {
+			return intentNone
+		}
+		if p, _ := phraseAt(ws, i, nil); p != nil {
+			if len(p) == 0 {
+				return intentNone // a state: "already set up webhooks"
+			}
 			if in := verbIntents[p[0]]; in != intentNone {
 				return in
 			}
@@ -1131,11 +1139,6 @@ func leadingVerb(ws []string) intent {
 		// grants it.
 		if w == "give" && i+2 < len(ws) && (ws[i+1] == "me" || ws[i+1] == "us") && givesWhatIs[ws[i+2]] {
 			return intentRead
-		}
-		// "I exported my meetings as iCal, bring them in": what was
-		// done is told, not asked for.
-		if i > 0 && (ws[i-1] == "i" || ws[i-1] == "we") && past(w) {
-			return intentNone
 		}
 		// "End of month invoices": a noun, not the verb that changes
 		// ("list of open runs" still asks to read).
@@ -1212,7 +1215,7 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 		if ok && (free == nil || free(j)) {
 			// "The hooks I have set up", "is it set up": a state, not
 			// a thing to make; the phrase asks for nothing.
-			if i > 0 && stateWords[ws[i-1]] && slices.Equal(p, phrases["set up"]) {
+			if slices.Equal(p, phrases["set up"]) && stated(ws, i) {
 				return []string{}, j
 			}
 			return p, j
@@ -1223,6 +1226,30 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 
 // pronouns name someone a query has spoken of.
 var pronouns = map[string]bool{"i": true, "we": true, "you": true, "he": true, "she": true, "they": true, "it": true, "everyone": true, "anyone": true}
+
+// stated reports whether the verb at ws[i] says how things are: right
+// after a stateWord ("have set up", "already set up"), or after a form of
+// "be" a few words back in the same clause ("is the webhook set up").
+func stated(ws []string, i int) bool {
+	if i > 0 && stateWords[ws[i-1]] {
+		return true
+	}
+	for k := i - 1; k >= max(0, i-5); k-- {
+		switch {
+		case beWords[ws[k]]:
+			return true
+		case clauseWords[ws[k]] || mayWords[ws[k]]:
+			return false
+		}
+	}
+	return false
+}
+
+// beWords are the forms of "be" that make a passive: "is it set up".
+var beWords = map[string]bool{"is": true, "are": true, "was": true, "were": true, "been": true, "be": true}
+
+// clauseWords end the words a verb's "be" may stand among.
+var clauseWords = map[string]bool{"to": true, "and": true, "so": true, "do": true, "please": true, "then": true, "let": true}
 
 // stateWords before a phrasal verb make it say how things are: "have
 // set up", "is set up".
@@ -1385,7 +1412,14 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	var ownW []float64
 	where := false // past a word that says where (whereWords)
 	addOwn := func(t string, w float64) {
-		if _, dup := out[t]; !dup && len(own) < maxQueryTerms {
+		if q, dup := out[t]; dup {
+			// Said again at more weight ("so she can comment, then
+			// add a comment"): the heavier counts.
+			if q.own && w > q.w {
+				q.w, ownW[q.group] = w, w
+				out[t] = q
+			}
+		} else if len(own) < maxQueryTerms {
 			out[t] = qterm{w: w, group: int32(len(own)), own: true, where: where}
 			own = append(own, t)
 			ownW = append(ownW, w)
@@ -1446,7 +1480,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			continue
 		}
 		// "Share it with anna so she can edit it": what the change lets
-		// someone do is not asked for.
+		// someone do weighs less than the change (weightPurpose).
 		if mayWords[w] && i >= 2 && ws[i-2] == "so" && pronouns[ws[i-1]] {
 			if clauseEnd == nil {
 				if clauseEnd = clauseEnds(text); len(clauseEnd) != len(ws) {
@@ -1623,10 +1657,12 @@ func queryTerms(clean string, one bool) map[string]qterm {
 // ask of who may access it, while a "shared drive" is a kind of drive.
 func sharesAccess(ws []string, i int) bool {
 	switch ws[i] {
-	case "share", "shares", "sharing", "reshare", "unshare":
+	case "share", "reshare", "unshare":
 		return true
-	case "shared":
-		return i+1 < len(ws) && ws[i+1] == "with"
+	case "sharing": // screen sharing and file sharing are features
+		return i == 0 || ws[i-1] != "screen" && ws[i-1] != "file"
+	case "shared": // files shared with me are listed
+		return i+1 < len(ws) && ws[i+1] == "with" && (i+2 == len(ws) || ws[i+2] != "me")
 	}
 	return false
 }
@@ -2539,12 +2575,14 @@ var shortPlurals = map[string]string{"apis": "api", "uris": "uri", "kpis": "kpi"
 
 // spellings bring a British spelling's stem to the American one, which
 // API documents mostly use: "colour" meets "color", "organise" and
-// "organisation" meet "organize" and "organization".
+// "organisation" meet "organize" and "organization". It also meets
+// the forms whose double l the inflection rule takes for a doubled
+// consonant: "installed" and "install".
 var spellings = func() map[string]string {
 	out := map[string]string{}
 	for _, pair := range strings.Fields(`colour:color favourite:favorite favour:favor behaviour:behavior honour:honor labour:labor
 		neighbour:neighbor flavour:flavor rumour:rumor centre:center licence:license catalogue:catalog dialogue:dialog
-		programme:program grey:gray cheque:check analyse:analyze defence:defense offence:offense travelling:traveling
+		programme:program grey:gray analyse:analyze defence:defense offence:offense
 		organise:organize organisation:organization authorise:authorize authorisation:authorization customise:customize
 		customisation:customization synchronise:synchronize synchronisation:synchronization normalise:normalize
 		recognise:recognize prioritise:prioritize categorise:categorize finalise:finalize initialise:initialize
@@ -2552,7 +2590,8 @@ var spellings = func() map[string]string {
 		minimise:minimize maximise:maximize optimise:optimize optimisation:optimization personalise:personalize
 		localise:localize localisation:localization anonymise:anonymize tokenise:tokenize capitalise:capitalize
 		apologise:apologize realise:realize memorise:memorize itemise:itemize standardise:standardize
-		enrol:enroll enrolment:enrollment fulfil:fulfill fulfilment:fulfillment instalment:installment`) {
+		enrol:enroll enrolment:enrollment fulfil:fulfill fulfilment:fulfillment instalment:installment
+		installed:install uninstalled:uninstall`) {
 		gb, us, _ := strings.Cut(pair, ":")
 		out[stemInflection(gb)] = stemInflection(us)
 	}

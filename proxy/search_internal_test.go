@@ -835,7 +835,8 @@ func TestOpensExisting(t *testing.T) {
 func TestStemMeetsAmericanSpelling(t *testing.T) {
 	for _, pair := range [][2]string{{"colour", "color"}, {"colours", "colors"}, {"organisation", "organization"},
 		{"organised", "organized"}, {"authorise", "authorize"}, {"licence", "license"}, {"cancelled", "canceled"},
-		{"catalogue", "catalog"}, {"favourites", "favorites"}, {"centre", "center"}, {"enrolment", "enrollment"}} {
+		{"catalogue", "catalog"}, {"favourites", "favorites"}, {"centre", "center"}, {"enrolment", "enrollment"},
+		{"installed", "install"}, {"uninstalling", "uninstall"}, {"enrolled", "enroll"}} {
 		if a, b := stem(pair[0]), stem(pair[1]); a != b {
 			t.Errorf("stem(%q) = %q, stem(%q) = %q: they should meet", pair[0], a, pair[1], b)
 		}
@@ -857,6 +858,8 @@ func TestQueryTermsOfSharing(t *testing.T) {
 		"what does sharing entry 42 allow":          true,
 		"what are the settings of shared drive 0AF": false,
 		"list shared links":                         false,
+		"list files shared with me":                 false,
+		"disable screen sharing for meeting 123":    false,
 	} {
 		terms := queryTerms(query, false)
 		_, got := terms[stem("permission")]
@@ -872,6 +875,8 @@ func TestSetUpAsAState(t *testing.T) {
 		"set up a webhook for pushes":                 true,
 		"what webhooks do I have set up":              false,
 		"is the default reminder already set up":      false,
+		"is the webhook set up?":                      false,
+		"have the bot set up a webhook":               true,
 		"which integrations are already set up there": false,
 	} {
 		_, got := queryTerms(query, false)[stem("create")]
@@ -879,8 +884,10 @@ func TestSetUpAsAState(t *testing.T) {
 			t.Errorf("queryTerms(%q) asks to create: %v, want %v", query, got, want)
 		}
 	}
-	if in := queryIntent("what webhooks do I have set up"); in == intentWrite {
-		t.Errorf("a question about what is set up reads as a write")
+	for _, q := range []string{"what webhooks do I have set up", "already set up webhooks", "I have set up a webhook but it does not fire"} {
+		if in := queryIntent(q); in == intentWrite {
+			t.Errorf("queryIntent(%q) is a write: what is set up is no order", q)
+		}
 	}
 }
 
@@ -894,6 +901,11 @@ func TestQueryTermsOfAPurpose(t *testing.T) {
 	terms = queryTerms("so they can edit events, share my calendar", false)
 	if share := terms[stem("share")]; share.w != 1 {
 		t.Errorf("the clause after a purpose weighs %v, want 1", share.w)
+	}
+	// A word said again outside the purpose weighs in full.
+	terms = queryTerms("share the doc with anna so she can comment, then add a comment", false)
+	if c := terms[stem("comment")]; c.w != 1 {
+		t.Errorf("comment, said again as what is asked, weighs %v, want 1", c.w)
 	}
 }
 
@@ -919,6 +931,8 @@ func TestQueryIntentOfWhatWasDone(t *testing.T) {
 	for query, want := range map[string]intent{
 		"I exported my meetings as iCal, bring them into my calendar": intentNone,
 		"we deleted the branch by mistake, bring it back":             intentNone,
+		"we just deleted the branch, bring it back":                   intentNone,
+		"I signed up yesterday, show my account":                      intentNone,
 		"export my meetings as iCal":                                  intentRead,
 	} {
 		if got := queryIntent(query); got != want {
