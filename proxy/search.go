@@ -1457,6 +1457,16 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 		// "Suspend the account, don't delete anything": what is not to
 		// be done is not asked for.
+		// "Post the summary in #releases": a message, to a channel.
+		if (w == "post" || w == "announce") && slices.Contains(ws[i+1:], "channel") {
+			addOwn(stem("message"), 1)
+		}
+		// "Is Tom on do not disturb?": a setting's name, no negation.
+		if w == "not" && i > 0 && ws[i-1] == "do" && i+1 < len(ws) && ws[i+1] == "disturb" {
+			addOwn("dnd", 1)
+			used[i+1] = true
+			continue
+		}
 		if negators[w] {
 			if clauseEnd == nil {
 				// The same words, so the same count (FuzzSearchQueryCheck);
@@ -1542,6 +1552,10 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			if q, ok := out[t]; ok && plural(w, t) {
 				q.many = true
 				out[t] = q
+			}
+			// "Remind me at 9 to ...": a reminder, made.
+			if t == stem("remind") {
+				addOwn(stem("create"), weightSynonym*weight)
 			}
 			if q, ok := out[t]; ok && q.own && sharesAccess(ws, i) {
 				sharing = append(sharing, q.group)
@@ -2636,7 +2650,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "thumbs up": "reaction react rate rating like",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -2654,7 +2668,7 @@ func init() {
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
 			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase
-			upgrade downgrade fire swap enrol bump wipe insert`,
+			upgrade downgrade fire swap enrol bump wipe insert remind`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -2812,7 +2826,7 @@ func init() {
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"appointment": "event meeting booking", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

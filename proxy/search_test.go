@@ -1282,3 +1282,36 @@ func TestSearchReadsAWritesArgumentsAsWhatItSets(t *testing.T) {
 		{"a search by POST", "which items are in the pastries category?", "search_catalog_items"},
 	})
 }
+
+// What chat users say: do not disturb is a setting, a thumbs-up a
+// reaction, "remind me" makes a reminder, to post in #channel sends a
+// message there, and people are added to a channel by invitation and
+// removed by a kick.
+func TestSearchKnowsWhatChatUsersSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: chat_post_message, description: Sends a message to a channel., kind: write, gate: up_write, input: { type: object, properties: { channel: { type: string }, text: { type: string } } }, request: { upstream: up, method: POST, path: /chat.postMessage } }
+  - { name: chat_update, description: Updates a message., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /chat.update } }
+  - { name: conversations_invite, description: Invites users to a channel., kind: write, gate: up_write, input: { type: object, properties: { channel: { type: string }, users: { type: string } } }, request: { upstream: up, method: POST, path: /conversations.invite } }
+  - { name: conversations_kick, description: Removes a user from a conversation., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /conversations.kick } }
+  - { name: conversations_leave, description: Leaves a conversation., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /conversations.leave } }
+  - { name: conversations_rename, description: Renames a conversation., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /conversations.rename } }
+  - { name: stars_add, description: Adds a star to an item., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /stars.add } }
+  - { name: stars_remove, description: Removes a star from an item., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /stars.remove } }
+  - { name: pins_add, description: Pins an item to a channel., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /pins.add } }
+  - { name: reactions_add, description: Adds a reaction to an item., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /reactions.add } }
+  - { name: reminders_delete, description: Deletes a reminder., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /reminders.delete } }
+  - { name: reminders_info, description: Gets information about a reminder., request: { upstream: up, method: GET, path: /reminders.info } }
+  - { name: reminders_add, description: Creates a reminder., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /reminders.add } }
+  - { name: dnd_info, description: Retrieves a user's current Do Not Disturb status., request: { upstream: up, method: GET, path: /dnd.info } }
+  - { name: search_messages, description: Searches for messages matching a query., request: { upstream: up, method: GET, path: /search.messages } }
+`
+	core := searchCore(t, "chat.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"do not disturb", "is Tom on do not disturb right now?", "dnd_info"},
+		{"a thumbs-up", "thumbs up Maria's message", "reactions_add"},
+		{"remind me", "remind me tomorrow at 9 to review the PR", "reminders_add"},
+		{"post in a channel", "post the deploy summary in #releases", "chat_post_message"},
+		{"add to a channel", "add Jorge and Mei to #design-review", "conversations_invite"},
+		{"remove from a channel", "remove the ex-contractor from #finance", "conversations_kick"},
+	})
+}
