@@ -849,7 +849,7 @@ func asksWhoAmI(clean string) bool {
 			if !slices.ContainsFunc(rest, func(w string) bool { return !stopWords[w] && !signedInWords[w] }) {
 				return true
 			}
-		case (w == "logged" || w == "signed" || w == "authenticated") && (next(1) == "as" || next(1) == "in" && next(2) == "as"):
+		case (w == "logged" || w == "signed" || w == "authenticated") && (next(1) == "as" || next(1) == "in" && (next(2) == "as" || next(2) == "with")):
 			if firstPerson || credential {
 				return true
 			}

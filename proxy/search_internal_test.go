@@ -760,6 +760,8 @@ func TestAsksWhoAmI(t *testing.T) {
 		"list the tokens of my account":                 false,
 		"who is on the team?":                           false,
 		"what am I logged in as?":                       true,
+		"which account am I logged in with?":            true,
+		"log the deploy in with the others":             false,
 		"who am I logged in as right now":               true,
 		`find the song "Who Am I"`:                      false,
 		"who am I following?":                           false,
