@@ -960,6 +960,10 @@ const (
 // write). A task names its verb in the user's words, which a tool's text
 // often does not share, but the kind of operation it wants is plain.
 func queryIntent(query string) intent {
+	// "Can you email it to them again?" asks for it to be done.
+	if in := politeOrder(words(query)); in != intentNone {
+		return in
+	}
 	if isQuestion(query) {
 		return intentRead
 	}
@@ -972,6 +976,36 @@ func queryIntent(query string) intent {
 	}
 	return leadingVerb(ws)
 }
+
+// politeOrder is the intent of a request put as a question: "can you
+// resend it?", "could you please archive the board?". The verb after
+// "you" says what is asked, as a leading verb does; one that tells
+// ("email it to them") sends.
+func politeOrder(ws []string) intent {
+	for i := 0; i+2 < len(ws); i++ {
+		if !politeWords[ws[i]] || ws[i+1] != "you" {
+			continue
+		}
+		j := i + 2
+		for j < len(ws) && (ws[j] == "please" || ws[j] == "just" || ws[j] == "also") {
+			j++
+		}
+		if j == len(ws) {
+			return intentNone
+		}
+		if sendVerbs[ws[j]] {
+			return intentWrite
+		}
+		return verbIntents[stem(ws[j])]
+	}
+	return intentNone
+}
+
+// sendVerbs are nouns that, after "can you", send: "can you email it".
+var sendVerbs = map[string]bool{"email": true, "mail": true, "text": true, "message": true, "dm": true, "notify": true}
+
+// politeWords put an order as a question: "can you", "would you".
+var politeWords = map[string]bool{"can": true, "could": true, "would": true, "will": true}
 
 // makesLeading finds the verb that starts an order by making the thing
 // it names with an article: "file a bug", "raise a ticket", "cut a
@@ -2668,7 +2702,7 @@ func init() {
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
 			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase
-			upgrade downgrade fire swap enrol bump wipe insert remind`,
+			upgrade downgrade fire swap enrol bump wipe insert remind play`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -2826,7 +2860,7 @@ func init() {
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -942,3 +942,18 @@ func TestQueryIntentOfWhatWasDone(t *testing.T) {
 		}
 	}
 }
+
+// A request put as a question asks for what its verb does.
+func TestQueryIntentOfAPoliteOrder(t *testing.T) {
+	for query, want := range map[string]intent{
+		"The client never got invoice in_1Rt55, can you email it to them again?": intentWrite,
+		"could you please archive the Q3 board?":                                 intentWrite,
+		"can you show me the open invoices?":                                     intentRead,
+		"can you ping the API server?":                                           intentRead,
+		"can I delete this?":                                                     intentRead,
+	} {
+		if got := queryIntent(query); got != want {
+			t.Errorf("queryIntent(%q) = %v, want %v", query, got, want)
+		}
+	}
+}

@@ -1315,3 +1315,20 @@ func TestSearchKnowsWhatChatUsersSay(t *testing.T) {
 		{"remove from a channel", "remove the ex-contractor from #finance", "conversations_kick"},
 	})
 }
+
+// What listeners say: to play starts playback, to heart a song saves it.
+func TestSearchKnowsWhatPlayersSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: get_currently_playing_track, title: Get Currently Playing Track, description: Get the object currently being played., request: { upstream: up, method: GET, path: /me/player/currently-playing } }
+  - { name: get_recently_played, title: Get Recently Played Tracks, description: Get tracks from the user's recently played tracks., request: { upstream: up, method: GET, path: /me/player/recently-played } }
+  - { name: get_album_tracks, title: Get Album Tracks, description: Get Spotify catalog information about an album's tracks., request: { upstream: up, method: GET, path: "/albums/{id}/tracks" }, input: { type: object, properties: { id: { type: string } }, required: [id] } }
+  - { name: start_playback, title: Start/Resume Playback, description: Start a new context or resume current playback on the user's active device., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /me/player/play } }
+  - { name: save_tracks, title: Save Tracks for Current User, description: Save one or more tracks to the current user's library., kind: write, gate: up_write, request: { upstream: up, method: PUT, path: /me/tracks } }
+  - { name: get_profile, title: Get Current User's Profile, description: Get detailed profile information about the current user., request: { upstream: up, method: GET, path: /me } }
+`
+	core := searchCore(t, "players.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"play", "play Abbey Road from the very first track", "start_playback"},
+		{"heart", "I love this one, heart it", "save_tracks"},
+	})
+}
