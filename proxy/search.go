@@ -1465,7 +1465,10 @@ func queryTerms(clean string, one bool) map[string]qterm {
 	partOf := numbersInWords(text)
 	var values []string // numbers on their own, searched for only when nothing else is
 	purpose := 0        // the end of a purpose clause ("so she can edit it")
-	var sharing []int32 // the groups of a "share" that gives access (sharesAccess)
+	// What a word asks for beside itself and its synonyms, by its group:
+	// a "share" that gives access (sharesAccess), a "point" at a target
+	// (pointsAt).
+	also := map[int32][]string{}
 	used := make([]bool, len(ws))
 	var clauseEnd []int // read once a negator comes
 	// turnsInto reads the whole text: once, however many times "make"
@@ -1591,8 +1594,13 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			if t == stem("remind") {
 				addOwn(stem("create"), weightSynonym*weight)
 			}
-			if q, ok := out[t]; ok && q.own && sharesAccess(ws, i) {
-				sharing = append(sharing, q.group)
+			if q, ok := out[t]; ok && q.own {
+				switch {
+				case sharesAccess(ws, i):
+					also[q.group] = accessWords
+				case pointsAt(ws, i):
+					also[q.group] = pointWords
+				}
 			}
 		}
 	}
@@ -1690,9 +1698,7 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			continue
 		}
 		ask(synonyms[t], int32(g), weightSynonym*ownW[g])
-		if slices.Contains(sharing, int32(g)) {
-			ask(accessWords, int32(g), weightSynonym*ownW[g])
-		}
+		ask(also[int32(g)], int32(g), weightSynonym*ownW[g])
 		if changesState[t] {
 			ask([]string{stem("update")}, int32(g), weightUpdate*ownW[g])
 		}
@@ -1714,6 +1720,19 @@ func sharesAccess(ws []string, i int) bool {
 	}
 	return false
 }
+
+// pointsAt reports whether ws[i] points a thing at another: "point
+// shop.example.com at deployment 9", "point the webhook to https://…";
+// loyalty points and a data point do not.
+func pointsAt(ws []string, i int) bool {
+	if ws[i] != "point" && ws[i] != "repoint" {
+		return false
+	}
+	return slices.ContainsFunc(ws[i+1:], func(w string) bool { return w == "at" || w == "to" })
+}
+
+// pointWords are what pointing a thing at another is called.
+var pointWords = stemAll([]string{"assign", "update"})
 
 // accessWords are the words an API uses for who may access a thing.
 var accessWords = stemAll([]string{"permission", "access", "acl"})

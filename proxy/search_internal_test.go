@@ -957,3 +957,19 @@ func TestQueryIntentOfAPoliteOrder(t *testing.T) {
 		}
 	}
 }
+
+// Pointing a thing at another assigns or updates it; points are no
+// pointing.
+func TestQueryTermsOfPointing(t *testing.T) {
+	for query, want := range map[string]bool{
+		"point the domain at deployment dpl_x91":       true,
+		"point the SMS webhook to the new inbound URL": true,
+		"how many loyalty points does Jo have":         false,
+		"point of sale devices":                        false,
+	} {
+		_, got := queryTerms(query, false)[stem("assign")]
+		if got != want {
+			t.Errorf("queryTerms(%q) asks to assign: %v, want %v", query, got, want)
+		}
+	}
+}
