@@ -2768,6 +2768,7 @@ func init() {
 		{"type", "kind", "category"},
 		{"tls", "ssl", "https"},
 		{"task", "todo"},
+		{"snippet", "gist"},
 		{"child", "children", "subtask", "subitem"},
 		{"tag", "label", "keyword"},
 		{"related", "similar"},
