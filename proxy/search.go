@@ -2880,7 +2880,7 @@ func init() {
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -1332,3 +1332,19 @@ func TestSearchKnowsWhatPlayersSay(t *testing.T) {
 		{"heart", "I love this one, heart it", "save_tracks"},
 	})
 }
+
+// What developers say: a snippet is a gist, a job's console output its
+// trace.
+func TestSearchKnowsWhatDevelopersSay(t *testing.T) {
+	const src = searchHead + `tools:
+  - { name: gists_create, description: Allows you to add a new gist with one or more files., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /gists } }
+  - { name: repos_create, description: Creates a new repository for the authenticated user., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /user/repos } }
+  - { name: get_job, description: Get a single job of a project., input: { type: object, properties: { job_id: { type: string } }, required: [job_id] }, request: { upstream: up, method: GET, path: "/jobs/{job_id}" } }
+  - { name: get_job_trace, description: Get a trace of a specific job of a project., input: { type: object, properties: { job_id: { type: string } }, required: [job_id] }, request: { upstream: up, method: GET, path: "/jobs/{job_id}/trace" } }
+`
+	core := searchCore(t, "developers.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"a snippet", "share a code snippet publicly", "gists_create"},
+		{"console output", "job 7781 died with exit code 137, show me its console output", "get_job_trace"},
+	})
+}
