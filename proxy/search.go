@@ -163,7 +163,7 @@ func newSearchIndex(tools []*tool) *searchIndex {
 			ix.byName[key] = append(ix.byName[key], int32(i))
 		}
 		tf := map[string]float32{}
-		sets := map[string]float32{} // a write's arguments' share of tf
+		var sets map[string]float32 // a write's arguments' share of tf
 		inArgs := false
 		add := func(text string, w float32) {
 			ws := words(text)
@@ -200,7 +200,9 @@ func newSearchIndex(tools []*tool) *searchIndex {
 		add(d.SearchHint, weightHint)
 		// A POST named as a read (search_catalog_items) takes filters,
 		// not values to set.
-		inArgs = d.Kind != catalog.KindRead && !readsByName(d.Name)
+		if inArgs = d.Kind != catalog.KindRead && !readsByName(d.Name); inArgs {
+			sets = map[string]float32{}
+		}
 		if props, ok := d.Input["properties"].(map[string]any); ok {
 			for name, p := range props {
 				add(name, weightArg)
@@ -960,8 +962,9 @@ const (
 // write). A task names its verb in the user's words, which a tool's text
 // often does not share, but the kind of operation it wants is plain.
 func queryIntent(query string) intent {
+	ws := words(query)
 	// "Can you email it to them again?" asks for it to be done.
-	if in := politeOrder(words(query)); in != intentNone {
+	if in := politeOrder(ws); in != intentNone {
 		return in
 	}
 	if isQuestion(query) {
@@ -970,7 +973,6 @@ func queryIntent(query string) intent {
 	if in, ok := gettingCredential(query); ok {
 		return in
 	}
-	ws := words(query)
 	if asksToBeTold(ws) || onEachEvent(ws) || makesLeading(query) >= 0 {
 		return intentWrite // "email me when ...", "ping us whenever ...": set it up
 	}
@@ -1153,13 +1155,13 @@ func leadingVerb(ws []string) intent {
 		if sendsAt(ws) == i {
 			return intentWrite
 		}
-		// A phrasal verb does what it stands for: "get rid of" and
-		// "get it back" write, though "get" reads.
 		// "I exported my meetings as iCal, bring them in", "we just
 		// signed up": what was done is told, not asked for.
 		if past(w) && slices.ContainsFunc(ws[:i], func(w string) bool { return w == "i" || w == "we" }) {
 			return intentNone
 		}
+		// A phrasal verb does what it stands for: "get rid of" and
+		// "get it back" write, though "get" reads.
 		if p, _ := phraseAt(ws, i, nil); p != nil {
 			if len(p) == 0 {
 				return intentNone // a state: "already set up webhooks"
@@ -1285,10 +1287,10 @@ var beWords = map[string]bool{"is": true, "are": true, "was": true, "were": true
 // clauseWords end the words a verb's "be" may stand among.
 var clauseWords = map[string]bool{"to": true, "and": true, "so": true, "do": true, "please": true, "then": true, "let": true}
 
-// stateWords before a phrasal verb make it say how things are: "have
-// set up", "is set up".
-var stateWords = map[string]bool{"have": true, "has": true, "had": true, "is": true, "are": true, "was": true, "were": true,
-	"been": true, "be": true, "got": true, "already": true, "currently": true}
+// stateWords right before a phrasal verb make it say how things are:
+// "have set up", "already set up" (a form of "be" does from further
+// back: beWords).
+var stateWords = map[string]bool{"have": true, "has": true, "had": true, "got": true, "already": true, "currently": true}
 
 // verbBase strips an -ed or -ing ending as stem does, whole words
 // ("setting") included: "setting up" is "set up".
@@ -1492,8 +1494,6 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		if used[i] {
 			continue
 		}
-		// "Suspend the account, don't delete anything": what is not to
-		// be done is not asked for.
 		// "Post the summary in #releases": a message, to a channel.
 		if (w == "post" || w == "announce") && slices.Contains(ws[i+1:], "channel") {
 			addOwn(stem("message"), 1)
@@ -1504,6 +1504,8 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			used[i+1] = true
 			continue
 		}
+		// "Suspend the account, don't delete anything": what is not to
+		// be done is not asked for.
 		if negators[w] {
 			if clauseEnd == nil {
 				// The same words, so the same count (FuzzSearchQueryCheck);

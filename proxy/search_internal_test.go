@@ -349,7 +349,7 @@ func TestAcronymPlurals(t *testing.T) {
 // A phrasal verb asks for what it stands for, though its first word
 // alone reads: "get rid of" deletes, "get it back" restores.
 func TestQueryIntentOfPhrasalVerbs(t *testing.T) {
-	for query, want := range map[string]intent{
+	wantIntents(t, map[string]intent{
 		"get rid of that task":      intentWrite,
 		"get the custom field back": intentWrite,
 		"spin up a cluster":         intentWrite,
@@ -370,11 +370,7 @@ func TestQueryIntentOfPhrasalVerbs(t *testing.T) {
 		"get me a new API token":  intentWrite,
 		"get a deploy key":        intentNone,
 		"get a repository secret": intentNone,
-	} {
-		if got := queryIntent(query); got != want {
-			t.Errorf("queryIntent(%q) = %v, want %v", query, got, want)
-		}
-	}
+	})
 }
 
 // register meets registration, but integer does not meet integration.
@@ -670,16 +666,12 @@ func TestMakesLeadingAndWhatIsSaid(t *testing.T) {
 // A changing verb followed by "of" is its noun: "end of month invoices"
 // orders nothing, "end the meeting" does, and a list is read either way.
 func TestLeadingVerbOfANoun(t *testing.T) {
-	for q, want := range map[string]intent{
+	wantIntents(t, map[string]intent{
 		"end the meeting for everyone": intentWrite,
 		"end of month invoices":        intentNone,
 		"list of open runs":            intentRead,
 		"list the open runs":           intentRead,
-	} {
-		if got := queryIntent(q); got != want {
-			t.Errorf("queryIntent(%q) = %d, want %d", q, got, want)
-		}
-	}
+	})
 }
 
 // The tools that say who the caller is, read from the route alone.
@@ -854,7 +846,7 @@ func TestStemMeetsAmericanSpelling(t *testing.T) {
 // Sharing a thing with someone asks of who may access it; a "shared
 // drive" is a kind of drive.
 func TestQueryTermsOfSharing(t *testing.T) {
-	for query, want := range map[string]bool{
+	wantAsks(t, stem("permission"), map[string]bool{
 		"share the budget sheet with anna":          true,
 		"who is the onboarding deck shared with":    true,
 		"what does sharing entry 42 allow":          true,
@@ -862,30 +854,19 @@ func TestQueryTermsOfSharing(t *testing.T) {
 		"list shared links":                         false,
 		"list files shared with me":                 false,
 		"disable screen sharing for meeting 123":    false,
-	} {
-		terms := queryTerms(query, false)
-		_, got := terms[stem("permission")]
-		if got != want {
-			t.Errorf("queryTerms(%q) asks for permissions: %v, want %v (%v)", query, got, want, terms)
-		}
-	}
+	})
 }
 
 // "Set up" after have or is says how things are: nothing is created.
 func TestSetUpAsAState(t *testing.T) {
-	for query, want := range map[string]bool{
+	wantAsks(t, stem("create"), map[string]bool{
 		"set up a webhook for pushes":                 true,
 		"what webhooks do I have set up":              false,
 		"is the default reminder already set up":      false,
 		"is the webhook set up?":                      false,
 		"have the bot set up a webhook":               true,
 		"which integrations are already set up there": false,
-	} {
-		_, got := queryTerms(query, false)[stem("create")]
-		if got != want {
-			t.Errorf("queryTerms(%q) asks to create: %v, want %v", query, got, want)
-		}
-	}
+	})
 	for _, q := range []string{"what webhooks do I have set up", "already set up webhooks", "I have set up a webhook but it does not fire"} {
 		if in := queryIntent(q); in == intentWrite {
 			t.Errorf("queryIntent(%q) is a write: what is set up is no order", q)
@@ -914,62 +895,65 @@ func TestQueryTermsOfAPurpose(t *testing.T) {
 // "What is it set to?" asks of a setting; "set it to private" changes
 // one.
 func TestQueryTermsOfWhatIsSet(t *testing.T) {
-	for query, want := range map[string]bool{
+	wantAsks(t, stem("setting"), map[string]bool{
 		"What time zone is my calendar account set to?": true,
 		"what's the default branch set to":              true,
 		"set the default branch to main":                false,
 		"is the visibility set to private?":             false,
-	} {
-		_, got := queryTerms(query, false)[stem("setting")]
-		if got != want {
-			t.Errorf("queryTerms(%q) asks for a setting: %v, want %v", query, got, want)
-		}
-	}
+	})
 }
 
 // What the asker did is told, not asked for: "I exported them" is no
 // export.
 func TestQueryIntentOfWhatWasDone(t *testing.T) {
-	for query, want := range map[string]intent{
+	wantIntents(t, map[string]intent{
 		"I exported my meetings as iCal, bring them into my calendar": intentNone,
 		"we deleted the branch by mistake, bring it back":             intentNone,
 		"we just deleted the branch, bring it back":                   intentNone,
 		"I signed up yesterday, show my account":                      intentNone,
 		"export my meetings as iCal":                                  intentRead,
-	} {
-		if got := queryIntent(query); got != want {
-			t.Errorf("queryIntent(%q) = %v, want %v", query, got, want)
-		}
-	}
+	})
 }
 
 // A request put as a question asks for what its verb does.
 func TestQueryIntentOfAPoliteOrder(t *testing.T) {
-	for query, want := range map[string]intent{
+	wantIntents(t, map[string]intent{
 		"The client never got invoice in_1Rt55, can you email it to them again?": intentWrite,
 		"could you please archive the Q3 board?":                                 intentWrite,
 		"can you show me the open invoices?":                                     intentRead,
 		"can you ping the API server?":                                           intentRead,
 		"can I delete this?":                                                     intentRead,
-	} {
+	})
+}
+
+// Pointing a thing at another assigns or updates it; points are no
+// pointing.
+func TestQueryTermsOfPointing(t *testing.T) {
+	wantAsks(t, stem("assign"), map[string]bool{
+		"point the domain at deployment dpl_x91":       true,
+		"point the SMS webhook to the new inbound URL": true,
+		"how many loyalty points does Jo have":         false,
+		"point of sale devices":                        false,
+	})
+}
+
+// wantIntents checks queryIntent of each query.
+func wantIntents(t *testing.T, cases map[string]intent) {
+	t.Helper()
+	for query, want := range cases {
 		if got := queryIntent(query); got != want {
 			t.Errorf("queryIntent(%q) = %v, want %v", query, got, want)
 		}
 	}
 }
 
-// Pointing a thing at another assigns or updates it; points are no
-// pointing.
-func TestQueryTermsOfPointing(t *testing.T) {
-	for query, want := range map[string]bool{
-		"point the domain at deployment dpl_x91":       true,
-		"point the SMS webhook to the new inbound URL": true,
-		"how many loyalty points does Jo have":         false,
-		"point of sale devices":                        false,
-	} {
-		_, got := queryTerms(query, false)[stem("assign")]
-		if got != want {
-			t.Errorf("queryTerms(%q) asks to assign: %v, want %v", query, got, want)
+// wantAsks checks whether queryTerms of each query asks for term.
+func wantAsks(t *testing.T, term string, cases map[string]bool) {
+	t.Helper()
+	for query, want := range cases {
+		terms := queryTerms(query, false)
+		if _, got := terms[term]; got != want {
+			t.Errorf("queryTerms(%q) asks for %q: %v, want %v (%v)", query, term, got, want, terms)
 		}
 	}
 }
