@@ -2705,7 +2705,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "thumbs up": "reaction react rate rating like",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -2723,7 +2723,7 @@ func init() {
 			kick take bring put star unstar follow unfollow mute unmute silence snooze link unlink attach detach subscribe
 			unsubscribe enroll unenroll generate sync deploy rollback clear flush expire onboard offboard pin unpin label tag
 			install uninstall configure schedule unschedule dismiss resolve acknowledge leave save upsert bill buy purchase
-			upgrade downgrade fire swap enrol bump wipe insert remind play`,
+			upgrade downgrade fire swap enrol bump wipe insert remind play disconnect screen`,
 	} {
 		for _, v := range strings.Fields(verbs) {
 			verbIntents[stem(v)] = kind
@@ -2882,7 +2882,7 @@ func init() {
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "video": "asset", "class": "course", "roster": "member student", "plot": "timeseries series", "chart": "timeseries series", "trend": "timeseries series", "disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation", "recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -957,3 +957,14 @@ func wantAsks(t *testing.T, term string, cases map[string]bool) {
 		}
 	}
 }
+
+// A class is what education APIs call a course, and a video what media
+// APIs call an asset; the word is kept, the API's word added.
+func TestTradeWordsAsk(t *testing.T) {
+	for query, want := range map[string]string{"list all my classes": "course", "list every video": "asset"} {
+		terms := queryTerms(query, false)
+		if _, ok := terms[stem(want)]; !ok {
+			t.Errorf("queryTerms(%q) does not ask for %q: %v", query, want, terms)
+		}
+	}
+}

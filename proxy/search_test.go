@@ -1348,3 +1348,60 @@ func TestSearchKnowsWhatDevelopersSay(t *testing.T) {
 		{"console output", "job 7781 died with exit code 137, show me its console output", "get_job_trace"},
 	})
 }
+
+// What analysts say: break a figure down (or split it) by a dimension,
+// plot it over time, and ask for suggestions, which APIs call insights.
+func TestSearchKnowsWhatAnalystsSay(t *testing.T) {
+	const metric = `input: { type: object, properties: { metric_id: { type: string } }, required: [metric_id] }`
+	const src = searchHead + `tools:
+  - { name: list_dimension_values, description: Lists the values for a dimension along with a total count of related views., input: { type: object, properties: { dimension_id: { type: string } }, required: [dimension_id] }, request: { upstream: up, method: GET, path: "/data/v1/dimensions/{dimension_id}" } }
+  - { name: list_breakdown_values, description: List the breakdown values for a specific metric., ` + metric + `, request: { upstream: up, method: GET, path: "/data/v1/metrics/{metric_id}/breakdown" } }
+  - { name: get_overall_values, description: Returns the overall value for a specific metric and the total view count., ` + metric + `, request: { upstream: up, method: GET, path: "/data/v1/metrics/{metric_id}/overall" } }
+  - { name: get_metric_timeseries_data, description: Returns timeseries data for a specific metric., ` + metric + `, request: { upstream: up, method: GET, path: "/data/v1/metrics/{metric_id}/timeseries" } }
+  - { name: list_errors, description: Returns a list of errors., request: { upstream: up, method: GET, path: /data/v1/errors } }
+  - { name: list_insights, description: Returns a list of insights for a metric., ` + metric + `, request: { upstream: up, method: GET, path: "/data/v1/metrics/{metric_id}/insights" } }
+`
+	core := searchCore(t, "analysts.yaml", src)
+	wantFirsts(t, core, []firstCase{
+		{"break down", "break down the views by country", "list_breakdown_values"},
+		{"split by", "viewers split by browser", "list_breakdown_values"},
+		{"plot", "plot the startup time per day", "get_metric_timeseries_data"},
+		{"suggestions", "any suggestions for what drags the failure rate down?", "list_insights"},
+	})
+}
+
+// What people say of the things of particular trades: a roster is a
+// course's students; to screen someone is to run a screening; a
+// permission a user gives is a consent; to disconnect is to unlink or
+// remove. (A class asks for a course and a video for an asset too:
+// TestTradeWordsAsk.)
+func TestSearchKnowsWhatTradesSay(t *testing.T) {
+	const course = `input: { type: object, properties: { course_id: { type: string } }, required: [course_id] }`
+	const member = `input: { type: object, properties: { course_id: { type: string }, id: { type: string } }, required: [course_id, id] }`
+	school := searchCore(t, "school.yaml", searchHead+`tools:
+  - { name: courses_teachers_list, description: Returns a list of teachers of this course., `+course+`, request: { upstream: up, method: GET, path: "/v1/courses/{course_id}/teachers" } }
+  - { name: courses_students_list, description: Returns a list of students of this course., `+course+`, request: { upstream: up, method: GET, path: "/v1/courses/{course_id}/students" } }
+  - { name: courses_list, description: "Returns a list of courses that the requesting user is permitted to view, restricted to those that match the request. Returns an empty response if none match.", request: { upstream: up, method: GET, path: /v1/courses } }
+  - { name: courses_students_delete, description: Deletes a student of a course., kind: write, gate: up_write, `+member+`, request: { upstream: up, method: DELETE, path: "/v1/courses/{course_id}/students/{id}" } }
+  - { name: courses_teachers_delete, description: Deletes a teacher of a course., kind: write, gate: up_write, `+member+`, request: { upstream: up, method: DELETE, path: "/v1/courses/{course_id}/teachers/{id}" } }
+  - { name: courses_delete, description: Deletes a course., kind: write, gate: up_write, `+course+`, request: { upstream: up, method: DELETE, path: "/v1/courses/{course_id}" } }
+`)
+	wantFirsts(t, school, []firstCase{
+		{"roster", "drop Marcus from the roster", "courses_students_delete"},
+		{"enrolled", "who is enrolled in course 7?", "courses_students_list"},
+	})
+	bank := searchCore(t, "bank.yaml", searchHead+`tools:
+  - { name: watchlist_screening_individual_list, description: List previously created watchlist screenings for individuals., request: { upstream: up, method: POST, path: /watchlist_screening/individual/list } }
+  - { name: watchlist_screening_individual_create, description: Create a new watchlist screening to check a customer against sanctions lists., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /watchlist_screening/individual/create } }
+  - { name: payment_initiation_payment_create, description: Create a payment., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /payment_initiation/payment/create } }
+  - { name: payment_initiation_consent_create, description: Create a payment consent which can be used to initiate payments., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /payment_initiation/consent/create } }
+  - { name: item_get, description: Retrieve information about the status of an Item., request: { upstream: up, method: POST, path: /item/get } }
+  - { name: item_remove, description: Remove an Item and invalidate its access token., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /item/remove } }
+  - { name: item_webhook_update, description: Update the webhook URL of an Item., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /item/webhook/update } }
+`)
+	wantFirsts(t, bank, []firstCase{
+		{"screen", "screen Jane Smith, born 1975", "watchlist_screening_individual_create"},
+		{"permission", "create a standing permission for recurring payments", "payment_initiation_consent_create"},
+		{"disconnect", "disconnect the customer's bank item", "item_remove"},
+	})
+}
