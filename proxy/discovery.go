@@ -253,7 +253,7 @@ func (q *SearchQuery) check() error {
 	q.one = q.one || channel
 	// A span of time, a host name or a file name is seldom the one thing
 	// asked about ("the past 24h", "a certificate for shop.example.com").
-	clean = withoutFilenames(withoutHostnames(withoutDurations(clean)))
+	clean = withoutFilenames(withoutHostnames(withoutDurations(withoutIPs(clean))))
 	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
 	if opens {
 		q.want = intentRead

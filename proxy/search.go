@@ -1249,6 +1249,12 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 			}
 		}
 		if ok && (free == nil || free(j)) {
+			// "Log me in as her", "sign in as bob": to act as another
+			// user, which APIs call impersonation ("logged in as" says
+			// who one is).
+			if inflected == "" && j+1 < len(ws) && ws[j+1] == "as" && slices.Equal(p, phrases["log in"]) {
+				return actAs, j
+			}
 			// "The hooks I have set up", "is it set up": a state, not
 			// a thing to make; the phrase asks for nothing.
 			if slices.Equal(p, phrases["set up"]) && stated(ws, i) {
@@ -1259,6 +1265,9 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 	}
 	return nil, 0
 }
+
+// actAs is what logging in as another user asks for.
+var actAs = stemAll([]string{"impersonate", "impersonation"})
 
 // pronouns name someone a query has spoken of.
 var pronouns = map[string]bool{"i": true, "we": true, "you": true, "he": true, "she": true, "they": true, "it": true, "everyone": true, "anyone": true}
@@ -1677,8 +1686,9 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			group++
 			continue
 		}
-		// "who changed", "who closed": asked of a record of changes.
-		if w == "who" && i+1 < len(ws) && strings.HasSuffix(ws[i+1], "ed") {
+		// "who changed", "who closed", "who in the console changed":
+		// asked of a record of changes.
+		if w == "who" && whoDid(ws[i+1:]) {
 			ask(append([]string{stem("history")}, synonyms[stem("history")]...), group, weightSynonym)
 			group++
 		}
@@ -1706,6 +1716,22 @@ func queryTerms(clean string, one bool) map[string]qterm {
 		}
 	}
 	return out
+}
+
+// whoDid reports whether the words after a "who" tell of a deed: a verb
+// in -ed comes first, or after a few words that say where ("who in the
+// admin console changed it"), and no be-form before it ("who is
+// assigned" asks who is, not who did).
+func whoDid(after []string) bool {
+	for i, w := range after {
+		if i == 5 || beWords[w] {
+			return false
+		}
+		if strings.HasSuffix(w, "ed") {
+			return i == 0 || past(w)
+		}
+	}
+	return false
 }
 
 // sharesAccess reports whether ws[i] shares a thing with someone: "share
@@ -2274,6 +2300,23 @@ func withoutAddresses(query string) string {
 	return b.String()
 }
 
+// withoutIPs puts, for each IPv4 address a query gives, what it is: "ip"
+// for an address (78.46.10.20), "subnet" for a block in CIDR notation
+// (10.0.2.0/24). Its numbers are values, searched for by no tool.
+func withoutIPs(query string) string {
+	if strings.Count(query, ".") < 3 {
+		return query
+	}
+	return ipv4.ReplaceAllStringFunc(query, func(m string) string {
+		if strings.Contains(m, "/") {
+			return "subnet"
+		}
+		return "ip"
+	})
+}
+
+var ipv4 = regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(?:/(?:3[0-2]|[12]?[0-9]))?\b`)
+
 // withoutChannels puts "channel" for each channel a query names the way
 // chat tools write them ("post it in #releases", "add Mei to
 // #design-review"), and reports whether there was one: such a query
@@ -2705,7 +2748,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -2730,7 +2773,7 @@ func init() {
 		}
 	}
 	for w, asks := range map[string]string{
-		"who": "user member", "whom": "user member", "which": "list", "what": "list", "my": "me", "mine": "me", "myself": "me", "me": "me", "i": "me",
+		"where": "location region", "who": "user member", "whom": "user member", "which": "list", "what": "list", "my": "me", "mine": "me", "myself": "me", "me": "me", "i": "me",
 	} {
 		questionWords[w] = stemAll(strings.Fields(asks))
 	}
@@ -2811,7 +2854,7 @@ func init() {
 		{"instance", "server", "vm", "machine"},
 		{"traffic", "bandwidth"},
 		{"mfa", "factor", "authenticator"},
-		{"check", "validate", "verify", "lint"},
+		{"check", "validate", "verify", "lint", "test"},
 		{"schedule", "cron", "timer", "trigger", "nightly", "hourly", "daily", "weekly"},
 		{"document", "doc", "article", "page", "knowledge", "pdf"},
 		{"owner", "author", "creator"},
@@ -2880,9 +2923,9 @@ func init() {
 		"hour": "time", "minute": "time", "traffic": "transfer", "location": "region", "channel": "conversation",
 		"song": "track", "tune": "track", "tracklist": "track", "podcast": "show episode", "speaker": "device", "popular": "top",
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
-		"email": "message", "rule": "filter", "feed": "activity", "livestream": "live stream broadcast", "owe": "payable receivable",
+		"email": "message", "rule": "filter", "feed": "activity timeline", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "video": "asset", "class": "course", "roster": "member student", "plot": "timeseries series", "chart": "timeseries series", "trend": "timeseries series", "disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation", "recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "save": "bookmark star favorite", "subscribe": "follow watch", "box": "server instance machine", "activity": "action", "snapshot": "image backup", "video": "asset", "class": "course", "roster": "member student", "plot": "timeseries series", "chart": "timeseries series", "trend": "timeseries series", "disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation", "recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

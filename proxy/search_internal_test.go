@@ -958,13 +958,58 @@ func wantAsks(t *testing.T, term string, cases map[string]bool) {
 	}
 }
 
-// A class is what education APIs call a course, and a video what media
-// APIs call an asset; the word is kept, the API's word added.
-func TestTradeWordsAsk(t *testing.T) {
-	for query, want := range map[string]string{"list all my classes": "course", "list every video": "asset"} {
-		terms := queryTerms(query, false)
+// Words people say ask for the words APIs use too: a class is what
+// education APIs call a course, a video what media APIs call an asset,
+// a box a server; a feed is a timeline, things saved for later
+// bookmarks, an activity log the actions taken; an IP address or a
+// block of them asks for its kind.
+func TestWordsAskTheAPIsWords(t *testing.T) {
+	for query, want := range map[string]string{
+		"list all my classes":                   "course",
+		"list every video":                      "asset",
+		"give me every box we have":             "server",
+		"show my feed":                          "timeline",
+		"everything I've saved for later":       "bookmark",
+		"subscribe me to the list":              "follow",
+		"the recent activity on the board":      "action",
+		"lock snapshot 99123":                   "image",
+		"tear down staging-7":                   "delete",
+		"test the connection":                   "check",
+		"where can we deploy?":                  "location",
+		"who in the admin console changed it?":  "history",
+		"sign me in as her":                     "impersonate",
+		"which server is 78.46.10.20 routed to": "ip",
+		"carve out 10.0.2.0/24 for the db tier": "subnet",
+	} {
+		terms := queryTerms(withoutIPs(query), false)
 		if _, ok := terms[stem(want)]; !ok {
 			t.Errorf("queryTerms(%q) does not ask for %q: %v", query, want, terms)
+		}
+	}
+	// Who one is logged in as is no impersonation; who is assigned is
+	// not who did it.
+	for query, not := range map[string]string{
+		"which account am I logged in as?": "impersonate",
+		"who is assigned to it?":           "history",
+	} {
+		if _, ok := queryTerms(query, false)[stem(not)]; ok {
+			t.Errorf("queryTerms(%q) asks for %q", query, not)
+		}
+	}
+}
+
+func TestWithoutIPs(t *testing.T) {
+	for in, want := range map[string]string{
+		"route 78.46.10.20 to web-3":        "route ip to web-3",
+		"add 10.0.2.0/24 and 10.0.3.0/24":   "add subnet and subnet",
+		"version 1.2.3 of the chart":        "version 1.2.3 of the chart",
+		"build 10.0.19041.1":                "build 10.0.19041.1",
+		"999.1.1.1 is no address":           "999.1.1.1 is no address",
+		"mail bob@10.0.0.1":                 "mail bob@ip",
+		"the block 192.168.0.0/33 is wrong": "the block ip/33 is wrong",
+	} {
+		if got := withoutIPs(in); got != want {
+			t.Errorf("withoutIPs(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
