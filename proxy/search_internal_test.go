@@ -961,7 +961,8 @@ func wantAsks(t *testing.T, term string, cases map[string]bool) {
 // Words people say ask for the words APIs use too: a class is what
 // education APIs call a course, a video what media APIs call an asset,
 // a box a server; a feed is a timeline, things saved for later
-// bookmarks, an activity log the actions taken; an IP address or a
+// bookmarks, an activity log the actions taken, an identity broker
+// an identity provider; an IP address or a
 // block of them asks for its kind.
 func TestWordsAskTheAPIsWords(t *testing.T) {
 	for query, want := range map[string]string{
@@ -980,6 +981,7 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		"sign me in as her":                     "impersonate",
 		"which server is 78.46.10.20 routed to": "ip",
 		"carve out 10.0.2.0/24 for the db tier": "subnet",
+		"which login brokers are configured?":   "provider",
 	} {
 		terms := queryTerms(withoutIPs(query), false)
 		if _, ok := terms[stem(want)]; !ok {
