@@ -608,6 +608,27 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 			found = append(found, rel{base, w.group})
 		}
 	}
+	// "PVCs", "the PDB": a short word no visible tool uses may be the
+	// initials of words a tool's name runs through (persistent volume
+	// claim); it asks for them, each as a word of the query.
+	next, spelled := int32(0), 0
+	for _, w := range weights {
+		next = max(next, w.group+1)
+	}
+	for _, term := range slices.Sorted(maps.Keys(weights)) {
+		if w := weights[term]; w.own && w.w >= 1 && spelled < maxSpelled && !used(term) {
+			out := ix.spelledOut(v, term)
+			if out != nil {
+				spelled++
+			}
+			for _, t := range out {
+				if _, ok := weights[t]; !ok {
+					weights[t] = qterm{w: w.w, group: next, own: true, where: w.where}
+					next++
+				}
+			}
+		}
+	}
 	reached := map[int32]bool{} // groups some visible tool uses a term of
 	for _, r := range found {
 		reached[r.group] = true
@@ -643,6 +664,57 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 	}
 	return weights
 }
+
+// spelledOut gives the words that the initials term stands for in the
+// names of v's tools (pvc: persistent, volume, claim): the run of name
+// words whose first letters spell it that most tools' names hold, or
+// nil. Only a word of two to four consonants is read as initials, as a
+// word of English has a vowel; a word with synonyms, a unit or the end
+// of an ordinal or a contraction is a word known.
+func (ix *searchIndex) spelledOut(v *searchView, term string) []string {
+	if len(term) < 2 || len(term) > 4 || hasVowel(term) || len(synonyms[term]) > 0 || notInitials[term] ||
+		strings.IndexFunc(term, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {
+		return nil
+	}
+	count := map[string]int{}
+	for d, names := range ix.names {
+		if !v.visible[d] {
+			continue
+		}
+		seen := ""
+	runs:
+		for i := 0; i+len(term) <= len(names); i++ {
+			for k := range len(term) {
+				if names[i+k][0] != term[k] {
+					continue runs
+				}
+			}
+			if key := strings.Join(names[i:i+len(term)], " "); key != seen {
+				count[key]++
+				seen = key
+			}
+		}
+	}
+	best := ""
+	for key, n := range count {
+		if n > count[best] || n == count[best] && key < best {
+			best = key
+		}
+	}
+	if best == "" {
+		return nil
+	}
+	return strings.Fields(best)
+}
+
+// maxSpelled bounds the initials one query has spelled out, as each
+// reads the names of every visible tool.
+const maxSpelled = 3
+
+// notInitials are words of no vowel that are no initials: units, the
+// ends of an ordinal (23rd) and of a contraction (I'll).
+var notInitials = map[string]bool{"kb": true, "mb": true, "gb": true, "tb": true, "pb": true, "ms": true, "hz": true, "px": true,
+	"st": true, "nd": true, "rd": true, "th": true, "ll": true}
 
 // resultFields calls f with the name of each property of an output
 // schema to depth levels under its root, through arrays' items.

@@ -1015,3 +1015,36 @@ func TestWithoutIPs(t *testing.T) {
 		}
 	}
 }
+
+// A word of consonants that no tool uses is read as the initials of a
+// run of name words, the run most visible tools hold; a hidden tool's
+// name spells out nothing.
+func TestSpelledOut(t *testing.T) {
+	ix := &searchIndex{names: [][]string{
+		termsOf(words("list_core_v1_persistent_volume_claim_for_all_namespaces")),
+		termsOf(words("patch_core_v1_namespaced_persistent_volume_claim")),
+		termsOf(words("read_policy_v1_namespaced_pod_disruption_budget")),
+		termsOf(words("list_placement_groups")),
+	}}
+	all := &searchView{visible: []bool{true, true, true, true}}
+	for term, want := range map[string]string{
+		"pvc": "persistent volume claim",
+		"pdb": "pod disruption budget",
+		"pg":  "placement groups",
+		"pod": "", // a vowel: a word
+		"gb":  "", // a unit
+		"xyz": "",
+	} {
+		got := strings.Join(ix.spelledOut(all, stem(term)), " ")
+		if want != "" {
+			want = strings.Join(terms(want), " ")
+		}
+		if got != want {
+			t.Errorf("spelledOut(%q) = %q, want %q", term, got, want)
+		}
+	}
+	hidden := &searchView{visible: []bool{true, true, false, true}}
+	if got := ix.spelledOut(hidden, "pdb"); got != nil {
+		t.Errorf("spelledOut(pdb) with its only tool hidden = %q", got)
+	}
+}

@@ -1405,3 +1405,18 @@ func TestSearchKnowsWhatTradesSay(t *testing.T) {
 		{"disconnect", "disconnect the customer's bank item", "item_remove"},
 	})
 }
+
+// Initials no tool's words use are read as the name words they spell:
+// a PVC is a persistent volume claim, a PDB a pod disruption budget.
+func TestSearchSpellsOutInitials(t *testing.T) {
+	core := searchCore(t, "kube.yaml", searchHead+`tools:
+  - { name: list_core_v1_namespaced_pod, description: list or watch objects of kind Pod, request: { upstream: up, method: GET, path: /api/v1/pods } }
+  - { name: list_core_v1_persistent_volume, description: list or watch objects of kind PersistentVolume, request: { upstream: up, method: GET, path: /api/v1/persistentvolumes } }
+  - { name: list_core_v1_persistent_volume_claim_for_all_namespaces, description: list or watch objects of kind PersistentVolumeClaim, request: { upstream: up, method: GET, path: /api/v1/persistentvolumeclaims } }
+  - { name: list_policy_v1_pod_disruption_budget_for_all_namespaces, description: list or watch objects of kind PodDisruptionBudget, request: { upstream: up, method: GET, path: /apis/policy/v1/poddisruptionbudgets } }
+`)
+	wantFirsts(t, core, []firstCase{
+		{"pvc", "any PVCs stuck?", "list_core_v1_persistent_volume_claim_for_all_namespaces"},
+		{"pdb", "show the PDBs", "list_policy_v1_pod_disruption_budget_for_all_namespaces"},
+	})
+}
