@@ -2937,7 +2937,7 @@ func init() {
 		{"permission", "role", "access", "grant", "allow", "permit", "acl"},
 		{"multiple", "several", "batch", "bulk"},
 		{"request", "ask"},
-		{"comment", "note", "remark", "reply", "feedback", "discussion"},
+		{"comment", "note", "remark", "reply", "feedback", "discussion", "journal"},
 		{"approve", "accept", "confirm"},
 		{"reject", "deny", "decline"},
 		{"stuck", "hung", "hang", "pending", "waiting", "blocked"},
@@ -2997,7 +2997,7 @@ func init() {
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"email": "message", "rule": "filter", "feed": "activity timeline", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "broker": "identity provider", "save": "bookmark star favorite", "subscribe": "follow watch", "box": "server instance machine", "activity": "action", "snapshot": "image backup", "video": "asset", "class": "course", "roster": "member student", "plot": "timeseries series", "chart": "timeseries series", "trend": "timeseries series", "disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation", "recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "taint": "node update", "vendor": "manufacturer", "cabinet": "rack", "free": "available", "broker": "identity provider", "save": "bookmark star favorite", "subscribe": "follow watch", "box": "server instance machine", "activity": "action", "snapshot": "image backup", "video": "asset", "class": "course", "roster": "member student", "plot": "timeseries series", "chart": "timeseries series", "trend": "timeseries series", "disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation", "recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -962,8 +962,9 @@ func wantAsks(t *testing.T, term string, cases map[string]bool) {
 // education APIs call a course, a video what media APIs call an asset,
 // a box a server; a feed is a timeline, things saved for later
 // bookmarks, an activity log the actions taken, an identity broker
-// an identity provider; an IP address or a
-// block of them asks for its kind.
+// an identity provider, a vendor a manufacturer, a cabinet a rack, a
+// free address an available one, a note a journal entry; an IP address
+// or a block of them asks for its kind.
 func TestWordsAskTheAPIsWords(t *testing.T) {
 	for query, want := range map[string]string{
 		"list all my classes":                   "course",
@@ -982,6 +983,11 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		"which server is 78.46.10.20 routed to": "ip",
 		"carve out 10.0.2.0/24 for the db tier": "subnet",
 		"which login brokers are configured?":   "provider",
+		"taint gpu-node-3":                      "node",
+		"what hardware vendors do we have":      "manufacturer",
+		"add a 42U cabinet":                     "rack",
+		"the next free address":                 "available",
+		"log a note on edge-02":                 "journal",
 	} {
 		terms := queryTerms(withoutIPs(query), false)
 		if _, ok := terms[stem(want)]; !ok {
