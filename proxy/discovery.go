@@ -252,7 +252,8 @@ func (q *SearchQuery) check() error {
 	clean, channel := withoutChannels(clean)
 	q.one = q.one || channel
 	// A span of time, a host name or a file name is seldom the one thing
-	// asked about ("the past 24h", "a certificate for shop.example.com").
+	// asked about ("the past 24h", "a certificate for shop.example.com");
+	// an IP address asks for an IP, a CIDR block for a subnet.
 	clean = withoutFilenames(withoutHostnames(withoutDurations(withoutIPs(clean))))
 	q.terms, q.want = queryTerms(clean, q.one), queryIntent(q.Query)
 	if opens {

@@ -2,6 +2,7 @@ package proxy_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -147,6 +148,20 @@ func BenchmarkCatalogScale(b *testing.B) {
 			}
 			slices.Sort(took)
 			b.ReportMetric(float64(took[len(took)*99/100].Microseconds()), "µs-p99")
+		})
+		// The costliest words to read: initials no tool uses, each of
+		// which may be read against every tool's name (maxSpelled).
+		b.Run(fmt.Sprintf("tools=%d/search-initials", n), func(b *testing.B) {
+			const consonants = "bcdfghjklmnpqrstvwxz"
+			var q strings.Builder
+			for i := range 32 {
+				fmt.Fprintf(&q, "%c%c%c ", consonants[i%20], consonants[i/20+1], 'z')
+			}
+			for b.Loop() {
+				if _, err := core.Search(ctx, p, "", proxy.SearchQuery{Query: q.String(), Limit: 5}); err != nil && !errors.Is(err, proxy.ErrBadSearch) {
+					b.Fatal(err)
+				}
+			}
 		})
 	}
 }

@@ -581,8 +581,9 @@ const maxNamedWords, maxNamedTries = 3, 512
 // related adds, for each of the query's own words, the words of the same
 // root that a visible tool uses ("contributes": contributors, "review":
 // reviewers, "automate": automation), at weightDerived, scored with the
-// word itself. Only visible tools count, so what a caller cannot see
-// changes nothing.
+// word itself, and the name words that initials no visible tool uses
+// spell out (spelledOut). Only visible tools count, so what a caller
+// cannot see changes nothing.
 func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[string]qterm {
 	used := func(term string) bool {
 		return slices.ContainsFunc(ix.postings[term], func(p posting) bool { return v.visible[p.doc] })
@@ -611,15 +612,17 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 	// "PVCs", "the PDB": a short word no visible tool uses may be the
 	// initials of words a tool's name runs through (persistent volume
 	// claim); it asks for them, each as a word of the query.
-	next, spelled := int32(0), 0
+	next, tries := int32(0), 0
 	for _, w := range weights {
 		next = max(next, w.group+1)
 	}
+	var spelled []int32 // the groups of initials spelled out
 	for _, term := range slices.Sorted(maps.Keys(weights)) {
-		if w := weights[term]; w.own && w.w >= 1 && spelled < maxSpelled && !used(term) {
+		if w := weights[term]; w.own && w.w >= 1 && tries < maxSpelled && maybeInitials(term) && !used(term) {
+			tries++
 			out := ix.spelledOut(v, term)
 			if out != nil {
-				spelled++
+				spelled = append(spelled, w.group)
 			}
 			for _, t := range out {
 				if _, ok := weights[t]; !ok {
@@ -630,6 +633,9 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 		}
 	}
 	reached := map[int32]bool{} // groups some visible tool uses a term of
+	for _, g := range spelled {
+		reached[g] = true // the initials' words stand for them
+	}
 	for _, r := range found {
 		reached[r.group] = true
 		if _, ok := weights[r.term]; !ok {
@@ -667,21 +673,17 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 
 // spelledOut gives the words that the initials term stands for in the
 // names of v's tools (pvc: persistent, volume, claim): the run of name
-// words whose first letters spell it that most tools' names hold, or
-// nil. Only a word of two to four consonants is read as initials, as a
-// word of English has a vowel; a word with synonyms, a unit or the end
-// of an ordinal or a contraction is a word known.
+// words whose first letters spell it that most tools' names hold, if
+// two or more do, or nil. A name's words are its distinct terms in
+// order, stop words left out. A run that starts with a verb
+// (delete_milestone) names what is done, not a thing: "DM" is no
+// delete milestone.
 func (ix *searchIndex) spelledOut(v *searchView, term string) []string {
-	if len(term) < 2 || len(term) > 4 || hasVowel(term) || len(synonyms[term]) > 0 || notInitials[term] ||
-		strings.IndexFunc(term, func(r rune) bool { return r < 'a' || r > 'z' }) >= 0 {
-		return nil
-	}
-	count := map[string]int{}
+	count := map[[4]string]int{}
 	for d, names := range ix.names {
 		if !v.visible[d] {
 			continue
 		}
-		seen := ""
 	runs:
 		for i := 0; i+len(term) <= len(names); i++ {
 			for k := range len(term) {
@@ -689,32 +691,48 @@ func (ix *searchIndex) spelledOut(v *searchView, term string) []string {
 					continue runs
 				}
 			}
-			if key := strings.Join(names[i:i+len(term)], " "); key != seen {
-				count[key]++
-				seen = key
+			if verbIntents[names[i]] != intentNone {
+				continue
 			}
+			var key [4]string
+			copy(key[:], names[i:i+len(term)])
+			count[key]++
 		}
 	}
-	best := ""
-	for key, n := range count {
-		if n > count[best] || n == count[best] && key < best {
-			best = key
+	var best [4]string
+	n := 1 // one tool's name is not enough
+	for key, c := range count {
+		if c > n || c == n && c > 1 && slices.Compare(key[:], best[:]) < 0 {
+			best, n = key, c
 		}
 	}
-	if best == "" {
+	if best[0] == "" {
 		return nil
 	}
-	return strings.Fields(best)
+	return slices.Clone(best[:len(term)])
 }
 
-// maxSpelled bounds the initials one query has spelled out, as each
-// reads the names of every visible tool.
+// maybeInitials reports whether a query's term may be initials: two to
+// four consonants, as a word of English has a vowel, and none of the
+// words that are known (with synonyms, or notInitials).
+func maybeInitials(term string) bool {
+	return len(term) >= 2 && len(term) <= 4 && !hasVowel(term) && len(synonyms[term]) == 0 && !notInitials[term] &&
+		strings.IndexFunc(term, func(r rune) bool { return r < 'a' || r > 'z' }) < 0
+}
+
+// maxSpelled bounds the terms one query tries as initials, as each try
+// reads the names of every visible tool; it adds at most four words.
 const maxSpelled = 3
 
-// notInitials are words of no vowel that are no initials: units, the
-// ends of an ordinal (23rd) and of a contraction (I'll).
-var notInitials = map[string]bool{"kb": true, "mb": true, "gb": true, "tb": true, "pb": true, "ms": true, "hz": true, "px": true,
-	"st": true, "nd": true, "rd": true, "th": true, "ll": true}
+// notInitials are words of no vowel that are no initials: units, as
+// stemmed (gbps: gbp), and the end of a contraction (I'll).
+var notInitials = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields("kb mb gb tb pb kbps mbps gbps ms ns hz khz mhz ghz px kg mg km cm mm hr hrs rpm rps qps tps ll") {
+		m[stem(w)] = true
+	}
+	return m
+}()
 
 // resultFields calls f with the name of each property of an output
 // schema to depth levels under its root, through arrays' items.
@@ -1324,7 +1342,7 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 			// "Log me in as her", "sign in as bob": to act as another
 			// user, which APIs call impersonation ("logged in as" says
 			// who one is).
-			if inflected == "" && j+1 < len(ws) && ws[j+1] == "as" && slices.Equal(p, phrases["log in"]) {
+			if inflected == "" && j+2 < len(ws) && ws[j+1] == "as" && actsAs(ws[j+2]) && slices.Equal(p, phrases["log in"]) {
 				return actAs, j
 			}
 			// "The hooks I have set up", "is it set up": a state, not
@@ -1340,6 +1358,16 @@ func phraseAt(ws []string, i int, free func(j int) bool) ([]string, int) {
 
 // actAs is what logging in as another user asks for.
 var actAs = stemAll([]string{"impersonate", "impersonation"})
+
+// actsAs reports whether the word after "log in as" names someone:
+// "as her", "as bob", not "as soon as", "as well" or "as an admin".
+func actsAs(w string) bool {
+	return sendsTo[w] || !stopWords[w] && !asWords[w] && !isNumber(w)
+}
+
+// asWords make "as" part of a phrase of their own after "log in".
+var asWords = map[string]bool{"soon": true, "well": true, "usual": true, "before": true, "always": true, "normal": true,
+	"normally": true, "expected": true, "possible": true, "long": true, "much": true, "often": true, "quickly": true, "fast": true}
 
 // pronouns name someone a query has spoken of.
 var pronouns = map[string]bool{"i": true, "we": true, "you": true, "he": true, "she": true, "they": true, "it": true, "everyone": true, "anyone": true}
@@ -1791,16 +1819,28 @@ func queryTerms(clean string, one bool) map[string]qterm {
 }
 
 // whoDid reports whether the words after a "who" tell of a deed: a verb
-// in -ed comes first, or after a few words that say where ("who in the
-// admin console changed it"), and no be-form before it ("who is
-// assigned" asks who is, not who did).
+// in -ed comes first ("who changed it"), or right after a few words that
+// say where ("who in the admin console changed it"). "Who has the
+// shared drive" asks who has it.
 func whoDid(after []string) bool {
-	for i, w := range after {
-		if i == 5 || beWords[w] {
+	if len(after) == 0 {
+		return false
+	}
+	if strings.HasSuffix(after[0], "ed") {
+		return true
+	}
+	if !whereWords[after[0]] {
+		return false
+	}
+	for i, w := range after[1:] {
+		if i == 4 {
 			return false
 		}
-		if strings.HasSuffix(w, "ed") {
-			return i == 0 || past(w)
+		if past(w) && strings.HasSuffix(w, "ed") {
+			return true
+		}
+		if beWords[w] || mayWords[w] || verbIntents[stem(w)] != intentNone {
+			return false // the verb of "who": no deed
 		}
 	}
 	return false
@@ -2379,12 +2419,26 @@ func withoutIPs(query string) string {
 	if strings.Count(query, ".") < 3 {
 		return query
 	}
-	return ipv4.ReplaceAllStringFunc(query, func(m string) string {
-		if strings.Contains(m, "/") {
-			return "subnet"
+	var b strings.Builder
+	last := 0
+	for _, m := range ipv4.FindAllStringIndex(query, -1) {
+		before, after := query[:m[0]], query[m[1]:]
+		// Four numbers of a longer dotted run (1.2.3.4.5), of a
+		// version (v1.2.3.4) or of a URL's host are none.
+		if strings.HasSuffix(before, ".") || strings.HasSuffix(before, "v") || strings.HasSuffix(before, "V") ||
+			len(after) > 1 && after[0] == '.' && after[1] >= '0' && after[1] <= '9' || strings.HasSuffix(before, "://") {
+			continue
 		}
-		return "ip"
-	})
+		b.WriteString(query[last:m[0]])
+		if strings.Contains(query[m[0]:m[1]], "/") {
+			b.WriteString("subnet")
+		} else {
+			b.WriteString("ip")
+		}
+		last = m[1]
+	}
+	b.WriteString(query[last:])
+	return b.String()
 }
 
 var ipv4 = regexp.MustCompile(`\b(?:(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])\.){3}(?:25[0-5]|2[0-4][0-9]|1?[0-9]?[0-9])(?:/(?:3[0-2]|[12]?[0-9]))?\b`)

@@ -994,11 +994,17 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 			t.Errorf("queryTerms(%q) does not ask for %q: %v", query, want, terms)
 		}
 	}
-	// Who one is logged in as is no impersonation; who is assigned is
-	// not who did it.
+	// Who one is logged in as is no impersonation, nor is logging in as
+	// soon as one can; who is assigned, or has the shared drive, is not
+	// who did it.
 	for query, not := range map[string]string{
-		"which account am I logged in as?": "impersonate",
-		"who is assigned to it?":           "history",
+		"which account am I logged in as?":    "impersonate",
+		"sign in as soon as possible":         "impersonate",
+		"log in as well":                      "impersonate",
+		"who is assigned to it?":              "history",
+		"who has the shared drive":            "history",
+		"who owns the archived repos":         "history",
+		"who in the team can see locked ones": "history",
 	} {
 		if _, ok := queryTerms(query, false)[stem(not)]; ok {
 			t.Errorf("queryTerms(%q) asks for %q", query, not)
@@ -1014,6 +1020,9 @@ func TestWithoutIPs(t *testing.T) {
 		"build 10.0.19041.1":                "build 10.0.19041.1",
 		"999.1.1.1 is no address":           "999.1.1.1 is no address",
 		"mail bob@10.0.0.1":                 "mail bob@ip",
+		"step 1.2.3.4.5 of the runbook":     "step 1.2.3.4.5 of the runbook",
+		"curl http://10.0.0.1:8080/health":  "curl http://10.0.0.1:8080/health",
+		"agent v1.2.3.4":                    "agent v1.2.3.4",
 		"the block 192.168.0.0/33 is wrong": "the block ip/33 is wrong",
 	} {
 		if got := withoutIPs(in); got != want {
@@ -1023,34 +1032,53 @@ func TestWithoutIPs(t *testing.T) {
 }
 
 // A word of consonants that no tool uses is read as the initials of a
-// run of name words, the run most visible tools hold; a hidden tool's
-// name spells out nothing.
+// run of name words, the run most visible tools hold, if two or more
+// do; a run that starts with a verb is what is done, and a hidden
+// tool's name spells out nothing.
 func TestSpelledOut(t *testing.T) {
-	ix := &searchIndex{names: [][]string{
-		termsOf(words("list_core_v1_persistent_volume_claim_for_all_namespaces")),
-		termsOf(words("patch_core_v1_namespaced_persistent_volume_claim")),
-		termsOf(words("read_policy_v1_namespaced_pod_disruption_budget")),
-		termsOf(words("list_placement_groups")),
-	}}
-	all := &searchView{visible: []bool{true, true, true, true}}
+	names := []string{
+		"list_core_v1_persistent_volume_claim_for_all_namespaces",
+		"patch_core_v1_namespaced_persistent_volume_claim",
+		"read_policy_v1_namespaced_pod_disruption_budget",
+		"list_policy_v1_pod_disruption_budget_for_all_namespaces",
+		"list_placement_groups",
+		"get_placement_group",
+		"issues_delete_milestone",
+		"issues_update_milestone",
+		"repos_delete_milestone",
+		"pipeline_object_definition",
+		"get_pipeline_object_definition",
+		"global_backup",
+		"list_global_backups",
+	}
+	ix := &searchIndex{}
+	for _, n := range names {
+		ix.names = append(ix.names, termsOf(words(n)))
+	}
+	all := &searchView{visible: slices.Repeat([]bool{true}, len(names))}
 	for term, want := range map[string]string{
 		"pvc": "persistent volume claim",
 		"pdb": "pod disruption budget",
-		"pg":  "placement groups",
+		"pg":  "placement group",
+		"dm":  "", // delete milestone: a verb first
 		"pod": "", // a vowel: a word
 		"gb":  "", // a unit
-		"xyz": "",
+		"cvp": "", // core v1 persistent, once only
 	} {
-		got := strings.Join(ix.spelledOut(all, stem(term)), " ")
+		var got []string
+		if maybeInitials(stem(term)) {
+			got = ix.spelledOut(all, stem(term))
+		}
 		if want != "" {
 			want = strings.Join(terms(want), " ")
 		}
-		if got != want {
+		if strings.Join(got, " ") != want {
 			t.Errorf("spelledOut(%q) = %q, want %q", term, got, want)
 		}
 	}
-	hidden := &searchView{visible: []bool{true, true, false, true}}
+	hidden := &searchView{visible: slices.Clone(all.visible)}
+	hidden.visible[2], hidden.visible[3] = false, false
 	if got := ix.spelledOut(hidden, "pdb"); got != nil {
-		t.Errorf("spelledOut(pdb) with its only tool hidden = %q", got)
+		t.Errorf("spelledOut(pdb) with its tools hidden = %q", got)
 	}
 }

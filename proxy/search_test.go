@@ -1374,7 +1374,7 @@ func TestSearchKnowsWhatAnalystsSay(t *testing.T) {
 // course's students; to screen someone is to run a screening; a
 // permission a user gives is a consent; to disconnect is to unlink or
 // remove. (A class asks for a course and a video for an asset too:
-// TestTradeWordsAsk.)
+// TestWordsAskTheAPIsWords.)
 func TestSearchKnowsWhatTradesSay(t *testing.T) {
 	const course = `input: { type: object, properties: { course_id: { type: string } }, required: [course_id] }`
 	const member = `input: { type: object, properties: { course_id: { type: string }, id: { type: string } }, required: [course_id, id] }`
@@ -1414,9 +1414,11 @@ func TestSearchSpellsOutInitials(t *testing.T) {
   - { name: list_core_v1_persistent_volume, description: list or watch objects of kind PersistentVolume, request: { upstream: up, method: GET, path: /api/v1/persistentvolumes } }
   - { name: list_core_v1_persistent_volume_claim_for_all_namespaces, description: list or watch objects of kind PersistentVolumeClaim, request: { upstream: up, method: GET, path: /api/v1/persistentvolumeclaims } }
   - { name: list_policy_v1_pod_disruption_budget_for_all_namespaces, description: list or watch objects of kind PodDisruptionBudget, request: { upstream: up, method: GET, path: /apis/policy/v1/poddisruptionbudgets } }
+  - { name: read_core_v1_namespaced_persistent_volume_claim, description: read the specified PersistentVolumeClaim, input: { type: object, properties: { name: { type: string } }, required: [name] }, request: { upstream: up, method: GET, path: "/api/v1/persistentvolumeclaims/{name}" } }
+  - { name: read_policy_v1_namespaced_pod_disruption_budget, description: read the specified PodDisruptionBudget, input: { type: object, properties: { name: { type: string } }, required: [name] }, request: { upstream: up, method: GET, path: "/apis/policy/v1/poddisruptionbudgets/{name}" } }
 `)
 	wantFirsts(t, core, []firstCase{
-		{"pvc", "any PVCs stuck?", "list_core_v1_persistent_volume_claim_for_all_namespaces"},
-		{"pdb", "show the PDBs", "list_policy_v1_pod_disruption_budget_for_all_namespaces"},
+		{"pvc", "is PVC data-0 bound?", "read_core_v1_namespaced_persistent_volume_claim"},
+		{"pdb", "show the PDB of zookeeper", "read_policy_v1_namespaced_pod_disruption_budget"},
 	})
 }
