@@ -592,7 +592,13 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 		term  string
 		group int32
 	}
+	next := int32(0) // the group after the query's last
+	for _, w := range weights {
+		next = max(next, w.group+1)
+	}
 	var found []rel
+	var spelled []int32 // the groups of initials spelled out
+	tries := 0
 	for _, term := range slices.Sorted(maps.Keys(weights)) {
 		w := weights[term]
 		if w.w < 1 {
@@ -608,17 +614,10 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 		if base, ok := strings.CutPrefix(term, "re"); ok && len(base) > 3 && !used(term) && used(base) {
 			found = append(found, rel{base, w.group})
 		}
-	}
-	// "PVCs", "the PDB": a short word no visible tool uses may be the
-	// initials of words a tool's name runs through (persistent volume
-	// claim); it asks for them, each as a word of the query.
-	next, tries := int32(0), 0
-	for _, w := range weights {
-		next = max(next, w.group+1)
-	}
-	var spelled []int32 // the groups of initials spelled out
-	for _, term := range slices.Sorted(maps.Keys(weights)) {
-		if w := weights[term]; w.own && w.w >= 1 && tries < maxSpelled && maybeInitials(term) && !used(term) {
+		// "PVCs", "the PDB": a short word no visible tool uses may be
+		// the initials of words a tool's name runs through (persistent
+		// volume claim); it asks for them, each as a word of the query.
+		if w.own && tries < maxSpelled && maybeInitials(term) && !used(term) {
 			tries++
 			out := ix.spelledOut(v, term)
 			if out != nil {
@@ -2423,10 +2422,10 @@ func withoutIPs(query string) string {
 	last := 0
 	for _, m := range ipv4.FindAllStringIndex(query, -1) {
 		before, after := query[:m[0]], query[m[1]:]
-		// Four numbers of a longer dotted run (1.2.3.4.5), of a
-		// version (v1.2.3.4) or of a URL's host are none.
-		if strings.HasSuffix(before, ".") || strings.HasSuffix(before, "v") || strings.HasSuffix(before, "V") ||
-			len(after) > 1 && after[0] == '.' && after[1] >= '0' && after[1] <= '9' || strings.HasSuffix(before, "://") {
+		// Four numbers of a longer dotted run (1.2.3.4.5) or of a URL's
+		// host are none; a version (v1.2.3.4) has no word boundary
+		// before its number, so the pattern finds none in it.
+		if strings.HasSuffix(before, ".") || len(after) > 1 && after[0] == '.' && after[1] >= '0' && after[1] <= '9' || strings.HasSuffix(before, "://") {
 			continue
 		}
 		b.WriteString(query[last:m[0]])

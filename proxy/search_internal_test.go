@@ -965,49 +965,50 @@ func wantAsks(t *testing.T, term string, cases map[string]bool) {
 // an identity provider, a vendor a manufacturer, a cabinet a rack, a
 // free address an available one, a note a journal entry; an IP address
 // or a block of them asks for its kind.
+//
+// Who one is logged in as is no impersonation, nor is logging in as
+// soon as one can; who is assigned, or has the shared drive, is not who
+// did it. The query goes through check, as a search's does.
 func TestWordsAskTheAPIsWords(t *testing.T) {
-	for query, want := range map[string]string{
-		"list all my classes":                   "course",
-		"list every video":                      "asset",
-		"give me every box we have":             "server",
-		"show my feed":                          "timeline",
-		"everything I've saved for later":       "bookmark",
-		"subscribe me to the list":              "follow",
-		"the recent activity on the board":      "action",
-		"lock snapshot 99123":                   "image",
-		"tear down staging-7":                   "delete",
-		"test the connection":                   "check",
-		"where can we deploy?":                  "location",
-		"who in the admin console changed it?":  "history",
-		"sign me in as her":                     "impersonate",
-		"which server is 78.46.10.20 routed to": "ip",
-		"carve out 10.0.2.0/24 for the db tier": "subnet",
-		"which login brokers are configured?":   "provider",
-		"taint gpu-node-3":                      "node",
-		"what hardware vendors do we have":      "manufacturer",
-		"add a 42U cabinet":                     "rack",
-		"the next free address":                 "available",
-		"log a note on edge-02":                 "journal",
+	for _, c := range []struct {
+		query, term string
+		asks        bool
+	}{
+		{"list all my classes", "course", true},
+		{"list every video", "asset", true},
+		{"give me every box we have", "server", true},
+		{"show my feed", "timeline", true},
+		{"everything I've saved for later", "bookmark", true},
+		{"subscribe me to the list", "follow", true},
+		{"the recent activity on the board", "action", true},
+		{"lock snapshot 99123", "image", true},
+		{"tear down staging-7", "delete", true},
+		{"test the connection", "check", true},
+		{"where can we deploy?", "location", true},
+		{"who in the admin console changed it?", "history", true},
+		{"sign me in as her", "impersonate", true},
+		{"which server is 78.46.10.20 routed to", "ip", true},
+		{"carve out 10.0.2.0/24 for the db tier", "subnet", true},
+		{"which login brokers are configured?", "provider", true},
+		{"taint gpu-node-3", "node", true},
+		{"what hardware vendors do we have", "manufacturer", true},
+		{"add a 42U cabinet", "rack", true},
+		{"the next free address", "available", true},
+		{"log a note on edge-02", "journal", true},
+		{"which account am I logged in as?", "impersonate", false},
+		{"sign in as soon as possible", "impersonate", false},
+		{"log in as well", "impersonate", false},
+		{"who is assigned to it?", "history", false},
+		{"who has the shared drive", "history", false},
+		{"who owns the archived repos", "history", false},
+		{"who in the team can see locked ones", "history", false},
 	} {
-		terms := queryTerms(withoutIPs(query), false)
-		if _, ok := terms[stem(want)]; !ok {
-			t.Errorf("queryTerms(%q) does not ask for %q: %v", query, want, terms)
+		q := SearchQuery{Query: c.query}
+		if err := q.check(); err != nil {
+			t.Fatalf("check(%q): %v", c.query, err)
 		}
-	}
-	// Who one is logged in as is no impersonation, nor is logging in as
-	// soon as one can; who is assigned, or has the shared drive, is not
-	// who did it.
-	for query, not := range map[string]string{
-		"which account am I logged in as?":    "impersonate",
-		"sign in as soon as possible":         "impersonate",
-		"log in as well":                      "impersonate",
-		"who is assigned to it?":              "history",
-		"who has the shared drive":            "history",
-		"who owns the archived repos":         "history",
-		"who in the team can see locked ones": "history",
-	} {
-		if _, ok := queryTerms(query, false)[stem(not)]; ok {
-			t.Errorf("queryTerms(%q) asks for %q", query, not)
+		if _, got := q.terms[stem(c.term)]; got != c.asks {
+			t.Errorf("search %q asks for %q: %v, want %v (%v)", c.query, c.term, got, c.asks, q.terms)
 		}
 	}
 }
