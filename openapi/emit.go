@@ -81,6 +81,12 @@ func (im *importer) upstream() *yaml.Node {
 		h := mapping()
 		add(h, hdr, val).LineComment = note
 		add(u, "headers", h)
+	} else if keys := im.headerKeys(); len(keys) > 0 {
+		h := mapping()
+		for _, k := range sortedKeys(keys) {
+			add(h, k, keys[k]).LineComment = im.headerKeyNote[k]
+		}
+		add(u, "headers", h)
 	} else if note != "" {
 		u.HeadComment = note
 	}

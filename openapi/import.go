@@ -193,6 +193,11 @@ type importer struct {
 	queryCred    map[string]string
 	querySchemes map[string]string
 	queryDone    bool
+	// headerKey maps each API key header the document declares as a
+	// parameter to its placeholder, made on first use (headerKeys).
+	headerKey     map[string]string
+	headerKeyNote map[string]string
+	headerKeyDone bool
 	// reads are the parsed Options.Reads.
 	reads []readPattern
 	// basePath is the document's relative server URL ("/api"), which
@@ -323,6 +328,140 @@ func (im *importer) queryCredentials() map[string]string {
 		im.querySchemes[name] = key
 	}
 	return im.queryCred
+}
+
+// headerKeys are the API keys a document with no security scheme the
+// import maps (no header, no query key) sends as header parameters on
+// at least half of its operations, as VictorOps's X-VO-Api-Key with
+// its X-VO-Api-Id does on all of them: each header's canonical name and
+// the ${VAR} placeholder the upstream's headers set it to. Made
+// arguments, they would put the gateway's credential in the agent's
+// hands, ask for it on every call, and mark every tool as revealing
+// secrets, so that the whole service is hidden.
+//
+// So is an Authorization header declared as a parameter, set whole
+// from NAME_AUTHORIZATION. A key is a header named as one (keyHeader: its last word key, token
+// or secret, or a whole credential name) and described as one
+// (keyDescribed: "Your API Key", "authentication token"); the key's
+// id beside it ("X-VO-Api-Id" for "X-VO-Api-Key", the same words with
+// id last) goes with it, as the account the key is for. The variables
+// are named by the import alone, NAME_API_KEY, NAME_API_KEY_2, ... by
+// the keys' sorted names and NAME_API_ID (with the same number) for an
+// id, never from the document's text. A header the workspace binding
+// sets, or that steers the request, stays out.
+func (im *importer) headerKeys() map[string]string {
+	if im.headerKeyDone {
+		return im.headerKey
+	}
+	im.headerKeyDone = true
+	if h, _, _ := im.headerCredential(); h != "" || len(im.queryCredentials()) > 0 || im.d.doc.Paths == nil {
+		return nil
+	}
+	spread := map[string]int{}
+	first := map[string]*openapi3.Parameter{}
+	ops := 0
+	for _, item := range im.d.doc.Paths.Map() {
+		if item == nil {
+			continue
+		}
+		for _, op := range item.Operations() {
+			if op == nil {
+				continue
+			}
+			ops++
+			seen := map[string]bool{}
+			for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+				for _, ref := range list {
+					if ref == nil || ref.Value == nil || ref.Value.In != openapi3.ParameterInHeader {
+						continue
+					}
+					h := http.CanonicalHeaderKey(ref.Value.Name)
+					if seen[h] {
+						continue
+					}
+					seen[h] = true
+					spread[h]++
+					if first[h] == nil {
+						first[h] = ref.Value
+					}
+				}
+			}
+		}
+	}
+	usable := func(h string) bool {
+		return 2*spread[h] >= ops && catalog.ValidHeaderName(h) && !slices.Contains(gatewayHeaders, h) &&
+			!overrideParam(openapi3.ParameterInHeader, h) && !im.ws.binds(openapi3.ParameterInHeader, h)
+	}
+	var keys []string
+	for h, p := range first {
+		if usable(h) && keyHeader(h) && keyDescribed(p.Description) {
+			keys = append(keys, h)
+		}
+	}
+	// An Authorization header declared as a parameter is the
+	// credential whatever its description says; the operator sets
+	// its whole value ("Bearer ...", "Token ...").
+	auth := 2*spread["Authorization"] >= ops && spread["Authorization"] > 0 && !im.ws.binds(openapi3.ParameterInHeader, "Authorization")
+	if len(keys) == 0 && !auth {
+		return nil
+	}
+	slices.Sort(keys)
+	im.headerKey, im.headerKeyNote = map[string]string{}, map[string]string{}
+	env := im.envName()
+	if auth {
+		im.headerKey["Authorization"] = "${" + env + "_AUTHORIZATION}"
+		im.headerKeyNote["Authorization"] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, is the service's credential; set %s_AUTHORIZATION to the whole value (\"Bearer ...\")", first["Authorization"].Name, spread["Authorization"], ops, env)
+	}
+	for i, h := range keys {
+		n := ""
+		if i > 0 {
+			n = fmt.Sprintf("_%d", i+1)
+		}
+		im.headerKey[h] = "${" + env + "_API_KEY" + n + "}"
+		im.headerKeyNote[h] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, is the service's API key; set %s_API_KEY%s", first[h].Name, spread[h], ops, env, n)
+		words := headerWords(h)
+		id := http.CanonicalHeaderKey(strings.Join(append(words[:len(words)-1:len(words)-1], "id"), "-"))
+		for o, p := range first {
+			if _, taken := im.headerKey[o]; !taken && usable(o) && slices.Equal(headerWords(o), headerWords(id)) {
+				im.headerKey[o] = "${" + env + "_API_ID" + n + "}"
+				im.headerKeyNote[o] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, is the account of the API key %q; set %s_API_ID%s", p.Name, spread[o], ops, first[h].Name, env, n)
+			}
+		}
+	}
+	return im.headerKey
+}
+
+// headerWords are a header name's words in lower case: "X-VO-Api-Key"
+// is x, vo, api, key; "app_key" is app, key.
+func headerWords(name string) []string {
+	return strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
+}
+
+// keyHeader reports a header named as an API key: its last word key,
+// token or secret (X-Api-Key, X-Auth-Token, X-Yummly-App-Key), or a
+// whole credential name (apikey), but never an idempotency key.
+func keyHeader(name string) bool {
+	w := headerWords(name)
+	if len(w) == 0 || slices.Contains(w, "idempotency") {
+		return false
+	}
+	switch w[len(w)-1] {
+	case "key", "token", "secret", "apikey", "apitoken":
+		return true
+	}
+	return catalog.CredentialQuery(name)
+}
+
+// keyDescribed reports a parameter description that says it is a
+// credential.
+func keyDescribed(d string) bool {
+	d = strings.ToLower(d)
+	for _, w := range []string{"authenticat", "authoriz", "authoris", "api key", "apikey", "api token", "access token", "auth token", "secret", "credential"} {
+		if strings.Contains(d, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // securedBy reports the query keys op's security (or the document's)

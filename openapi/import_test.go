@@ -33,7 +33,7 @@ func placeholders(k string) (string, bool) {
 		return "https://mcp.example.com/mcp", true
 	case strings.HasSuffix(k, "_URL"):
 		return "http://127.0.0.1:9", true
-	case strings.HasSuffix(k, "_TOKEN"), strings.HasSuffix(k, "_API_KEY"), strings.HasSuffix(k, "_BASIC_AUTH"), strings.Contains(k, "_QUERY_KEY"):
+	case strings.HasSuffix(k, "_TOKEN"), strings.Contains(k, "_API_KEY"), strings.HasSuffix(k, "_API_ID"), strings.HasSuffix(k, "_AUTHORIZATION"), strings.HasSuffix(k, "_BASIC_AUTH"), strings.Contains(k, "_QUERY_KEY"):
 		return "secret", true
 	}
 	return "", false

@@ -133,6 +133,11 @@ func (im *importer) wrote(k string) bool {
 			return true
 		}
 	}
+	for _, v := range im.headerKeys() {
+		if v == "${"+k+"}" {
+			return true
+		}
+	}
 	for _, m := range envRef.FindAllStringSubmatch(im.opts.BaseURL, -1) {
 		if m[1] == k {
 			return true

@@ -94,7 +94,7 @@ func TestRealDocuments(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			placeholders := testEnv(map[string]string{
 				"IDP_JWKS_URL": "https://idp.example.com/jwks", "IDP_ISSUER": "https://idp.example.com/", "GATEWAY_AUDIENCE": "aud",
-				"UP_URL": "http://127.0.0.1:1", "UP_TOKEN": "t", "UP_API_KEY": "k", "UP_BASIC_AUTH": "b", "UP_QUERY_KEY": "k", "UP_QUERY_KEY_2": "t",
+				"UP_URL": "http://127.0.0.1:1", "UP_TOKEN": "t", "UP_API_KEY": "k", "UP_BASIC_AUTH": "b", "UP_QUERY_KEY": "k", "UP_QUERY_KEY_2": "t", "UP_API_KEY_2": "k", "UP_API_ID": "i", "UP_AUTHORIZATION": "a",
 			})
 			if !d.fragmentOnly {
 				standalone := filepath.Join(dir, "standalone.yaml")

@@ -61,7 +61,7 @@ func TestEveryCachedDocument(t *testing.T) {
 	if len(docs) < 100 {
 		t.Fatalf("found %d OpenAPI documents in %s, want the pinned packages' 100 or more", len(docs), realDocsDir)
 	}
-	env := testEnv(map[string]string{"UP_URL": "http://127.0.0.1:1", "UP_TOKEN": "t", "UP_API_KEY": "k", "UP_BASIC_AUTH": "b", "UP_QUERY_KEY": "q", "UP_QUERY_KEY_2": "q"})
+	env := testEnv(map[string]string{"UP_URL": "http://127.0.0.1:1", "UP_TOKEN": "t", "UP_API_KEY": "k", "UP_BASIC_AUTH": "b", "UP_QUERY_KEY": "q", "UP_QUERY_KEY_2": "q", "UP_API_KEY_2": "k", "UP_API_ID": "i", "UP_AUTHORIZATION": "a"})
 	main := []byte(`version: 1
 server: { name: sweep }
 auth:

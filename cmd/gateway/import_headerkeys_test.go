@@ -1,0 +1,174 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/gateway/authz"
+	"github.com/mcpgw/gateway/openapi"
+)
+
+// A document with no security scheme that sends its API key as a header
+// parameter on every operation (VictorOps: X-VO-Api-Key "Your API Key",
+// with X-VO-Api-Id "Your API ID" beside it) is imported with the key and
+// its id as the upstream's own headers, read from variables the import
+// names (U_API_KEY, U_API_ID): no argument carries them, so the agent is
+// never asked for the gateway's credential, no tool is marked sensitive
+// for naming it (which would hide the whole service), and an argument
+// cannot set it. A call reaches the upstream with both from the
+// environment. A header described as something else (an idempotency
+// key, a request id) stays an argument.
+func TestImportSendsHeaderAPIKeysFromTheEnvironment(t *testing.T) {
+	res := importWithWrites(t, `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  parameters:
+    apiId: { name: X-VO-Api-Id, in: header, required: true, description: Your API ID, schema: { type: string } }
+    apiKey: { name: X-VO-Api-Key, in: header, required: true, description: Your API Key, schema: { type: string } }
+paths:
+  /incidents/{id}:
+    parameters: [ { $ref: "#/components/parameters/apiId" }, { $ref: "#/components/parameters/apiKey" } ]
+    get:
+      operationId: getIncident
+      parameters:
+        - { name: id, in: path, required: true, schema: { type: string } }
+        - { name: X-Request-Id, in: header, description: a request id for tracing, schema: { type: string } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /incidents:
+    post:
+      operationId: createIncident
+      parameters:
+        - { $ref: "#/components/parameters/apiId" }
+        - { $ref: "#/components/parameters/apiKey" }
+        - { name: Idempotency-Key, in: header, description: a unique key that makes a retry safe, schema: { type: string } }
+      requestBody: { content: { application/json: { schema: { type: object, properties: { summary: { type: string } } } } } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`, "u")
+	y := string(res.YAML)
+	for _, want := range []string{"X-Vo-Api-Key: ${U_API_KEY}", "X-Vo-Api-Id: ${U_API_ID}"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("the upstream does not set %s:\n%s", want, y)
+		}
+	}
+	var got http.Header
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	defer up.Close()
+	cat, core := loadImported(t, res, map[string]string{"U_URL": up.URL, "U_API_KEY": "k3y-from-env", "U_API_ID": "acme-ops"})
+	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
+	for _, c := range []struct{ tool, args, keeps string }{
+		{"get_incident", `{"id":"4121","x_request_id":"trace-1"}`, "x_request_id"},
+		{"create_incident", `{"summary":"disk full","idempotency_key":"retry-1"}`, "idempotency_key"},
+	} {
+		tool := cat.Tool(c.tool)
+		if tool == nil {
+			t.Fatalf("%s was not imported (skipped: %v)\n%s", c.tool, res.Skipped, y)
+		}
+		in := strings.ToLower(string(tool.InputJSON))
+		if strings.Contains(in, "api_key") || strings.Contains(in, "api_id") {
+			t.Errorf("%s asks the agent for the upstream's key: %s", c.tool, in)
+		}
+		if !strings.Contains(in, c.keeps) {
+			t.Errorf("%s lost its own argument %s: %s", c.tool, c.keeps, in)
+		}
+		if tool.Sensitive {
+			t.Errorf("%s is marked sensitive for naming the upstream's key", c.tool)
+		}
+		got = nil
+		r, err := core.Call(context.Background(), p, c.tool, []byte(c.args))
+		if err != nil || r.IsError {
+			t.Fatalf("call %s: %v %s", c.tool, err, r.Text)
+		}
+		if got.Get("X-VO-Api-Key") != "k3y-from-env" || got.Get("X-VO-Api-Id") != "acme-ops" {
+			t.Errorf("%s reached the upstream with headers %v, want the key and id from the environment", c.tool, got)
+		}
+	}
+	// An agent cannot send a key of its own.
+	got = nil
+	r, err := core.Call(context.Background(), p, "get_incident", []byte(`{"id":"4121","x_vo_api_key":"agent-key"}`))
+	if err == nil && !r.IsError || got != nil {
+		t.Errorf("a key in the arguments was accepted (%+v) or reached the upstream (%v)", r, got)
+	}
+}
+
+// A key header only some operations take is what those operations act
+// on ("the key to rotate"), not the service's credential: it stays an
+// argument. An Authorization header every operation declares is the
+// credential whatever its description: the operator sets its whole
+// value. The document never names a variable: a key header called
+// Jwt-Secret on upstream "gateway" is read from GATEWAY_API_KEY, never
+// GATEWAY_JWT_SECRET.
+func TestImportHeaderKeysOnlyWhenTheServiceTakesThem(t *testing.T) {
+	res := importWithWrites(t, `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /keys/rotate:
+    post:
+      operationId: rotateKey
+      parameters: [ { name: X-Api-Key, in: header, required: true, description: the API key to rotate, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+  /a:
+    get: { operationId: getA, responses: { "200": { description: ok } } }
+  /b:
+    get: { operationId: getB, responses: { "200": { description: ok } } }
+`, "u")
+	if y := string(res.YAML); strings.Contains(y, "U_API_KEY") || !strings.Contains(y, "x_api_key") {
+		t.Errorf("a key one operation of three takes was made the upstream's:\n%s", y)
+	}
+
+	res = importWithWrites(t, `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+  /a:
+    get:
+      operationId: getA
+      parameters:
+        - { name: Authorization, in: header, required: true, schema: { type: string } }
+        - { name: Jwt-Secret, in: header, required: true, description: the shared secret, schema: { type: string } }
+      responses: { "200": { description: ok } }
+`, "gateway")
+	y := string(res.YAML)
+	if !strings.Contains(y, "Authorization: ${GATEWAY_AUTHORIZATION}") || !strings.Contains(y, "Jwt-Secret: ${GATEWAY_API_KEY}") || strings.Contains(y, "GATEWAY_JWT_SECRET") {
+		t.Errorf("want Authorization and the key from the import's own variables:\n%s", y)
+	}
+	var got http.Header
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{}`))
+	}))
+	defer up.Close()
+	res.YAML = []byte(strings.ReplaceAll(y, "GATEWAY_", "U_"))
+	_, core := loadImported(t, res, map[string]string{"U_URL": up.URL, "U_AUTHORIZATION": "Token abc", "U_API_KEY": "s3cret"})
+	r, err := core.Call(context.Background(), authz.NewPrincipal("agent", "", "", nil, nil), "get_a", []byte(`{}`))
+	if err != nil || r.IsError {
+		t.Fatalf("call get_a: %v %s", err, r.Text)
+	}
+	if got.Get("Authorization") != "Token abc" || got.Get("Jwt-Secret") != "s3cret" {
+		t.Errorf("the upstream saw %v, want the credential from the environment", got)
+	}
+}
+
+// importWithWrites imports an OpenAPI document written inline for
+// upstream name, its writes included.
+func importWithWrites(t *testing.T, doc, name string) *openapi.Result {
+	t.Helper()
+	d, err := openapi.Read([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := openapi.Import(d, openapi.Options{Upstream: name, IncludeWrites: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
