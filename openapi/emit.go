@@ -84,7 +84,7 @@ func (im *importer) upstream() *yaml.Node {
 	} else if keys := im.headerKeys(); len(keys) > 0 {
 		h := mapping()
 		for _, k := range sortedKeys(keys) {
-			add(h, k, keys[k]).LineComment = im.headerKeyNote[k]
+			add(h, im.headerKeyName[k], keys[k]).LineComment = im.headerKeyNote[k]
 		}
 		add(u, "headers", h)
 	} else if note != "" {

@@ -195,7 +195,8 @@ type importer struct {
 	queryDone    bool
 	// headerKey maps each API key header the document declares as a
 	// parameter to its placeholder, made on first use (headerKeys).
-	headerKey     map[string]string
+	headerKey     map[string]string // by headerNorm
+	headerKeyName map[string]string // the spelling sent
 	headerKeyNote map[string]string
 	headerKeyDone bool
 	// reads are the parsed Options.Reads.
@@ -333,22 +334,26 @@ func (im *importer) queryCredentials() map[string]string {
 // headerKeys are the API keys a document with no security scheme the
 // import maps (no header, no query key) sends as header parameters on
 // at least half of its operations, as VictorOps's X-VO-Api-Key with
-// its X-VO-Api-Id does on all of them: each header's canonical name and
-// the ${VAR} placeholder the upstream's headers set it to. Made
-// arguments, they would put the gateway's credential in the agent's
-// hands, ask for it on every call, and mark every tool as revealing
-// secrets, so that the whole service is hidden.
+// its X-VO-Api-Id does on all of them: by each header's words
+// (headerNorm), the ${VAR} placeholder the upstream's headers set it
+// to. Made arguments, they would put the gateway's credential in the
+// agent's hands, ask for it on every call, and mark every tool as
+// revealing secrets, so that the whole service is hidden.
 //
-// So is an Authorization header declared as a parameter, set whole
-// from NAME_AUTHORIZATION. A key is a header named as one (keyHeader: its last word key, token
-// or secret, or a whole credential name) and described as one
-// (keyDescribed: "Your API Key", "authentication token"); the key's
-// id beside it ("X-VO-Api-Id" for "X-VO-Api-Key", the same words with
-// id last) goes with it, as the account the key is for. The variables
-// are named by the import alone, NAME_API_KEY, NAME_API_KEY_2, ... by
-// the keys' sorted names and NAME_API_ID (with the same number) for an
-// id, never from the document's text. A header the workspace binding
-// sets, or that steers the request, stays out.
+// A key is a header named as one (keyHeader: an API, auth, access, app
+// or client key, token or secret, or a whole credential name) and
+// described as one in some declaration (keyDescribed: "Your API Key",
+// "authentication token"); the key's id beside it ("X-VO-Api-Id" for
+// "X-VO-Api-Key", the same words with id last) goes with it, as the
+// account the key is for. So is an Authorization header declared as a
+// parameter, set whole from NAME_AUTHORIZATION. Spellings of one header
+// (X-Api-Key, X_API_KEY) count as one, sent as the spelling most
+// operations use. The variables are named by the import alone,
+// NAME_API_KEY, NAME_API_KEY_2, ... by the keys' sorted words and
+// NAME_API_ID (with the same number) for an id, never from the
+// document's text. A header the workspace binding sets, one that looks
+// like a tenant (which an argument would be refused for), the actor
+// header, and one that steers the request stay out.
 func (im *importer) headerKeys() map[string]string {
 	if im.headerKeyDone {
 		return im.headerKey
@@ -357,8 +362,12 @@ func (im *importer) headerKeys() map[string]string {
 	if h, _, _ := im.headerCredential(); h != "" || len(im.queryCredentials()) > 0 || im.d.doc.Paths == nil {
 		return nil
 	}
-	spread := map[string]int{}
-	first := map[string]*openapi3.Parameter{}
+	type declared struct {
+		ops       int            // operations declaring it
+		spellings map[string]int // canonical spelling: operations declaring it so
+		described bool           // some declaration describes it as a credential
+	}
+	decls := map[string]*declared{}
 	ops := 0
 	for _, item := range im.d.doc.Paths.Map() {
 		if item == nil {
@@ -369,63 +378,87 @@ func (im *importer) headerKeys() map[string]string {
 				continue
 			}
 			ops++
-			seen := map[string]bool{}
+			seen, seenSpelling := map[string]bool{}, map[string]bool{}
 			for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
 				for _, ref := range list {
 					if ref == nil || ref.Value == nil || ref.Value.In != openapi3.ParameterInHeader {
 						continue
 					}
-					h := http.CanonicalHeaderKey(ref.Value.Name)
-					if seen[h] {
-						continue
+					p := ref.Value
+					n := headerNorm(p.Name)
+					d := decls[n]
+					if d == nil {
+						d = &declared{spellings: map[string]int{}}
+						decls[n] = d
 					}
-					seen[h] = true
-					spread[h]++
-					if first[h] == nil {
-						first[h] = ref.Value
+					d.described = d.described || keyDescribed(p.Description)
+					if s := http.CanonicalHeaderKey(p.Name); !seenSpelling[s] {
+						seenSpelling[s] = true
+						d.spellings[s]++
+					}
+					if !seen[n] {
+						seen[n] = true
+						d.ops++
 					}
 				}
 			}
 		}
 	}
-	usable := func(h string) bool {
-		return 2*spread[h] >= ops && catalog.ValidHeaderName(h) && !slices.Contains(gatewayHeaders, h) &&
-			!overrideParam(openapi3.ParameterInHeader, h) && !im.ws.binds(openapi3.ParameterInHeader, h)
+	// spelling is the one most operations use, the first in order of a tie.
+	spelling := func(d *declared) string {
+		best := ""
+		for _, s := range sortedKeys(d.spellings) {
+			if best == "" || d.spellings[s] > d.spellings[best] {
+				best = s
+			}
+		}
+		return best
+	}
+	usable := func(n string) bool {
+		d := decls[n]
+		if d == nil || 2*d.ops < ops || n == headerNorm(im.opts.ActorHeader) {
+			return false
+		}
+		for s := range d.spellings {
+			if im.ws.binds(openapi3.ParameterInHeader, s) || im.ws.looksLike(s) || overrideParam(openapi3.ParameterInHeader, s) {
+				return false
+			}
+		}
+		s := spelling(d)
+		return catalog.ValidHeaderName(s) && (s == "Authorization" || !slices.Contains(gatewayHeaders, s))
 	}
 	var keys []string
-	for h, p := range first {
-		if usable(h) && keyHeader(h) && keyDescribed(p.Description) {
-			keys = append(keys, h)
+	for n, d := range decls {
+		if d.described && keyHeader(n) && usable(n) {
+			keys = append(keys, n)
 		}
 	}
-	// An Authorization header declared as a parameter is the
-	// credential whatever its description says; the operator sets
-	// its whole value ("Bearer ...", "Token ...").
-	auth := 2*spread["Authorization"] >= ops && spread["Authorization"] > 0 && !im.ws.binds(openapi3.ParameterInHeader, "Authorization")
-	if len(keys) == 0 && !auth {
+	auth := headerNorm("Authorization")
+	withAuth := usable(auth)
+	if len(keys) == 0 && !withAuth {
 		return nil
 	}
 	slices.Sort(keys)
-	im.headerKey, im.headerKeyNote = map[string]string{}, map[string]string{}
+	im.headerKey, im.headerKeyName, im.headerKeyNote = map[string]string{}, map[string]string{}, map[string]string{}
 	env := im.envName()
-	if auth {
-		im.headerKey["Authorization"] = "${" + env + "_AUTHORIZATION}"
-		im.headerKeyNote["Authorization"] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, is the service's credential; set %s_AUTHORIZATION to the whole value (\"Bearer ...\")", first["Authorization"].Name, spread["Authorization"], ops, env)
+	set := func(n, v, note string) {
+		im.headerKey[n], im.headerKeyName[n] = "${"+v+"}", spelling(decls[n])
+		im.headerKeyNote[n] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, %s; set %s", spelling(decls[n]), decls[n].ops, ops, note, v)
 	}
-	for i, h := range keys {
-		n := ""
+	if withAuth {
+		set(auth, env+"_AUTHORIZATION", `is the service's credential`)
+		im.headerKeyNote[auth] += ` to the whole value ("Bearer ...")`
+	}
+	for i, n := range keys {
+		num := ""
 		if i > 0 {
-			n = fmt.Sprintf("_%d", i+1)
+			num = fmt.Sprintf("_%d", i+1)
 		}
-		im.headerKey[h] = "${" + env + "_API_KEY" + n + "}"
-		im.headerKeyNote[h] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, is the service's API key; set %s_API_KEY%s", first[h].Name, spread[h], ops, env, n)
-		words := headerWords(h)
-		id := http.CanonicalHeaderKey(strings.Join(append(words[:len(words)-1:len(words)-1], "id"), "-"))
-		for o, p := range first {
-			if _, taken := im.headerKey[o]; !taken && usable(o) && slices.Equal(headerWords(o), headerWords(id)) {
-				im.headerKey[o] = "${" + env + "_API_ID" + n + "}"
-				im.headerKeyNote[o] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, is the account of the API key %q; set %s_API_ID%s", p.Name, spread[o], ops, first[h].Name, env, n)
-			}
+		set(n, env+"_API_KEY"+num, "is the service's API key")
+		w := headerWords(n)
+		id := strings.Join(append(w[:len(w)-1:len(w)-1], "id"), "-")
+		if _, taken := im.headerKey[id]; !taken && usable(id) {
+			set(id, env+"_API_ID"+num, fmt.Sprintf("is the account of the API key %q", spelling(decls[n])))
 		}
 	}
 	return im.headerKey
@@ -437,26 +470,48 @@ func headerWords(name string) []string {
 	return strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' })
 }
 
-// keyHeader reports a header named as an API key: its last word key,
-// token or secret (X-Api-Key, X-Auth-Token, X-Yummly-App-Key), or a
-// whole credential name (apikey), but never an idempotency key.
+// headerNorm is a header name's words joined by hyphens: X-Api-Key,
+// x_api_key and X-API-KEY are one header, x-api-key.
+func headerNorm(name string) string { return strings.Join(headerWords(name), "-") }
+
+// keyHeader reports a header named as an API key: a key, token or
+// secret of an API, auth, access, app, client, subscription, user or
+// private kind (X-Api-Key, X-RapidAPI-Key, X-Auth-Token,
+// Ocp-Apim-Subscription-Key, PRIVATE-TOKEN, app_key), or a whole
+// credential name (apikey, token). A page token, a CSRF token, an
+// idempotency key or a WebSocket key is none.
 func keyHeader(name string) bool {
+	if catalog.CredentialQuery(name) {
+		return true
+	}
 	w := headerWords(name)
-	if len(w) == 0 || slices.Contains(w, "idempotency") {
+	if len(w) < 2 {
 		return false
 	}
 	switch w[len(w)-1] {
-	case "key", "token", "secret", "apikey", "apitoken":
+	case "apikey", "apitoken":
 		return true
+	case "key", "token", "secret":
+	default:
+		return false
 	}
-	return catalog.CredentialQuery(name)
+	for _, x := range w[:len(w)-1] {
+		switch x {
+		case "api", "auth", "access", "app", "application", "client", "subscription", "user", "private":
+			return true
+		}
+		if strings.HasSuffix(x, "api") { // X-RapidAPI-Key, X-ListenAPI-Key
+			return true
+		}
+	}
+	return false
 }
 
 // keyDescribed reports a parameter description that says it is a
 // credential.
 func keyDescribed(d string) bool {
 	d = strings.ToLower(d)
-	for _, w := range []string{"authenticat", "authoriz", "authoris", "api key", "apikey", "api token", "access token", "auth token", "secret", "credential"} {
+	for _, w := range []string{"authenticat", "authoriz", "authoris", "api key", "apikey", "api token", "access token", "auth token", "secret", "credential", "your key", "your token"} {
 		if strings.Contains(d, w) {
 			return true
 		}

@@ -275,7 +275,7 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 		}
 	case openapi3.ParameterInHeader:
 		switch h := http.CanonicalHeaderKey(p.Name); {
-		case slices.Contains(gatewayHeaders, h), h == im.credHeader(), im.headerKeys()[h] != "":
+		case slices.Contains(gatewayHeaders, h), h == im.credHeader(), im.headerKeys()[headerNorm(p.Name)] != "":
 			// Credentials and framing are the upstream's and the
 			// HTTP client's: an argument must never choose them.
 			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))

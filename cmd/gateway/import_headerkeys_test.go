@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/http/httptest"
@@ -103,14 +104,10 @@ paths:
 // argument. An Authorization header every operation declares is the
 // credential whatever its description: the operator sets its whole
 // value. The document never names a variable: a key header called
-// Jwt-Secret on upstream "gateway" is read from GATEWAY_API_KEY, never
-// GATEWAY_JWT_SECRET.
+// Client-Secret on upstream "gateway" is read from GATEWAY_API_KEY,
+// never GATEWAY_CLIENT_SECRET.
 func TestImportHeaderKeysOnlyWhenTheServiceTakesThem(t *testing.T) {
-	res := importWithWrites(t, `openapi: 3.0.3
-info: { title: t, version: "1" }
-servers: [ { url: "https://api.example.com" } ]
-paths:
-  /keys/rotate:
+	res := importWithWrites(t, docHead+`  /keys/rotate:
     post:
       operationId: rotateKey
       parameters: [ { name: X-Api-Key, in: header, required: true, description: the API key to rotate, schema: { type: string } } ]
@@ -124,20 +121,16 @@ paths:
 		t.Errorf("a key one operation of three takes was made the upstream's:\n%s", y)
 	}
 
-	res = importWithWrites(t, `openapi: 3.0.3
-info: { title: t, version: "1" }
-servers: [ { url: "https://api.example.com" } ]
-paths:
-  /a:
+	res = importWithWrites(t, docHead+`  /a:
     get:
       operationId: getA
       parameters:
         - { name: Authorization, in: header, required: true, schema: { type: string } }
-        - { name: Jwt-Secret, in: header, required: true, description: the shared secret, schema: { type: string } }
+        - { name: Client-Secret, in: header, required: true, description: the shared secret, schema: { type: string } }
       responses: { "200": { description: ok } }
 `, "gateway")
 	y := string(res.YAML)
-	if !strings.Contains(y, "Authorization: ${GATEWAY_AUTHORIZATION}") || !strings.Contains(y, "Jwt-Secret: ${GATEWAY_API_KEY}") || strings.Contains(y, "GATEWAY_JWT_SECRET") {
+	if !strings.Contains(y, "Authorization: ${GATEWAY_AUTHORIZATION}") || !strings.Contains(y, "Client-Secret: ${GATEWAY_API_KEY}") || strings.Contains(y, "GATEWAY_CLIENT_SECRET") {
 		t.Errorf("want Authorization and the key from the import's own variables:\n%s", y)
 	}
 	var got http.Header
@@ -153,7 +146,7 @@ paths:
 	if err != nil || r.IsError {
 		t.Fatalf("call get_a: %v %s", err, r.Text)
 	}
-	if got.Get("Authorization") != "Token abc" || got.Get("Jwt-Secret") != "s3cret" {
+	if got.Get("Authorization") != "Token abc" || got.Get("Client-Secret") != "s3cret" {
 		t.Errorf("the upstream saw %v, want the credential from the environment", got)
 	}
 }
@@ -162,11 +155,94 @@ paths:
 // upstream name, its writes included.
 func importWithWrites(t *testing.T, doc, name string) *openapi.Result {
 	t.Helper()
+	return importOpts(t, doc, openapi.Options{Upstream: name, IncludeWrites: true})
+}
+
+// What is no API key stays what it was: a key header that looks like a
+// tenant, or its id, under --workspace-param (an argument would be
+// refused for it; a fixed value would send one tenant for every
+// caller); the actor header (--actor-header sets it per caller); and
+// headers named as a page, CSRF, upload or WebSocket token, key or
+// secret, or described as a credential only in passing. Spellings of one
+// key across operations (X-Api-Key, X_API_KEY, x-api-key) are one key,
+// whatever the order the document's paths are read in.
+func TestImportHeaderKeysLeaveWhatIsNoKey(t *testing.T) {
+	tenant := docHead + `  /workspaces/{workspace}/items:
+    parameters:
+      - { name: workspace, in: path, required: true, schema: { type: string } }
+      - { name: X-Tenant-Key, in: header, required: true, description: Your API key, schema: { type: string } }
+      - { name: X-Tenant-Id, in: header, required: true, description: the tenant the key is for, schema: { type: string } }
+    get: { operationId: listItems, responses: { "200": { description: ok } } }
+`
+	res := importOpts(t, tenant, openapi.Options{Upstream: "u", IncludeWrites: true, WorkspaceParam: "workspace"})
+	if y := string(res.YAML); strings.Contains(y, "U_API_ID") || strings.Contains(y, "U_API_KEY") {
+		t.Errorf("a tenant's header became a fixed value for every caller:\n%s", y)
+	}
+
+	actor := docHead + `  /items:
+    get:
+      operationId: listItems
+      parameters: [ { name: X-Actor-Token, in: header, required: true, description: authentication token of the acting user, schema: { type: string } } ]
+      responses: { "200": { description: ok } }
+`
+	res = importOpts(t, actor, openapi.Options{Upstream: "u", IncludeWrites: true, ActorHeader: "X-Actor-Token"})
+	if y := string(res.YAML); strings.Contains(y, "U_API_KEY") || !strings.Contains(y, "actor_header: X-Actor-Token") {
+		t.Errorf("the actor header became the upstream's fixed key:\n%s", y)
+	}
+
+	var params []string
+	for _, p := range []string{
+		"{ name: X-Page-Token, in: header, description: 'Unlike the API key, it expires', schema: { type: string } }",
+		"{ name: X-CSRF-Token, in: header, description: required for authenticated browser sessions, schema: { type: string } }",
+		"{ name: Sec-WebSocket-Key, in: header, description: the handshake's secret nonce, schema: { type: string } }",
+		"{ name: X-Upload-Secret, in: header, description: the secret to store, schema: { type: string } }",
+		"{ name: X-Request-Key, in: header, description: 'a request key; authorization is by bearer token', schema: { type: string } }",
+		"{ name: Idempotency-Key, in: header, description: 'a key for a safe retry, never your API key', schema: { type: string } }",
+	} {
+		params = append(params, "        - "+p)
+	}
+	noKeys := docHead + `  /items:
+    get:
+      operationId: listItems
+      parameters:
+` + strings.Join(params, "\n") + `
+      responses: { "200": { description: ok } }
+`
+	if y := string(importOpts(t, noKeys, openapi.Options{Upstream: "u"}).YAML); strings.Contains(y, "U_API_KEY") {
+		t.Errorf("a header that is no API key became the upstream's:\n%s", y)
+	}
+
+	spellings := docHead + `  /a: { get: { operationId: getA, parameters: [ { name: X-Api-Key, in: header, required: true, description: Your API key, schema: { type: string } } ], responses: { "200": { description: ok } } } }
+  /b: { get: { operationId: getB, parameters: [ { name: x-api-key, in: header, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } } }
+  /c: { get: { operationId: getC, parameters: [ { name: X_API_KEY, in: header, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } } }
+  /d: { get: { operationId: getD, parameters: [ { name: X-API-KEY, in: header, required: true, schema: { type: string } } ], responses: { "200": { description: ok } } } }
+`
+	first := importOpts(t, spellings, openapi.Options{Upstream: "u"}).YAML
+	if y := string(first); !strings.Contains(y, "X-Api-Key: ${U_API_KEY}") || strings.Contains(y, "x_api_key") || strings.Contains(y, "sensitive: true") {
+		t.Errorf("want one key from U_API_KEY, no argument and no sensitive tool:\n%s", y)
+	}
+	for range 20 {
+		if again := importOpts(t, spellings, openapi.Options{Upstream: "u"}).YAML; !bytes.Equal(again, first) {
+			t.Fatalf("the import differs from run to run:\n%s\n---\n%s", first, again)
+		}
+	}
+}
+
+// docHead opens the OpenAPI documents these tests write inline.
+const docHead = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+paths:
+`
+
+// importOpts imports an OpenAPI document written inline with opts.
+func importOpts(t *testing.T, doc string, opts openapi.Options) *openapi.Result {
+	t.Helper()
 	d, err := openapi.Read([]byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := openapi.Import(d, openapi.Options{Upstream: name, IncludeWrites: true})
+	res, err := openapi.Import(d, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
