@@ -435,6 +435,12 @@ func (im *importer) headerKeys() map[string]string {
 	}
 	auth := headerNorm("Authorization")
 	withAuth := usable(auth)
+	if len(keys) > maxHeaderKeys {
+		// No service takes that many keys at once: what the document
+		// declares is not its credential, and each would be a variable
+		// the operator must set.
+		keys = nil
+	}
 	if len(keys) == 0 && !withAuth {
 		return nil
 	}
@@ -463,6 +469,10 @@ func (im *importer) headerKeys() map[string]string {
 	}
 	return im.headerKey
 }
+
+// maxHeaderKeys is the most API key headers headerKeys maps; a document
+// that declares more on most operations maps none.
+const maxHeaderKeys = 4
 
 // headerWords are a header name's words in lower case: "X-VO-Api-Key"
 // is x, vo, api, key; "app_key" is app, key.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -188,6 +189,16 @@ func TestImportHeaderKeysLeaveWhatIsNoKey(t *testing.T) {
 	res = importOpts(t, actor, openapi.Options{Upstream: "u", IncludeWrites: true, ActorHeader: "X-Actor-Token"})
 	if y := string(res.YAML); strings.Contains(y, "U_API_KEY") || !strings.Contains(y, "actor_header: X-Actor-Token") {
 		t.Errorf("the actor header became the upstream's fixed key:\n%s", y)
+	}
+
+	// Nor do more keys than any service takes at once.
+	var many []string
+	for i := range 5 {
+		many = append(many, fmt.Sprintf("        - { name: X-Api-%d-Key, in: header, description: your API key, schema: { type: string } }", i))
+	}
+	manyKeys := docHead + "  /items:\n    get:\n      operationId: listItems\n      parameters:\n" + strings.Join(many, "\n") + "\n      responses: { \"200\": { description: ok } }\n"
+	if y := string(importOpts(t, manyKeys, openapi.Options{Upstream: "u"}).YAML); strings.Contains(y, "U_API_KEY") {
+		t.Errorf("five key headers became the upstream's:\n%s", y)
 	}
 
 	var params []string
