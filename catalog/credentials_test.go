@@ -143,3 +143,20 @@ func TestCredentialHeaderIsSetOnce(t *testing.T) {
 		})
 	}
 }
+
+// An upstream's fixed headers cannot set what the gateway sets per call
+// from the caller: the actor on a write, the workspace from the token.
+func TestUpstreamHeadersLeaveTheCallersHeaders(t *testing.T) {
+	for _, tt := range []struct{ name, upstream, want string }{
+		{"actor", "    actor_header: X-Actor\n    headers: { x-actor: ops-bot }\n", `header X-Actor is the actor_header`},
+		{"workspace", "    headers: { X-WORKSPACE-ID: acme }\n", `header X-Workspace-Id is the workspace binding's header`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src := strings.Replace(fmt.Sprintf(credentialsCatalog, "      by_workspace: { acme: GITEA_ACME_TOKEN }"), "    credentials:\n", tt.upstream+"    credentials:\n", 1)
+			_, err := Parse("c.yaml", []byte(src), &LoadOptions{Getenv: func(k string) (string, bool) { v, ok := credentialsEnv[k]; return v, ok }})
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("Parse = %v, want an error containing %q", err, tt.want)
+			}
+		})
+	}
+}

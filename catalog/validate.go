@@ -432,6 +432,18 @@ func (v *checker) upstreams() {
 		if u.ActorHeader != "" && !ValidHeaderName(u.ActorHeader) {
 			v.add(u.At("actor_header"), subj, "actor_header %q is not a valid header name", u.ActorHeader)
 		}
+		// The gateway sets these per call: a fixed value under headers
+		// would name another tenant, or someone else as the actor on
+		// every read.
+		for _, h := range slices.Sorted(maps.Keys(u.Headers)) {
+			p := first(v.pos[childKey(path+".headers", h)], u.At("headers"))
+			switch {
+			case u.ActorHeader != "" && strings.EqualFold(h, u.ActorHeader):
+				v.add(p, subj, "header %s is the actor_header, which the gateway sets to the caller's actor on each write: it cannot have a fixed value", http.CanonicalHeaderKey(h))
+			case u.Workspace != nil && !u.Workspace.None && u.Workspace.Header != "" && strings.EqualFold(h, u.Workspace.Header):
+				v.add(p, subj, "header %s is the workspace binding's header, which the gateway sets from the caller's token: it cannot have a fixed value", http.CanonicalHeaderKey(h))
+			}
+		}
 		if u.Timeout <= 0 {
 			v.add(u.At("timeout"), subj, "timeout must be greater than 0")
 		}
