@@ -83,8 +83,8 @@ func (im *importer) upstream() *yaml.Node {
 		add(u, "headers", h)
 	} else if keys := im.headerKeys(); len(keys) > 0 {
 		h := mapping()
-		for _, k := range sortedKeys(keys) {
-			add(h, im.headerKeyName[k], keys[k]).LineComment = im.headerKeyNote[k]
+		for _, n := range sortedKeys(keys) {
+			add(h, keys[n].name, keys[n].value).LineComment = keys[n].note
 		}
 		add(u, "headers", h)
 	} else if note != "" {

@@ -193,11 +193,9 @@ type importer struct {
 	queryCred    map[string]string
 	querySchemes map[string]string
 	queryDone    bool
-	// headerKey maps each API key header the document declares as a
-	// parameter to its placeholder, made on first use (headerKeys).
-	headerKey     map[string]string // by headerNorm
-	headerKeyName map[string]string // the spelling sent
-	headerKeyNote map[string]string
+	// headerKey is each API key header the document declares as a
+	// parameter, by headerNorm, made on first use (headerKeys).
+	headerKey     map[string]headerKey
 	headerKeyDone bool
 	// reads are the parsed Options.Reads.
 	reads []readPattern
@@ -354,12 +352,12 @@ func (im *importer) queryCredentials() map[string]string {
 // document's text. A header the workspace binding sets, one that looks
 // like a tenant (which an argument would be refused for), the actor
 // header, and one that steers the request stay out.
-func (im *importer) headerKeys() map[string]string {
+func (im *importer) headerKeys() map[string]headerKey {
 	if im.headerKeyDone {
 		return im.headerKey
 	}
 	im.headerKeyDone = true
-	if h, _, _ := im.headerCredential(); h != "" || len(im.queryCredentials()) > 0 || im.d.doc.Paths == nil {
+	if h, _, _ := im.headerCredential(); h != "" || len(im.queryCredentials()) > 0 {
 		return nil
 	}
 	type declared struct {
@@ -369,41 +367,30 @@ func (im *importer) headerKeys() map[string]string {
 	}
 	decls := map[string]*declared{}
 	ops := 0
-	for _, item := range im.d.doc.Paths.Map() {
-		if item == nil {
-			continue
-		}
-		for _, op := range item.Operations() {
-			if op == nil {
+	eachOperation(im.d.doc, func(params []*openapi3.Parameter) {
+		ops++
+		seen, seenSpelling := map[string]bool{}, map[string]bool{}
+		for _, p := range params {
+			if p.In != openapi3.ParameterInHeader {
 				continue
 			}
-			ops++
-			seen, seenSpelling := map[string]bool{}, map[string]bool{}
-			for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
-				for _, ref := range list {
-					if ref == nil || ref.Value == nil || ref.Value.In != openapi3.ParameterInHeader {
-						continue
-					}
-					p := ref.Value
-					n := headerNorm(p.Name)
-					d := decls[n]
-					if d == nil {
-						d = &declared{spellings: map[string]int{}}
-						decls[n] = d
-					}
-					d.described = d.described || keyDescribed(p.Description)
-					if s := http.CanonicalHeaderKey(p.Name); !seenSpelling[s] {
-						seenSpelling[s] = true
-						d.spellings[s]++
-					}
-					if !seen[n] {
-						seen[n] = true
-						d.ops++
-					}
-				}
+			n := headerNorm(p.Name)
+			d := decls[n]
+			if d == nil {
+				d = &declared{spellings: map[string]int{}}
+				decls[n] = d
+			}
+			d.described = d.described || keyDescribed(p.Description)
+			if s := http.CanonicalHeaderKey(p.Name); !seenSpelling[s] {
+				seenSpelling[s] = true
+				d.spellings[s]++
+			}
+			if !seen[n] {
+				seen[n] = true
+				d.ops++
 			}
 		}
-	}
+	})
 	// spelling is the one most operations use, the first in order of a tie.
 	spelling := func(d *declared) string {
 		best := ""
@@ -445,15 +432,18 @@ func (im *importer) headerKeys() map[string]string {
 		return nil
 	}
 	slices.Sort(keys)
-	im.headerKey, im.headerKeyName, im.headerKeyNote = map[string]string{}, map[string]string{}, map[string]string{}
+	im.headerKey = map[string]headerKey{}
 	env := im.envName()
 	set := func(n, v, note string) {
-		im.headerKey[n], im.headerKeyName[n] = "${"+v+"}", spelling(decls[n])
-		im.headerKeyNote[n] = fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, %s; set %s", spelling(decls[n]), decls[n].ops, ops, note, v)
+		name := spelling(decls[n])
+		im.headerKey[n] = headerKey{name: name, value: "${" + v + "}",
+			note: fmt.Sprintf("guess: the header parameter %q, on %d of %d operations, %s; set %s", name, decls[n].ops, ops, note, v)}
 	}
 	if withAuth {
 		set(auth, env+"_AUTHORIZATION", `is the service's credential`)
-		im.headerKeyNote[auth] += ` to the whole value ("Bearer ...")`
+		k := im.headerKey[auth]
+		k.note += ` to the whole value ("Bearer ...")`
+		im.headerKey[auth] = k
 	}
 	for i, n := range keys {
 		num := ""
@@ -473,6 +463,11 @@ func (im *importer) headerKeys() map[string]string {
 // maxHeaderKeys is the most API key headers headerKeys maps; a document
 // that declares more on most operations maps none.
 const maxHeaderKeys = 4
+
+// headerKey is an API key header the upstream sets (headerKeys): the
+// spelling sent, its ${VAR} placeholder, and the guess comment saying
+// which variable to set.
+type headerKey struct{ name, value, note string }
 
 // headerWords are a header name's words in lower case: "X-VO-Api-Key"
 // is x, vo, api, key; "app_key" is app, key.

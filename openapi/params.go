@@ -275,7 +275,7 @@ func (im *importer) parameter(t *tool, as *arguments, method, path string, op *o
 		}
 	case openapi3.ParameterInHeader:
 		switch h := http.CanonicalHeaderKey(p.Name); {
-		case slices.Contains(gatewayHeaders, h), h == im.credHeader(), im.headerKeys()[headerNorm(p.Name)] != "":
+		case slices.Contains(gatewayHeaders, h), h == im.credHeader(), im.headerKeys()[headerNorm(p.Name)].value != "":
 			// Credentials and framing are the upstream's and the
 			// HTTP client's: an argument must never choose them.
 			t.notes = append(t.notes, fmt.Sprintf("header parameter %q left to the upstream's own headers", p.Name))
@@ -479,6 +479,34 @@ func credentialLike(p *openapi3.Parameter) bool {
 		strings.Contains(d, "oauth") && strings.Contains(d, "token") // Google's "OAuth 2.0 token for the current user"
 }
 
+// eachOperation calls fn once for each operation of doc with the
+// parameters it declares, its path's first: what a census of the
+// document's parameters (how many operations take one) reads.
+func eachOperation(doc *openapi3.T, fn func(params []*openapi3.Parameter)) {
+	if doc.Paths == nil {
+		return
+	}
+	for _, item := range doc.Paths.Map() {
+		if item == nil {
+			continue
+		}
+		for _, op := range item.Operations() {
+			if op == nil {
+				continue
+			}
+			var params []*openapi3.Parameter
+			for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
+				for _, ref := range list {
+					if ref != nil && ref.Value != nil {
+						params = append(params, ref.Value)
+					}
+				}
+			}
+			fn(params)
+		}
+	}
+}
+
 // credentialKey is a parameter's name in lower case: Slack sends its token
 // in the header on some operations and in the query on others.
 func credentialKey(p *openapi3.Parameter) string { return strings.ToLower(p.Name) }
@@ -490,32 +518,21 @@ func credentialKey(p *openapi3.Parameter) string { return strings.ToLower(p.Name
 func (d *Document) credentialSpread() map[string]bool {
 	d.credOnce.Do(func() {
 		d.credSpread = map[string]bool{}
-		if d.doc == nil || d.doc.Paths == nil {
+		if d.doc == nil {
 			return
 		}
 		count := map[string]int{}
 		ops := 0
-		for _, item := range d.doc.Paths.Map() {
-			if item == nil {
-				continue
-			}
-			for _, op := range item.Operations() {
-				if op == nil {
-					continue
-				}
-				ops++
-				seen := map[string]bool{}
-				for _, list := range []openapi3.Parameters{item.Parameters, op.Parameters} {
-					for _, ref := range list {
-						if ref == nil || !credentialLike(ref.Value) || seen[credentialKey(ref.Value)] {
-							continue
-						}
-						seen[credentialKey(ref.Value)] = true
-						count[credentialKey(ref.Value)]++
-					}
+		eachOperation(d.doc, func(params []*openapi3.Parameter) {
+			ops++
+			seen := map[string]bool{}
+			for _, p := range params {
+				if credentialLike(p) && !seen[credentialKey(p)] {
+					seen[credentialKey(p)] = true
+					count[credentialKey(p)]++
 				}
 			}
-		}
+		})
 		for k, n := range count {
 			if 2*n >= ops {
 				d.credSpread[k] = true

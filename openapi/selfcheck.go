@@ -133,8 +133,8 @@ func (im *importer) wrote(k string) bool {
 			return true
 		}
 	}
-	for _, v := range im.headerKeys() {
-		if v == "${"+k+"}" {
+	for _, h := range im.headerKeys() {
+		if h.value == "${"+k+"}" {
 			return true
 		}
 	}

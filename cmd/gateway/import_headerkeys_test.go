@@ -56,14 +56,8 @@ paths:
 			t.Errorf("the upstream does not set %s:\n%s", want, y)
 		}
 	}
-	var got http.Header
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Clone()
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"ok":true}`))
-	}))
-	defer up.Close()
-	cat, core := loadImported(t, res, map[string]string{"U_URL": up.URL, "U_API_KEY": "k3y-from-env", "U_API_ID": "acme-ops"})
+	upURL, seen := headerRecorder(t)
+	cat, core := loadImported(t, res, map[string]string{"U_URL": upURL, "U_API_KEY": "k3y-from-env", "U_API_ID": "acme-ops"})
 	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
 	for _, c := range []struct{ tool, args, keeps string }{
 		{"get_incident", `{"id":"4121","x_request_id":"trace-1"}`, "x_request_id"},
@@ -83,20 +77,20 @@ paths:
 		if tool.Sensitive {
 			t.Errorf("%s is marked sensitive for naming the upstream's key", c.tool)
 		}
-		got = nil
+		*seen = nil
 		r, err := core.Call(context.Background(), p, c.tool, []byte(c.args))
 		if err != nil || r.IsError {
 			t.Fatalf("call %s: %v %s", c.tool, err, r.Text)
 		}
-		if got.Get("X-VO-Api-Key") != "k3y-from-env" || got.Get("X-VO-Api-Id") != "acme-ops" {
-			t.Errorf("%s reached the upstream with headers %v, want the key and id from the environment", c.tool, got)
+		if seen.Get("X-VO-Api-Key") != "k3y-from-env" || seen.Get("X-VO-Api-Id") != "acme-ops" {
+			t.Errorf("%s reached the upstream with headers %v, want the key and id from the environment", c.tool, *seen)
 		}
 	}
 	// An agent cannot send a key of its own.
-	got = nil
+	*seen = nil
 	r, err := core.Call(context.Background(), p, "get_incident", []byte(`{"id":"4121","x_vo_api_key":"agent-key"}`))
-	if err == nil && !r.IsError || got != nil {
-		t.Errorf("a key in the arguments was accepted (%+v) or reached the upstream (%v)", r, got)
+	if err == nil && !r.IsError || *seen != nil {
+		t.Errorf("a key in the arguments was accepted (%+v) or reached the upstream (%v)", r, *seen)
 	}
 }
 
@@ -134,21 +128,15 @@ func TestImportHeaderKeysOnlyWhenTheServiceTakesThem(t *testing.T) {
 	if !strings.Contains(y, "Authorization: ${GATEWAY_AUTHORIZATION}") || !strings.Contains(y, "Client-Secret: ${GATEWAY_API_KEY}") || strings.Contains(y, "GATEWAY_CLIENT_SECRET") {
 		t.Errorf("want Authorization and the key from the import's own variables:\n%s", y)
 	}
-	var got http.Header
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = r.Header.Clone()
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{}`))
-	}))
-	defer up.Close()
+	upURL, seen := headerRecorder(t)
 	res.YAML = []byte(strings.ReplaceAll(y, "GATEWAY_", "U_"))
-	_, core := loadImported(t, res, map[string]string{"U_URL": up.URL, "U_AUTHORIZATION": "Token abc", "U_API_KEY": "s3cret"})
+	_, core := loadImported(t, res, map[string]string{"U_URL": upURL, "U_AUTHORIZATION": "Token abc", "U_API_KEY": "s3cret"})
 	r, err := core.Call(context.Background(), authz.NewPrincipal("agent", "", "", nil, nil), "get_a", []byte(`{}`))
 	if err != nil || r.IsError {
 		t.Fatalf("call get_a: %v %s", err, r.Text)
 	}
-	if got.Get("Authorization") != "Token abc" || got.Get("Client-Secret") != "s3cret" {
-		t.Errorf("the upstream saw %v, want the credential from the environment", got)
+	if seen.Get("Authorization") != "Token abc" || seen.Get("Client-Secret") != "s3cret" {
+		t.Errorf("the upstream saw %v, want the credential from the environment", *seen)
 	}
 }
 
@@ -245,6 +233,20 @@ info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 paths:
 `
+
+// headerRecorder starts an upstream that answers a JSON object and keeps
+// the headers of the last request it was sent.
+func headerRecorder(t *testing.T) (string, *http.Header) {
+	t.Helper()
+	seen := new(http.Header)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		*seen = r.Header.Clone()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(up.Close)
+	return up.URL, seen
+}
 
 // importOpts imports an OpenAPI document written inline with opts.
 func importOpts(t *testing.T, doc string, opts openapi.Options) *openapi.Result {

@@ -150,13 +150,5 @@ paths:
 // importDoc imports an OpenAPI document written inline for upstream name.
 func importDoc(t *testing.T, doc, name string) *openapi.Result {
 	t.Helper()
-	d, err := openapi.Read([]byte(doc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := openapi.Import(d, openapi.Options{Upstream: name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return importOpts(t, doc, openapi.Options{Upstream: name})
 }
