@@ -116,10 +116,8 @@ func (v *checker) credentials(name string, u *Upstream, subj string) {
 		v.add(where("header"), subj, "header %q is not a valid header name", cr.Header)
 	case slices.Contains(framingHeads, canon):
 		v.add(where("header"), subj, "header %s is set by the gateway's HTTP client and cannot carry a credential", canon)
-	case u.Workspace != nil && strings.EqualFold(u.Workspace.Header, cr.Header):
-		v.add(where("header"), subj, "header %s is the workspace binding's header", canon)
-	case strings.EqualFold(u.ActorHeader, cr.Header):
-		v.add(where("header"), subj, "header %s is the actor_header", canon)
+	case callerHeader(u, cr.Header) != "":
+		v.add(where("header"), subj, "header %s is %s", canon, callerHeader(u, cr.Header))
 	case strings.EqualFold(u.IdempotencyHeader, cr.Header):
 		v.add(where("header"), subj, "header %s is the idempotency_header", canon)
 	}

@@ -436,12 +436,9 @@ func (v *checker) upstreams() {
 		// would name another tenant, or someone else as the actor on
 		// every read.
 		for _, h := range slices.Sorted(maps.Keys(u.Headers)) {
-			p := first(v.pos[childKey(path+".headers", h)], u.At("headers"))
-			switch {
-			case u.ActorHeader != "" && strings.EqualFold(h, u.ActorHeader):
-				v.add(p, subj, "header %s is the actor_header, which the gateway sets to the caller's actor on each write: it cannot have a fixed value", http.CanonicalHeaderKey(h))
-			case u.Workspace != nil && !u.Workspace.None && u.Workspace.Header != "" && strings.EqualFold(h, u.Workspace.Header):
-				v.add(p, subj, "header %s is the workspace binding's header, which the gateway sets from the caller's token: it cannot have a fixed value", http.CanonicalHeaderKey(h))
+			if what := callerHeader(u, h); what != "" {
+				v.add(first(v.pos[childKey(path+".headers", h)], u.At("headers")), subj,
+					"header %s is %s, which the gateway sets from the caller: it cannot have a fixed value", http.CanonicalHeaderKey(h), what)
 			}
 		}
 		if u.Timeout <= 0 {
@@ -468,6 +465,20 @@ func (v *checker) upstreams() {
 		v.credentials(name, u, subj)
 		v.upstreamAuth(name, u, subj)
 	}
+}
+
+// callerHeader names what header h of upstream u carries from the
+// caller, which nothing else may set: the workspace binding's header
+// (from the token) or the actor_header (the actor, on writes); "" for
+// any other.
+func callerHeader(u *Upstream, h string) string {
+	switch {
+	case u.Workspace != nil && u.Workspace.Header != "" && strings.EqualFold(u.Workspace.Header, h):
+		return "the workspace binding's header"
+	case u.ActorHeader != "" && strings.EqualFold(u.ActorHeader, h):
+		return "the actor_header"
+	}
+	return ""
 }
 
 // headers checks literal header names and values (an upstream's own
