@@ -2540,7 +2540,8 @@ func withoutHostnames(query string) string {
 }
 
 // withoutFilenames puts "file" for each file name a query quotes, with
-// its folders ("what's in config/app.yaml", "the README.md"): it names a
+// its folders, from the root or home or not ("what's in config/app.yaml",
+// "/var/log/app.log", "the README.md"): it names a
 // file, and its words are no words of the request ("app" asks for no
 // app). A file name ends in an extension people keep text, code, data
 // or documents in (fileName); not ".js", which names frameworks as often
@@ -2559,7 +2560,7 @@ func withoutFilenames(query string) string {
 // ("Do it.Go", "fails at step 3.Log in"), as isHostname reads.
 var fileName = func() *regexp.Regexp {
 	ext := `ya?ml|json|toml|ini|conf|cfg|md|txt|rst|csv|tsv|xml|html?|css|ts|tsx|go|py|rb|rs|java|kt|cs|cpp|php|sh|sql|lock|log|pdf|docx?|xlsx?|pptx?|png|jpe?g|gif|svg|zip|tar|gz|tgz`
-	return regexp.MustCompile(`(^|[\s("'\x60,;\[])(?:[\w.-]+/)*[\w-][\w.-]*\.(?:` + ext + `|` + strings.ToUpper(ext) + `)\b`)
+	return regexp.MustCompile(`(^|[\s("'\x60,;\[])(?:(?:~|\.\.?)?/)?(?:[\w.-]+/)*[\w-][\w.-]*\.(?:` + ext + `|` + strings.ToUpper(ext) + `)\b`)
 }()
 
 // isHostname reports whether s is a host name withoutHostnames reads:

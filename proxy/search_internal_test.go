@@ -243,6 +243,8 @@ func TestWithoutFilenames(t *testing.T) {
 		"the README.md, please":                     "the file, please",
 		"(src/config/settings.py)":                  "(file)",
 		"run deploy.sh then main.py":                "run file then file",
+		"fetch /reports/2024-03/summary.csv":        "fetch file",
+		"tail ~/app.log, ./out.txt and ../a/b.md":   "tail file, file and file",
 		"edit `config/app.yaml`, a.md,b.md; c.txt":  "edit `file`, file,file; file",
 		"upload 'Q3 report.pdf'":                    "upload 'Q3 file'",
 		"deploy a node.js app from Dockerfile.dev":  "deploy a node.js app from Dockerfile.dev",
