@@ -240,7 +240,7 @@ func (q *SearchQuery) check() error {
 		return badSearch("limit must be between 1 and %d", MaxSearchLimit)
 	}
 	// Tokenised, stemmed and expanded once per search.
-	clean := withoutValues(q.Query)
+	clean := withoutValues(withoutPhones(q.Query))
 	q.one = aboutOne(q.Query, clean)
 	// "Open message 18c2f0a9b7d4", "open the settings": to read it.
 	opens := opensExisting(q.Query, clean != q.Query) >= 0

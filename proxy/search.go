@@ -2411,6 +2411,55 @@ func withoutAddresses(query string) string {
 	return b.String()
 }
 
+// withoutPhones puts "phone number" for each phone number a query gives
+// (+1 415 555 0199, +44 20 7946 0958, (312) 555-0142, 312-555-0142):
+// it asks about the number ("release +1 415 555 0199", "which profile
+// is +1 305 555 0123 on?"), and its digits are values no tool is
+// searched by. A number something is sent or put through to ("text a
+// code to +15551234567", "ring +1 415 555 0100") is where, not what: the
+// request is about the message or the call, and the number stays.
+func withoutPhones(query string) string {
+	if !strings.ContainsAny(query, "+(-.") {
+		return query
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range phoneNumber.FindAllStringIndex(query, -1) {
+		if c := query[m[0]]; c != '+' && c != '(' && (c < '0' || c > '9') {
+			m[0]++ // the space or mark before it
+		}
+		digits := 0
+		for _, c := range query[m[0]:m[1]] {
+			if c >= '0' && c <= '9' {
+				digits++
+			}
+		}
+		// One piece of a longer run of numbers (an order's 123-456-7890-1234)
+		// is none.
+		more := m[1]+1 < len(query) && strings.IndexByte("-.", query[m[1]]) >= 0 && query[m[1]+1] >= '0' && query[m[1]+1] <= '9'
+		if digits < 8 || digits > 15 || more || reachedAt[lastWord(query[:m[0]])] {
+			continue
+		}
+		b.WriteString(query[last:m[0]])
+		b.WriteString("phone number")
+		last = m[1]
+	}
+	if last == 0 {
+		return query
+	}
+	b.WriteString(query[last:])
+	return b.String()
+}
+
+// phoneNumber matches a phone number in international form or in the
+// North American one, after a start, a space, a comma or an opening
+// mark.
+var phoneNumber = regexp.MustCompile(`(?:^|[\s,;:'"\[])(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){1,5}|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})\b`)
+
+// reachedAt are the words before a number that say something goes to it
+// or comes from it: a message, a call, a fax.
+var reachedAt = map[string]bool{"to": true, "from": true, "at": true, "text": true, "sms": true, "call": true, "ring": true, "dial": true, "fax": true, "message": true, "page": true, "cc": true}
+
 // withoutIPs puts, for each IPv4 address a query gives, what it is: "ip"
 // for an address (78.46.10.20), "subnet" for a block in CIDR notation
 // (10.0.2.0/24). Its numbers are values, searched for by no tool.

@@ -139,6 +139,10 @@ func FuzzWithoutValues(f *testing.F) {
 		if !utf8.ValidString(files) || withoutFilenames(files) != files {
 			t.Fatalf("withoutFilenames(%q) = %q: not UTF-8 or not idempotent", host, files)
 		}
+		phones := withoutPhones(query)
+		if !utf8.ValidString(phones) || withoutPhones(phones) != phones || len(phones) > len(query)+len(query)/4 {
+			t.Fatalf("withoutPhones(%q) = %q: not UTF-8, not idempotent or longer", query, phones)
+		}
 		spans := withoutDurations(got)
 		if !utf8.ValidString(spans) || withoutDurations(spans) != spans || withoutValues(spans) != spans {
 			t.Fatalf("withoutDurations(%q) = %q: not UTF-8, not idempotent or holds a value", got, spans)
@@ -234,6 +238,27 @@ func TestCollectionTerm(t *testing.T) {
 		if got := plural(w, stem(w)); got != want {
 			t.Errorf("plural(%q) = %v, want %v", w, got, want)
 		}
+	}
+}
+
+func TestWithoutPhones(t *testing.T) {
+	for in, want := range map[string]string{
+		"release +1 415 555 0199, please":            "release phone number, please",
+		"is +44 20 7946 0958 a landline?":            "is phone number a landline?",
+		"who has (312) 555-0142?":                    "who has phone number?",
+		"give kim the line 312-555-0142":             "give kim the line phone number",
+		"+15551234567 is whose number":               "phone number is whose number",
+		"text a code to +1 512 555 0100":             "text a code to +1 512 555 0100",
+		"ring +14155550100, then fax (312) 555-0142": "ring +14155550100, then fax (312) 555-0142",
+		"text +15551234567 from +15557654321":        "text +15551234567 from +15557654321",
+		// Dates, versions, short numbers and longer ids are none.
+		"deploys since 2024-03-15":         "deploys since 2024-03-15",
+		"upgrade to 1.2.3":                 "upgrade to 1.2.3",
+		"+1 to that, 12 + 3":               "+1 to that, 12 + 3",
+		"order 123-456-7890-1234":          "order 123-456-7890-1234",
+		"card +1 2345 6789 0123 4567 8901": "card +1 2345 6789 0123 4567 8901",
+	} {
+		wantRewrite(t, "withoutPhones", withoutPhones, in, want)
 	}
 }
 
