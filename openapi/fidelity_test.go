@@ -193,6 +193,25 @@ func TestImportJSONMediaTypesOfAnySpelling(t *testing.T) {
 			}
 		})
 	}
+	// Zuora's answers give application/json with examples only, and the
+	// schema under "application/json; charset=utf-8"; its bodies likewise.
+	t.Run("the-spelling-that-gives-a-schema", func(t *testing.T) {
+		doc := "openapi: 3.0.3\ninfo: {title: t, version: '1'}\nservers: [{url: 'https://api.example.com'}]\npaths:\n  /things:\n    post:\n      operationId: makeThing\n" +
+			"      requestBody:\n        required: true\n        content:\n          application/json: {example: {name: x}}\n          'application/json; charset=utf-8':\n            schema: " + schema + "\n" +
+			"      responses:\n        '200':\n          description: ok\n          content:\n            application/json: {examples: {one: {value: {amount: 1}}}}\n" +
+			"            'application/json; charset=utf-8':\n              schema: {type: object, properties: {amount: {type: number}, status: {type: string}}}\n"
+		res, cat := importDoc(t, doc, openapi.Options{IncludeWrites: true})
+		if len(cat.Tools) != 1 {
+			t.Fatalf("imported %d tools, skipped %v", len(cat.Tools), res.Skipped)
+		}
+		tool := cat.Tools[0]
+		if body, _ := tool.Request.Body.(map[string]any); body["name"] != "{name}" {
+			t.Errorf("body = %v, want name from the argument\n%s", tool.Request.Body, res.YAML)
+		}
+		if props, _ := tool.OutputSchema["properties"].(map[string]any); props["status"] == nil {
+			t.Errorf("output_schema = %v, want the schema of the spelling that has one\n%s", tool.OutputSchema, res.YAML)
+		}
+	})
 	t.Run("a-media-type-that-would-expand-is-not-sent", func(t *testing.T) {
 		res, cat := importDoc(t, bodyDoc("application/${GATEWAY_JWT_SECRET}+json", schema), openapi.Options{IncludeWrites: true})
 		if len(cat.Tools) != 1 || len(cat.Tools[0].Request.HeaderParams) != 0 {

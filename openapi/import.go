@@ -1236,17 +1236,26 @@ func (im *importer) output(t *tool, op *openapi3.Operation, conv *converter) boo
 }
 
 // jsonMedia picks the JSON media type of content: application/json first,
-// then any other spelling of JSON (see isJSONMedia), by name.
+// then any other spelling of JSON (see isJSONMedia), by name; of those,
+// the first that gives a schema, as schemaOf reads it (Zuora answers
+// with an application/json of examples only beside the schema of
+// "application/json; charset=utf-8"), else the first.
 func jsonMedia(content openapi3.Content) (*openapi3.MediaType, string) {
-	if mt := content["application/json"]; mt != nil {
-		return mt, "application/json"
-	}
-	for _, k := range sortedKeys(content) {
-		if isJSONMedia(k) {
-			return content[k], k
+	var first *openapi3.MediaType
+	firstName := ""
+	for _, k := range append([]string{"application/json"}, sortedKeys(content)...) {
+		mt := content[k]
+		if mt == nil || !isJSONMedia(k) {
+			continue
+		}
+		if mt.Schema != nil {
+			return mt, k
+		}
+		if first == nil {
+			first, firstName = mt, k
 		}
 	}
-	return nil, ""
+	return first, firstName
 }
 
 func ptr[T any](v T) *T { return &v }
