@@ -1052,6 +1052,8 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		{"what paperwork do we need", "requirement", true},
 		{"how much credit is left", "balance", true},
 		{"how many texts failed", "sms", true},
+		{"put a hold on these two numbers", "reservation", true},
+		{"which custom attributes do user profiles have", "schema", true},
 		{"release +1 415 555 0199", "phone", true},
 		{"text a code to +1 512 555 0100", "phone", false},
 		{"reboot the switch", "retry", false},
