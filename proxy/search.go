@@ -2214,7 +2214,8 @@ func conditional(before []string) bool {
 // withoutValues drops the identifiers a query quotes ("the balance of
 // addr1qx2fxv2u…", "commit 3f4add9e2c1b", a UUID): a run of letters and
 // digits, joined by - or _ or not, of eight or more of them that changes
-// between letter and digit three times or more is a value, whose pieces
+// between letter and digit three times or more, or a shorter one that
+// changes four times or more ("override 7f3k2"), is a value, whose pieces
 // are no words (scored, they would count as words no tool uses and crowd
 // the query's own out of its maxQueryTerms). What is kept of one is
 // the type prefix many identifiers carry (addr1…, pool1…): three or more
@@ -2258,7 +2259,7 @@ func withoutValues(query string) string {
 			}
 			return
 		}
-		if n < 8 || changes < 3 || duration.MatchString(run) {
+		if n < 8 && changes < 4 || changes < 3 || duration.MatchString(run) {
 			b.WriteString(run)
 			return
 		}

@@ -16,6 +16,7 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 		{"pool pool1pu5jlj4q9w9jlx, please", "pool pool, please"},
 		{"run 3fa85f64-5717-4562-b3fc-2c963f66afa6", "run "},
 		{"tx 8f3ce2a90b7d41c6", "tx "},
+		{"show override 7f3k2 and a1b2c", "show override  and "},
 		{"show commit 3f4add9e2c1b", "show commit "},
 		{"refund cus_9a8b7c6d5e4f now", "refund cus now"},
 		// The prefix is counted in letters, not bytes.
@@ -24,6 +25,7 @@ func TestWithoutValuesDropsQuotedIdentifiers(t *testing.T) {
 		{"sign-in -- read_only x2y3z4w5v6-", "sign-in -- read_only -"},
 		// Words that only look like codes stay: a version, a digit or two.
 		{"oauth2 sha256 base64 ipv4 k8s e2e", "oauth2 sha256 base64 ipv4 k8s e2e"},
+		{"i18n w3c x1y2 e2e4 u2f p4d", "i18n w3c x1y2 e2e4 u2f p4d"},
 		{"job 42 of run 2024", "job 42 of run 2024"},
 		// A tracker's key names an issue, its letters a project, not a
 		// word asked for.
