@@ -1044,7 +1044,12 @@ const (
 // question asks to read; otherwise an order starts with its verb ("list
 // the runs": read; "rotate the secret", "reply to an issue": write), or
 // the phrasal verb it starts ("get rid of": write). Only the first word
-// counts, as many nouns are verbs too ("recent CI runs"), but for three
+// of a clause counts, as many nouns are verbs too ("recent CI runs"):
+// the first clause's, or, when that one orders nothing, the first of a
+// later clause that does ("mchen is out Dec 24-26, set up an override":
+// how things stand is told first, then what to do). Read the query
+// with its values out (withoutValues), so that an identifier's pieces
+// part no phrasal verb ("get message 18d44e01a9c3 back"). But for three
 // readings of the whole: getting a credential (gettingCredential),
 // asking to be told when something happens (asksToBeTold: a write) and
 // asking for something each time something happens (onEachEvent: a
@@ -1065,7 +1070,17 @@ func queryIntent(query string) intent {
 	if asksToBeTold(ws) || onEachEvent(ws) || makesLeading(query) >= 0 {
 		return intentWrite // "email me when ...", "ping us whenever ...": set it up
 	}
-	return leadingVerb(ws)
+	in := leadingVerb(ws)
+	if in != intentNone {
+		return in
+	}
+	ends := clauseEnds(query)
+	for i := 0; i < len(ends) && ends[i] < len(ws); i = ends[i] {
+		if in := leadingVerb(ws[ends[i]:]); in != intentNone {
+			return in
+		}
+	}
+	return intentNone
 }
 
 // politeOrder is the intent of a request put as a question: "can you

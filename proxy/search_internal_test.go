@@ -933,15 +933,34 @@ func TestQueryTermsOfWhatIsSet(t *testing.T) {
 }
 
 // What the asker did is told, not asked for: "I exported them" is no
-// export.
+// export. The order, if one follows in a clause of its own, is what is
+// asked.
 func TestQueryIntentOfWhatWasDone(t *testing.T) {
 	wantIntents(t, map[string]intent{
-		"I exported my meetings as iCal, bring them into my calendar": intentNone,
-		"we deleted the branch by mistake, bring it back":             intentNone,
-		"we just deleted the branch, bring it back":                   intentNone,
-		"I signed up yesterday, show my account":                      intentNone,
+		"I exported my meetings as iCal":                              intentNone,
+		"we deleted the branch by mistake":                            intentNone,
+		"I exported my meetings as iCal, bring them into my calendar": intentWrite,
+		"we deleted the branch by mistake, bring it back":             intentWrite,
+		"we just deleted the branch, bring it back":                   intentWrite,
+		"I signed up yesterday, show my account":                      intentRead,
 		"export my meetings as iCal":                                  intentRead,
 	})
+}
+
+// A request may first say how things stand, and then what to do.
+func TestQueryIntentOfALaterClause(t *testing.T) {
+	wantIntents(t, map[string]intent{
+		"mchen is out Dec 24-26, set up an override so her shifts get covered": intentWrite,
+		"Marco is leaving: give his filter to Ana":                             intentWrite,
+		"the deployer role needs to list secrets, add that rule":               intentWrite,
+		"the nightly sync is stale; show me its last run":                      intentRead,
+		"the nightly sync is stale, the last run failed":                       intentNone,
+	})
+	// An identifier's pieces are no words that part a phrasal verb.
+	q := SearchQuery{Query: "Get message 18d44e01a9c3b2f7 back out of the trash"}
+	if err := q.check(); err != nil || q.want != intentWrite {
+		t.Errorf("getting a message back by its id is %v (%v), want a write", q.want, err)
+	}
 }
 
 // A request put as a question asks for what its verb does.
