@@ -212,6 +212,26 @@ func TestImportJSONMediaTypesOfAnySpelling(t *testing.T) {
 			t.Errorf("output_schema = %v, want the schema of the spelling that has one\n%s", tool.OutputSchema, res.YAML)
 		}
 	})
+	t.Run("a-merge-patch-body-beside-a-bare-json-one", func(t *testing.T) {
+		doc := strings.Replace(bodyDoc("application/merge-patch+json", schema), "        content:\n", "        content:\n          application/json: {}\n", 1)
+		res, cat := importDoc(t, doc, openapi.Options{IncludeWrites: true})
+		if len(cat.Tools) != 1 {
+			t.Fatalf("imported %d tools, skipped %v", len(cat.Tools), res.Skipped)
+		}
+		tool := cat.Tools[0]
+		if body, _ := tool.Request.Body.(map[string]any); body["name"] != "{name}" {
+			t.Errorf("body = %v, want name from the argument\n%s", tool.Request.Body, res.YAML)
+		}
+		var got string
+		for _, h := range tool.Request.HeaderParams {
+			if h.Name == "Content-Type" {
+				got = h.Template.Raw
+			}
+		}
+		if got != "application/merge-patch+json" {
+			t.Errorf("Content-Type = %q, want the media type whose schema shaped the body\n%s", got, res.YAML)
+		}
+	})
 	t.Run("a-media-type-that-would-expand-is-not-sent", func(t *testing.T) {
 		res, cat := importDoc(t, bodyDoc("application/${GATEWAY_JWT_SECRET}+json", schema), openapi.Options{IncludeWrites: true})
 		if len(cat.Tools) != 1 || len(cat.Tools[0].Request.HeaderParams) != 0 {

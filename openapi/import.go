@@ -1237,9 +1237,11 @@ func (im *importer) output(t *tool, op *openapi3.Operation, conv *converter) boo
 
 // jsonMedia picks the JSON media type of content: application/json first,
 // then any other spelling of JSON (see isJSONMedia), by name; of those,
-// the first that gives a schema, as schemaOf reads it (Zuora answers
-// with an application/json of examples only beside the schema of
-// "application/json; charset=utf-8"), else the first.
+// the first that gives a schema (Zuora answers with an application/json
+// of examples only beside the schema of "application/json;
+// charset=utf-8"), else the first. A body so taken is sent as that
+// media type says (application/merge-patch+json beside a bare
+// application/json), as its schema describes it.
 func jsonMedia(content openapi3.Content) (*openapi3.MediaType, string) {
 	var first *openapi3.MediaType
 	firstName := ""

@@ -255,7 +255,7 @@ func (q *SearchQuery) check() error {
 	// asked about ("the past 24h", "a certificate for shop.example.com");
 	// an IP address asks for an IP, a CIDR block for a subnet.
 	clean = withoutFilenames(withoutHostnames(withoutDurations(withoutIPs(clean))))
-	q.terms, q.want = queryTerms(clean, q.one), queryIntent(withoutValues(q.Query))
+	q.terms, q.want = queryTerms(clean, q.one), queryIntent(valuesAs(q.Query, "id"))
 	if opens {
 		q.want = intentRead
 	}

@@ -1045,11 +1045,13 @@ const (
 // the runs": read; "rotate the secret", "reply to an issue": write), or
 // the phrasal verb it starts ("get rid of": write). Only the first word
 // of a clause counts, as many nouns are verbs too ("recent CI runs"):
-// the first clause's, or, when that one orders nothing, the first of a
-// later clause that does ("mchen is out Dec 24-26, set up an override":
-// how things stand is told first, then what to do). Read the query
-// with its values out (withoutValues), so that an identifier's pieces
-// part no phrasal verb ("get message 18d44e01a9c3 back"). But for three
+// the first clause's, or, when that one orders nothing but states how
+// things stand (states), the first of a later clause that starts with a
+// verb in its base form ("mchen is out Dec 24-26, set up an override":
+// what is the case is told first, then what to do; "my PRs, merged
+// ones" orders nothing). The caller reads the query with each value as
+// one word (valuesAs), so that an identifier's pieces part no phrasal
+// verb ("get message 18d44e01a9c3 back"). But for three
 // readings of the whole: getting a credential (gettingCredential),
 // asking to be told when something happens (asksToBeTold: a write) and
 // asking for something each time something happens (onEachEvent: a
@@ -1075,12 +1077,37 @@ func queryIntent(query string) intent {
 		return in
 	}
 	ends := clauseEnds(query)
+	if len(ends) == 0 || !states(ws[:ends[0]]) {
+		return intentNone // "recent CI runs, sorted by date": no order
+	}
 	for i := 0; i < len(ends) && ends[i] < len(ws); i = ends[i] {
+		later := ws[ends[i]:ends[ends[i]]]
+		j := slices.IndexFunc(later, func(w string) bool { return !stopWords[w] })
+		if j < 0 || verbBase(later[j]) != later[j] {
+			continue // "..., merged ones", "..., restarted today"
+		}
 		if in := leadingVerb(ws[ends[i]:]); in != intentNone {
 			return in
 		}
 	}
 	return intentNone
+}
+
+// states reports whether a clause says how things stand, as a sentence
+// with its subject or its verb does ("mchen is out", "I need to",
+// "someone keeps spamming"), rather than naming what it is about ("recent
+// CI runs", "my PRs").
+func states(clause []string) bool {
+	return slices.ContainsFunc(clause, func(w string) bool { return statesWords[w] })
+}
+
+// statesWords are the subjects and the verbs that make a clause a
+// statement (states). "'s" is left out: "Marco's PRs" names.
+var statesWords = map[string]bool{
+	"i": true, "we": true, "you": true, "he": true, "she": true, "they": true, "someone": true, "somebody": true, "nobody": true, "everyone": true,
+	"is": true, "are": true, "was": true, "were": true, "am": true, "re": true, "m": true, "been": true,
+	"has": true, "have": true, "had": true, "need": true, "needs": true, "keep": true, "keeps": true, "want": true, "wants": true,
+	"should": true, "must": true, "can": true, "could": true, "will": true, "would": true, "does": true, "did": true,
 }
 
 // politeOrder is the intent of a request put as a question: "can you
@@ -2239,7 +2266,13 @@ func conditional(before []string) bool {
 // moves an issue), and is dropped after a noun, which says what it keys
 // ("product SKU-22"); a standard's name (SHA-256) stays. A span of time
 // ("120h45min") is no value: it stays whole, for withoutDurations.
-func withoutValues(query string) string {
+func withoutValues(query string) string { return valuesAs(query, "") }
+
+// valuesAs is withoutValues with each value it drops, but for the
+// prefix it keeps, written as word: queryIntent reads "3fa85f64-… is
+// stuck, restart it" as "id is stuck, restart it", a statement and an
+// order, where with nothing left it would start as a question.
+func valuesAs(query, word string) string {
 	return replaceRuns(withoutAddresses(query), func(b *strings.Builder, run string) {
 		n, changes, letters, prefixEnd := 0, 0, 0, -1
 		var prev rune = -1
@@ -2280,6 +2313,8 @@ func withoutValues(query string) string {
 		}
 		if letters >= 3 {
 			b.WriteString(run[:prefixEnd])
+		} else {
+			b.WriteString(word)
 		}
 	})
 }
@@ -2433,7 +2468,10 @@ func withoutAddresses(query string) string {
 // is +1 305 555 0123 on?"), and its digits are values no tool is
 // searched by. A number something is sent or put through to ("text a
 // code to +15551234567", "ring +1 415 555 0100") is where, not what: the
-// request is about the message or the call, and the number stays.
+// request is about the message or the call, and the number stays. A
+// phone number has 10 to 15 digits; fewer are an amount or a date
+// (+100000000, +2024-03-15), and a piece of a longer run of numbers
+// (123-456-7890-1234, 12.345.678,00) is none.
 func withoutPhones(query string) string {
 	if !strings.ContainsAny(query, "+(-.") {
 		return query
@@ -2441,19 +2479,24 @@ func withoutPhones(query string) string {
 	var b strings.Builder
 	last := 0
 	for _, m := range phoneNumber.FindAllStringIndex(query, -1) {
-		if c := query[m[0]]; c != '+' && c != '(' && (c < '0' || c > '9') {
-			m[0]++ // the space or mark before it
+		// Past the space or mark before it: a number starts at its +, a
+		// digit or the bracket of its area code.
+		for m[0] < m[1] {
+			c := query[m[0]]
+			if c == '+' || isDigit(c) || c == '(' && m[0]+1 < m[1] && isDigit(query[m[0]+1]) {
+				break
+			}
+			_, size := utf8.DecodeRuneInString(query[m[0]:])
+			m[0] += size
 		}
 		digits := 0
-		for _, c := range query[m[0]:m[1]] {
-			if c >= '0' && c <= '9' {
+		for i := m[0]; i < m[1]; i++ {
+			if isDigit(query[i]) {
 				digits++
 			}
 		}
-		// One piece of a longer run of numbers (an order's 123-456-7890-1234)
-		// is none.
-		more := m[1]+1 < len(query) && strings.IndexByte("-.", query[m[1]]) >= 0 && query[m[1]+1] >= '0' && query[m[1]+1] <= '9'
-		if digits < 8 || digits > 15 || more || reachedAt[lastWord(query[:m[0]])] {
+		more := m[1]+1 < len(query) && strings.IndexByte("-.,", query[m[1]]) >= 0 && isDigit(query[m[1]+1])
+		if digits < 10 || digits > 15 || more || reachedAt[lastWord(query[:m[0]])] {
 			continue
 		}
 		b.WriteString(query[last:m[0]])
@@ -2467,10 +2510,12 @@ func withoutPhones(query string) string {
 	return b.String()
 }
 
-// phoneNumber matches a phone number in international form or in the
-// North American one, after a start, a space, a comma or an opening
-// mark.
-var phoneNumber = regexp.MustCompile(`(?:^|[\s,;:'"\[])(?:\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){1,5}|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})\b`)
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// phoneNumber matches a phone number in international form (a country
+// code, then groups of two to four digits) or in the North American
+// one, after a start, a space, a comma or an opening mark.
+var phoneNumber = regexp.MustCompile(`(?:^|[\s\p{Zs},;:'"(\[])(?:\+\d{1,3}(?:[ .-]?\(?\d{2,4}\)?){1,5}|\(\d{3}\) ?\d{3}[ .-]\d{4}|\d{3}[.-]\d{3}[.-]\d{4})\b`)
 
 // reachedAt are the words before a number that say something goes to it
 // or comes from it: a message, a call, a fax.

@@ -116,7 +116,7 @@ func TestWithoutDurations(t *testing.T) {
 }
 
 func FuzzWithoutValues(f *testing.F) {
-	for _, s := range []string{"OPS-1423 x-AB-12 AB-12-", "balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co", "DNS for mysite.io.", "https://app.example.com/x", "é.com b.é.io", "-a.com a-.org ..com", "AA-0", "AB-1,CD-2 EF-3", "1h 2h30m every 6h", "see ./docs/a.md.txtx (b.GO) 'c d.Pdf' e.g. it.Go"} {
+	for _, s := range []string{"OPS-1423 x-AB-12 AB-12-", "balance of addr1qx2fxv2umyhttkxyxp8x0dl", "run 3fa85f64-5717", "oauth2 k8s", "é1é2é3é4é", "٤a٤a٤a٤a", "a@b.c@d.e", "٤a٤a@x.yz", "a@xyz_é1a2b3c4d5.co", "DNS for mysite.io.", "https://app.example.com/x", "é.com b.é.io", "-a.com a-.org ..com", "AA-0", "AB-1,CD-2 EF-3", "1h 2h30m every 6h", "see ./docs/a.md.txtx (b.GO) 'c d.Pdf' e.g. it.Go", "+12345678 (+1 415 555 0199) 312-555-0142,1 +4420\u00a07946 0958", "7f3k2 a1b2c i18n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, query string) {
@@ -259,6 +259,13 @@ func TestWithoutPhones(t *testing.T) {
 		"+1 to that, 12 + 3":               "+1 to that, 12 + 3",
 		"order 123-456-7890-1234":          "order 123-456-7890-1234",
 		"card +1 2345 6789 0123 4567 8901": "card +1 2345 6789 0123 4567 8901",
+		"+12345678 and +100000000":         "+12345678 and +100000000",
+		"since +2024-03-15":                "since +2024-03-15",
+		"pay +12.345.678,00 EUR":           "pay +12.345.678,00 EUR",
+		"pay +1 234 567 890,00 EUR":        "pay +1 234 567 890,00 EUR",
+		"release +1 415 555 0199 2 times":  "release phone number 2 times",
+		"who owns (+44 20 7946 0958)?":     "who owns (phone number)?",
+		"who owns\u00a0+44 20 7946 0958":   "who owns\u00a0phone number",
 	} {
 		wantRewrite(t, "withoutPhones", withoutPhones, in, want)
 	}
@@ -955,11 +962,21 @@ func TestQueryIntentOfALaterClause(t *testing.T) {
 		"the deployer role needs to list secrets, add that rule":               intentWrite,
 		"the nightly sync is stale; show me its last run":                      intentRead,
 		"the nightly sync is stale, the last run failed":                       intentNone,
+		// A clause that names what it is about states nothing, and a
+		// later word that describes it orders nothing.
+		"recent CI runs, sorted by date":         intentNone,
+		"my PRs, merged ones":                    intentNone,
+		"servers, stopped":                       intentNone,
+		"pods in prod, restarted today":          intentNone,
+		"the build is red, failing since monday": intentNone,
 	})
 	// An identifier's pieces are no words that part a phrasal verb.
-	q := SearchQuery{Query: "Get message 18d44e01a9c3b2f7 back out of the trash"}
-	if err := q.check(); err != nil || q.want != intentWrite {
-		t.Errorf("getting a message back by its id is %v (%v), want a write", q.want, err)
+	// An identifier stands as a word for it: "3fa85f64-… is stuck" states.
+	for _, query := range []string{"Get message 18d44e01a9c3b2f7 back out of the trash", "3fa85f64-5717-4562-b3fc-2c963f66afa6 is stuck, restart it"} {
+		q := SearchQuery{Query: query}
+		if err := q.check(); err != nil || q.want != intentWrite {
+			t.Errorf("%q is %v (%v), want a write", query, q.want, err)
+		}
 	}
 }
 
