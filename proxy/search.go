@@ -3161,7 +3161,24 @@ func init() {
 		"folder": "tree", "lock": "protect", "money": "balance", "funds": "balance", "bridge": "conference", "profile": "user", "handle": "username", "showcase": "album",
 		"email": "message", "rule": "filter", "feed": "activity timeline", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
-		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder", "play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance", "ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve", "attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation", "annotate": "note annotation", "room": "resource", "paperwork": "requirement document", "credit": "balance", "text": "message sms", "restart": "reboot", "sequence": "cadence", "token": "authorization", "block": "firewall", "lacp": "link aggregation", "win": "success", "upload": "import", "outcome": "disposition", "dial": "call", "output": "log", "dropdown": "variable", "status": "stage", "company": "account", "outside": "external", "whenever": "alert notification", "raw": "mime", "dump": "get", "plugged": "client", "gb": "usage", "script": "query", "bought": "purchase inventory", "taint": "node update", "vendor": "manufacturer", "cabinet": "rack", "free": "available", "broker": "identity provider", "save": "bookmark star favorite", "subscribe": "follow watch subscription", "box": "server instance machine", "activity": "action", "snapshot": "image backup", "video": "asset", "class": "course", "roster": "member student", "plot": "timeseries series", "chart": "timeseries series", "trend": "timeseries series", "disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation", "recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export", "docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing", "month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder",
+		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
+		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
+		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",
+		"annotate": "note annotation", "room": "resource", "paperwork": "requirement document", "credit": "balance",
+		"text": "message sms", "restart": "reboot", "sequence": "cadence", "token": "authorization", "block": "firewall",
+		"lacp": "link aggregation", "win": "success", "upload": "import", "outcome": "disposition", "dial": "call",
+		"output": "log", "dropdown": "variable", "status": "stage", "company": "account", "outside": "external",
+		"whenever": "alert notification", "raw": "mime", "dump": "get", "plugged": "client", "gb": "usage", "script": "query",
+		"bought": "purchase inventory", "taint": "node update", "vendor": "manufacturer", "cabinet": "rack",
+		"free": "available", "broker": "identity provider", "save": "bookmark star favorite",
+		"subscribe": "follow watch subscription", "box": "server instance machine", "activity": "action",
+		"snapshot": "image backup", "video": "asset", "class": "course", "roster": "member student",
+		"plot": "timeseries series", "chart": "timeseries series", "trend": "timeseries series",
+		"disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation",
+		"recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export",
+		"docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing",
+		"month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }
