@@ -3162,6 +3162,7 @@ func init() {
 		"email": "message", "rule": "filter", "feed": "activity timeline", "livestream": "live stream broadcast", "owe": "payable receivable",
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
 		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder",
+		"replica": "scale", "unallocated": "available",
 		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
 		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
 		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",

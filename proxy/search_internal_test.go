@@ -1097,6 +1097,8 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		{"files should inherit the folder's tags", "cascade", true},
 		{"ask bob to take a look at PR 220", "review", true},
 		{"what plan is she subscribed to", "subscription", true},
+		{"how many replicas is it set to", "scale", true},
+		{"how much unallocated space is left", "available", true},
 		{"release +1 415 555 0199", "phone", true},
 		{"text a code to +1 512 555 0100", "phone", false},
 		{"reboot the switch", "retry", false},
