@@ -110,14 +110,14 @@ func (v *checker) credentials(name string, u *Upstream, subj string) {
 	}
 	where := func(key string) Pos { return first(cr.At(key), u.At("credentials")) }
 	subj += " credentials"
-	canon := http.CanonicalHeaderKey(cr.Header)
+	canon, caller := http.CanonicalHeaderKey(cr.Header), callerHeader(u, cr.Header)
 	switch {
 	case !ValidHeaderName(cr.Header):
 		v.add(where("header"), subj, "header %q is not a valid header name", cr.Header)
 	case slices.Contains(framingHeads, canon):
 		v.add(where("header"), subj, "header %s is set by the gateway's HTTP client and cannot carry a credential", canon)
-	case callerHeader(u, cr.Header) != "":
-		v.add(where("header"), subj, "header %s is %s", canon, callerHeader(u, cr.Header))
+	case caller != "":
+		v.add(where("header"), subj, "header %s is %s", canon, caller)
 	case strings.EqualFold(u.IdempotencyHeader, cr.Header):
 		v.add(where("header"), subj, "header %s is the idempotency_header", canon)
 	}

@@ -159,6 +159,27 @@ func bodyDoc(mt, schema string) string {
 		"      responses:\n        '200':\n          description: ok\n          content:\n            '" + mt + "':\n              schema: {type: object, properties: {id: {type: string}}}\n"
 }
 
+// importedBody imports doc, which must give one tool whose body sets
+// name from its argument, and returns the tool and the Content-Type it
+// sends ("" for none).
+func importedBody(t *testing.T, doc string) (tool *catalog.Tool, contentType string, yaml []byte) {
+	t.Helper()
+	res, cat := importDoc(t, doc, openapi.Options{IncludeWrites: true})
+	if len(cat.Tools) != 1 {
+		t.Fatalf("imported %d tools, skipped %v", len(cat.Tools), res.Skipped)
+	}
+	tool = cat.Tools[0]
+	if body, _ := tool.Request.Body.(map[string]any); body["name"] != "{name}" {
+		t.Errorf("body = %v, want name from the argument\n%s", tool.Request.Body, res.YAML)
+	}
+	for _, h := range tool.Request.HeaderParams {
+		if h.Name == "Content-Type" {
+			contentType = h.Template.Raw
+		}
+	}
+	return tool, contentType, res.YAML
+}
+
 func TestImportJSONMediaTypesOfAnySpelling(t *testing.T) {
 	const schema = "{type: object, required: [name], properties: {name: {type: string}}}"
 	for _, tc := range []struct{ mt, contentType string }{
@@ -171,22 +192,9 @@ func TestImportJSONMediaTypesOfAnySpelling(t *testing.T) {
 		{"application/*+json", ""},
 	} {
 		t.Run(tc.mt, func(t *testing.T) {
-			res, cat := importDoc(t, bodyDoc(tc.mt, schema), openapi.Options{IncludeWrites: true})
-			if len(cat.Tools) != 1 {
-				t.Fatalf("imported %d tools, skipped %v", len(cat.Tools), res.Skipped)
-			}
-			tool := cat.Tools[0]
-			if body, _ := tool.Request.Body.(map[string]any); body["name"] != "{name}" {
-				t.Errorf("body = %v, want name from the argument", tool.Request.Body)
-			}
+			tool, got, _ := importedBody(t, bodyDoc(tc.mt, schema))
 			if tool.OutputSchema == nil {
 				t.Errorf("the %s answer gave no output_schema", tc.mt)
-			}
-			var got string
-			for _, h := range tool.Request.HeaderParams {
-				if h.Name == "Content-Type" {
-					got = h.Template.Raw
-				}
 			}
 			if got != tc.contentType {
 				t.Errorf("Content-Type header = %q, want %q", got, tc.contentType)
@@ -200,36 +208,15 @@ func TestImportJSONMediaTypesOfAnySpelling(t *testing.T) {
 			"      requestBody:\n        required: true\n        content:\n          application/json: {example: {name: x}}\n          'application/json; charset=utf-8':\n            schema: " + schema + "\n" +
 			"      responses:\n        '200':\n          description: ok\n          content:\n            application/json: {examples: {one: {value: {amount: 1}}}}\n" +
 			"            'application/json; charset=utf-8':\n              schema: {type: object, properties: {amount: {type: number}, status: {type: string}}}\n"
-		res, cat := importDoc(t, doc, openapi.Options{IncludeWrites: true})
-		if len(cat.Tools) != 1 {
-			t.Fatalf("imported %d tools, skipped %v", len(cat.Tools), res.Skipped)
-		}
-		tool := cat.Tools[0]
-		if body, _ := tool.Request.Body.(map[string]any); body["name"] != "{name}" {
-			t.Errorf("body = %v, want name from the argument\n%s", tool.Request.Body, res.YAML)
-		}
+		tool, _, yaml := importedBody(t, doc)
 		if props, _ := tool.OutputSchema["properties"].(map[string]any); props["status"] == nil {
-			t.Errorf("output_schema = %v, want the schema of the spelling that has one\n%s", tool.OutputSchema, res.YAML)
+			t.Errorf("output_schema = %v, want the schema of the spelling that has one\n%s", tool.OutputSchema, yaml)
 		}
 	})
 	t.Run("a-merge-patch-body-beside-a-bare-json-one", func(t *testing.T) {
 		doc := strings.Replace(bodyDoc("application/merge-patch+json", schema), "        content:\n", "        content:\n          application/json: {}\n", 1)
-		res, cat := importDoc(t, doc, openapi.Options{IncludeWrites: true})
-		if len(cat.Tools) != 1 {
-			t.Fatalf("imported %d tools, skipped %v", len(cat.Tools), res.Skipped)
-		}
-		tool := cat.Tools[0]
-		if body, _ := tool.Request.Body.(map[string]any); body["name"] != "{name}" {
-			t.Errorf("body = %v, want name from the argument\n%s", tool.Request.Body, res.YAML)
-		}
-		var got string
-		for _, h := range tool.Request.HeaderParams {
-			if h.Name == "Content-Type" {
-				got = h.Template.Raw
-			}
-		}
-		if got != "application/merge-patch+json" {
-			t.Errorf("Content-Type = %q, want the media type whose schema shaped the body\n%s", got, res.YAML)
+		if _, got, yaml := importedBody(t, doc); got != "application/merge-patch+json" {
+			t.Errorf("Content-Type = %q, want the media type whose schema shaped the body\n%s", got, yaml)
 		}
 	})
 	t.Run("a-media-type-that-would-expand-is-not-sent", func(t *testing.T) {

@@ -2535,7 +2535,7 @@ func withoutIPs(query string) string {
 		// Four numbers of a longer dotted run (1.2.3.4.5) or of a URL's
 		// host are none; a version (v1.2.3.4) has no word boundary
 		// before its number, so the pattern finds none in it.
-		if strings.HasSuffix(before, ".") || len(after) > 1 && after[0] == '.' && after[1] >= '0' && after[1] <= '9' || strings.HasSuffix(before, "://") {
+		if strings.HasSuffix(before, ".") || len(after) > 1 && after[0] == '.' && isDigit(after[1]) || strings.HasSuffix(before, "://") {
 			continue
 		}
 		b.WriteString(query[last:m[0]])
