@@ -780,7 +780,9 @@ func holdsRecords(path string) bool {
 // selfTool tells whether a tool says who the caller is: a read of a
 // fixed path, with no required argument, that ends in "me" under a
 // collection of people (/users/me, /members/me, /users/current), or
-// alone (/me, /myself, /whoami), or OpenID Connect's userinfo, 2; or in
+// alone (/me, /myself, /whoami), or OpenID Connect's userinfo, or
+// the check of the caller's own credentials that Twitter's API and the
+// fediverse's give (/accounts/verify_credentials), 2; or in
 // the caller's own user, profile or account (GET /user, /v2/account,
 // /user/profile, 1: some APIs' GET /user reads any user by a query).
 // /permissions/me is my permissions, /brands/current the current brand,
@@ -816,7 +818,7 @@ func selfTool(d *catalog.Tool) uint8 {
 	switch {
 	case last == "userinfo",
 		(last == "me" || last == "myself" || last == "whoami") && prev == "",
-		(last == "me" || last == "self" || last == "current") && people[prev]:
+		(last == "me" || last == "self" || last == "current" || last == "verify_credentials") && people[prev]:
 		return 2
 	case (last == "user" || last == "profile" || last == "account" || last == "identity") && (prev == "" || prev == "user" || prev == "users"):
 		return 1

@@ -713,30 +713,33 @@ func TestLeadingVerbOfANoun(t *testing.T) {
 // The tools that say who the caller is, read from the route alone.
 func TestSelfTool(t *testing.T) {
 	for path, want := range map[string]uint8{
-		"/users/me":                   2,
-		"/api/v3/core/users/me/":      2,
-		"/members/me":                 2,
-		"/me":                         2,
-		"/rest/api/3/myself":          2,
-		"/user":                       1,
-		"/v3/user.json":               1,
-		"/api/v1/user":                1,
-		"/v2/account":                 1,
-		"/2010-04-01/user/profile":    1,
-		"/profile":                    1,
-		"/users/current":              2,
-		"/userinfo":                   2,
-		"/oauth2/v1/userinfo":         2,
-		"/current":                    0,
-		"/self":                       0,
-		"/v1/current.json":            0, // the current weather
-		"/permissions/me":             0, // my permissions
-		"/api/v3/core/brands/current": 0,
-		"/api/v1/meta/types/user":     0,
-		"/users":                      0,
-		"/user/keys":                  0,
-		"/users/{id}":                 0,
-		"/accounts/{sid}/account":     0,
+		"/users/me":                            2,
+		"/api/v3/core/users/me/":               2,
+		"/members/me":                          2,
+		"/me":                                  2,
+		"/rest/api/3/myself":                   2,
+		"/user":                                1,
+		"/v3/user.json":                        1,
+		"/api/v1/user":                         1,
+		"/v2/account":                          1,
+		"/2010-04-01/user/profile":             1,
+		"/profile":                             1,
+		"/users/current":                       2,
+		"/userinfo":                            2,
+		"/oauth2/v1/userinfo":                  2,
+		"/api/v1/accounts/verify_credentials":  2,
+		"/1.1/account/verify_credentials.json": 2,
+		"/api/v1/apps/verify_credentials":      0, // the app's own
+		"/current":                             0,
+		"/self":                                0,
+		"/v1/current.json":                     0, // the current weather
+		"/permissions/me":                      0, // my permissions
+		"/api/v3/core/brands/current":          0,
+		"/api/v1/meta/types/user":              0,
+		"/users":                               0,
+		"/user/keys":                           0,
+		"/users/{id}":                          0,
+		"/accounts/{sid}/account":              0,
 	} {
 		d := &catalog.Tool{Request: catalog.Request{Method: "GET", Path: path}}
 		if got := selfTool(d); got != want {
