@@ -3166,7 +3166,7 @@ func init() {
 		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder",
 		"replica": "scale", "unallocated": "available",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "define": "create", "long": "duration",
-		"like": "favorite", "hot": "trend",
+		"like": "favorite", "hot": "trend", "later": "scheduled schedule",
 		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
 		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
 		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",

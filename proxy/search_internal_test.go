@@ -1110,6 +1110,7 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		{"how long did the backup take", "duration", true},
 		{"like that comment", "favorite", true},
 		{"which repos are hot this week", "trend", true},
+		{"send the newsletter later", "scheduled", true},
 		{"release +1 415 555 0199", "phone", true},
 		{"text a code to +1 512 555 0100", "phone", false},
 		{"reboot the switch", "retry", false},
