@@ -1535,7 +1535,7 @@ func aboutOne(query, clean string) bool {
 // quantityWords come before a number that counts or dates, not one that
 // names a thing ("the last 10 runs", "since 2024").
 var quantityWords = map[string]bool{"last": true, "first": true, "top": true, "past": true, "next": true, "since": true,
-	"before": true, "after": true, "until": true, "every": true, "latest": true, "recent": true, "only": true, "over": true, "under": true}
+	"before": true, "after": true, "until": true, "every": true, "latest": true, "newest": true, "recent": true, "only": true, "over": true, "under": true}
 
 // verbIntents maps a stemmed verb to the kind of tool it asks for.
 var verbIntents = map[string]intent{}
@@ -1747,6 +1747,11 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			// "Remind me at 9 to ...": a reminder, made.
 			if t == stem("remind") {
 				addOwn(stem("create"), weightSynonym*weight)
+			}
+			// "Like status 5512", "define an audience": the request's
+			// verb asks for what the API calls it.
+			if also, ok := verbAlso[t]; ok && leads(ws, i) {
+				addOwn(also, weightSynonym*weight)
 			}
 			if q, ok := out[t]; ok && q.own {
 				switch {
@@ -2968,6 +2973,18 @@ var phrasesByStem = map[string][]string{}
 // parts theirs, by their first word's stem: "kick bob off".
 var phrasesApart = map[string][]string{stem("kick") + " off": stemAll([]string{"remove"})}
 
+// verbAlso are verbs that ask for another word only as the request's
+// own verb: "like status 5512" and "what have I liked?" ask for a
+// favorite, "define an audience" for a create; "something like acme",
+// "I would like to follow bob" and "the variables we defined" do not.
+var verbAlso = map[string]string{stem("like"): stem("favorite"), stem("define"): stem("create")}
+
+// leads reports whether ws[i] is the first word other than a stop word,
+// and no "would" comes before it.
+func leads(ws []string, i int) bool {
+	return !slices.ContainsFunc(ws[:i], func(w string) bool { return !stopWords[w] || w == "would" })
+}
+
 // questionWords maps a question word to what it asks for: "who" asks for
 // users, "which" for a list, "how many" for a count.
 var questionWords = map[string][]string{}
@@ -2986,7 +3003,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "how long": "duration", "send later": "send schedule", "post later": "post schedule", "publish later": "publish schedule", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -3165,8 +3182,7 @@ func init() {
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
 		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder",
 		"replica": "scale", "unallocated": "available",
-		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "define": "create", "long": "duration",
-		"like": "favorite", "hot": "trend", "later": "scheduled schedule",
+		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
 		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
 		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
 		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",
