@@ -363,7 +363,8 @@ paths:
 // A parameter that sends the upstream's credential another way (Slack
 // declares "token: Authentication token" on every operation, beside its
 // OAuth scheme; Google "oauth_token: OAuth 2.0 token for the current
-// user") is left out: the gateway authenticates with its header,
+// user"; DRACOON a header "X-Sds-Auth-Token: Authentication token" on
+// 242 of its 297) is left out: the gateway authenticates with its header,
 // an agent is not asked for the credential, and the tool is not marked
 // as revealing secrets for it. It must be the document's pattern (on at
 // least half its operations): a token one operation acts on, and any
@@ -383,6 +384,7 @@ paths:
       parameters:
         - { name: token, in: header, required: true, description: "Authentication token. Requires scope: chat:write", schema: { type: string } }
         - { name: oauth_token, in: query, description: "OAuth 2.0 token for the current user.", schema: { type: string } }
+        - { name: X-Sds-Auth-Token, in: header, description: "Authentication token", schema: { type: string } }
         - { name: channel, in: query, required: true, schema: { type: string } }
       responses: { "200": { description: ok } }
   /files.list:
@@ -391,6 +393,7 @@ paths:
       parameters:
         - { name: token, in: query, description: "Authentication token. Requires scope: files:read", schema: { type: string } }
         - { name: oauth_token, in: query, description: "OAuth 2.0 token for the current user.", schema: { type: string } }
+        - { name: X-Sds-Auth-Token, in: header, description: "Authentication token", schema: { type: string } }
         - { name: user, in: query, schema: { type: string } }
       responses: { "200": { description: ok } }
   /tokens/check:
@@ -417,11 +420,11 @@ paths:
 		if tool == nil {
 			t.Fatalf("%s was not imported (skipped: %v)\n%s", name, res.Skipped, res.YAML)
 		}
-		if in := string(tool.InputJSON); strings.Contains(in, `"token"`) || strings.Contains(in, `"oauth_token"`) {
+		if in := string(tool.InputJSON); strings.Contains(in, `"token"`) || strings.Contains(in, `"oauth_token"`) || strings.Contains(in, `sds`) {
 			t.Errorf("%s asks the agent for the upstream's credential: %s", name, in)
 		}
 		for _, p := range tool.Request.HeaderParams {
-			if strings.EqualFold(p.Name, "token") {
+			if strings.EqualFold(p.Name, "token") || strings.EqualFold(p.Name, "X-Sds-Auth-Token") {
 				t.Errorf("%s fills header token from an argument (%q)", name, p.Template.Raw)
 			}
 		}
@@ -429,8 +432,11 @@ paths:
 			t.Errorf("%s is marked sensitive for a credential it no longer takes", name)
 		}
 	}
-	if !strings.Contains(string(res.YAML), `query parameter "token" left out: another way to send the credential the upstream's Authorization header carries`) {
-		t.Errorf("no note says why token was left out:\n%s", res.YAML)
+	for _, note := range []string{`query parameter "token" left out: another way to send the credential the upstream's Authorization header carries`,
+		`header parameter "X-Sds-Auth-Token" left out: another way to send the credential the upstream's Authorization header carries`} {
+		if !strings.Contains(string(res.YAML), note) {
+			t.Errorf("no note says %s:\n%s", note, res.YAML)
+		}
 	}
 	for _, name := range []string{"check_token", "create_provider"} {
 		tool := cat.Tool(name)

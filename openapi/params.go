@@ -468,9 +468,14 @@ func credentialParameter(d *Document, op *openapi3.Operation, p *openapi3.Parame
 }
 
 // credentialLike reports a query or header parameter named as a
-// credential (catalog.CredentialQuery) and described as one.
+// credential (catalog.CredentialQuery; for a header, keyHeader too:
+// DRACOON's X-Sds-Auth-Token beside its OAuth scheme) and described as
+// one.
 func credentialLike(p *openapi3.Parameter) bool {
-	if p == nil || p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInHeader || !catalog.CredentialQuery(p.Name) {
+	if p == nil || p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInHeader {
+		return false
+	}
+	if !catalog.CredentialQuery(p.Name) && !(p.In == openapi3.ParameterInHeader && keyHeader(p.Name)) {
 		return false
 	}
 	d := strings.ToLower(p.Description)
