@@ -3183,6 +3183,7 @@ func init() {
 		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder",
 		"replica": "scale", "unallocated": "available",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
+		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",
 		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
 		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
 		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",
