@@ -3184,6 +3184,7 @@ func init() {
 		"replica": "scale", "unallocated": "available",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
 		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",
+		"apk": "release build", "ipa": "release build",
 		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
 		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
 		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",

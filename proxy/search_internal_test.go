@@ -1115,6 +1115,8 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		{"unlike that post", "favorite", true},
 		{"scrub her personal data", "anonymize", true},
 		{"which stages does the onboarding board have", "section", true},
+		{"upload the signed apk", "release", true},
+		{"where is the ipa from build 77", "release", true},
 		{"everything I've saved for later", "scheduled", false},
 		{"I would like to follow bob", "favorite", false},
 		{"shows like Breaking Bad", "favorite", false},
