@@ -1116,6 +1116,7 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		{"scrub her personal data", "anonymize", true},
 		{"which stages does the onboarding board have", "section", true},
 		{"upload the signed apk", "release", true},
+		{"carry on the import from where it left off", "resume", true},
 		{"where is the ipa from build 77", "release", true},
 		{"everything I've saved for later", "scheduled", false},
 		{"I would like to follow bob", "favorite", false},
