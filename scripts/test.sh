@@ -90,6 +90,11 @@ go vet ./...
 echo "== go test -race"
 go test -race -count=1 -timeout 20m ./...
 
+# The tool search relevance benchmark skips itself under -race (ranking
+# is single-goroutine arithmetic that the detector slows tenfold).
+echo "== tool search relevance, without -race"
+go test -count=1 -timeout 20m -run '^TestRelevance$' ./cmd/gateway
+
 # deploy/ is a Go module of its own, so Helm and the Kubernetes API types
 # stay out of the gateway's go.mod (the root's ./... skips it); its nested
 # module deploy/kube136 decodes the chart's renders into the previous
