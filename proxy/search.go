@@ -3186,7 +3186,7 @@ func init() {
 		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",
 		"apk": "release build", "ipa": "release build", "product": "item", "charged": "billable billing",
 		"deliverable": "validate validation",
-		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
+		"play":        "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
 		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
 		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",
 		"annotate": "note annotation", "room": "resource", "paperwork": "requirement document", "credit": "balance",
