@@ -1135,3 +1135,33 @@ paths:
 		}
 	}
 }
+
+// A header key of its own kind beside a bearer scheme (Azure API
+// Management's Ocp-Apim-Subscription-Key, an X-Api-Key "Your API key")
+// is asked for with the bearer token by many APIs, not instead of it:
+// the import does not drop it as another way to send the token.
+func TestImportKeepsAKeyHeaderBesideTheBearerToken(t *testing.T) {
+	const doc = `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    oauth: { type: oauth2, flows: { clientCredentials: { tokenUrl: "https://x/t", scopes: {} } } }
+security: [ { oauth: [] } ]
+paths:
+  /orders:
+    get:
+      operationId: list_orders
+      parameters:
+        - { name: X-Api-Key, in: header, description: "Your API key, with the OAuth token", schema: { type: string } }
+      responses: { "200": { description: ok } }
+`
+	res, cat := importDoc(t, doc, openapi.Options{})
+	tool := cat.Tool("list_orders")
+	if tool == nil {
+		t.Fatalf("list_orders was not imported (skipped: %v)", res.Skipped)
+	}
+	if strings.Contains(string(res.YAML), "another way to send the credential") {
+		t.Errorf("the API key header was dropped as another way to send the bearer token:\n%s", res.YAML)
+	}
+}

@@ -435,6 +435,13 @@ func (im *importer) credentialAgainNote(p *openapi3.Parameter) string {
 	return fmt.Sprintf("%s parameter %q left out: another way to send the credential the upstream's %s header carries", p.In, p.Name, im.credHeader())
 }
 
+// tokenHeader reports a header named as a token of its own kind
+// (keyHeader): X-Auth-Token, X-Sds-Auth-Token, but not X-Api-Key.
+func tokenHeader(name string) bool {
+	w := headerWords(name)
+	return keyHeader(name) && len(w) > 0 && w[len(w)-1] == "token"
+}
+
 // bearerValue reports an Authorization value that carries a bearer
 // token ("Bearer ${U_TOKEN}").
 func bearerValue(v string) bool { return len(v) > 7 && strings.EqualFold(v[:7], "Bearer ") }
@@ -468,14 +475,16 @@ func credentialParameter(d *Document, op *openapi3.Operation, p *openapi3.Parame
 }
 
 // credentialLike reports a query or header parameter named as a
-// credential (catalog.CredentialQuery; for a header, keyHeader too:
-// DRACOON's X-Sds-Auth-Token beside its OAuth scheme) and described as
-// one.
+// credential (catalog.CredentialQuery), or a header named as a token of
+// its own kind (keyHeader, its last word token: DRACOON's
+// X-Sds-Auth-Token beside its OAuth scheme), and described as one. A
+// header key of its own kind (X-Api-Key, Ocp-Apim-Subscription-Key) is
+// not: many APIs ask for one beside the bearer token, not instead.
 func credentialLike(p *openapi3.Parameter) bool {
 	if p == nil || p.In != openapi3.ParameterInQuery && p.In != openapi3.ParameterInHeader {
 		return false
 	}
-	if !catalog.CredentialQuery(p.Name) && !(p.In == openapi3.ParameterInHeader && keyHeader(p.Name)) {
+	if !catalog.CredentialQuery(p.Name) && !(p.In == openapi3.ParameterInHeader && tokenHeader(p.Name)) {
 		return false
 	}
 	d := strings.ToLower(p.Description)
