@@ -1750,8 +1750,8 @@ func queryTerms(clean string, one bool) map[string]qterm {
 			}
 			// "Like status 5512", "define an audience": the request's
 			// verb asks for what the API calls it.
-			if also, ok := verbAlso[t]; ok && leads(ws, i) {
-				addOwn(also, weightSynonym*weight)
+			if more, ok := verbAlso[t]; ok && leads(ws, i) {
+				addOwn(more, weightSynonym*weight)
 			}
 			if q, ok := out[t]; ok && q.own {
 				switch {
