@@ -3003,7 +3003,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "how long": "duration", "left off": "resume", "send later": "send schedule", "post later": "post schedule", "publish later": "publish schedule", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "how long": "duration", "power cycle": "reset restart", "one shot": "batch", "ping me": "notification notify subscribe", "left off": "resume", "send later": "send schedule", "post later": "post schedule", "publish later": "publish schedule", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -3182,6 +3182,8 @@ func init() {
 		"unsubscribe": "subscription delete", "unfollow": "follow delete", "unwatch": "watch delete", "unstar": "star delete",
 		"appointment": "event meeting booking", "add": "invite", "remove": "kick", "remind": "reminder",
 		"replica": "scale", "unallocated": "available",
+		"backup": "snapshot", "scale": "resize", "gpu": "accelerator", "outdated": "deprecate deprecation",
+		"watch": "subscribe subscription", "sku": "product", "language": "locale", "relationship": "association", "put": "add",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
 		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",
 		"apk": "release build", "ipa": "release build", "product": "item",
