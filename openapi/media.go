@@ -36,6 +36,55 @@ func formMedia(content openapi3.Content) (*openapi3.MediaType, string) {
 	return nil, ""
 }
 
+// textMedia picks a text media type of content: text/plain first, then
+// the others in name order (text/csv, text/x-markdown, text/xml).
+func textMedia(content openapi3.Content) (*openapi3.MediaType, string) {
+	for _, plain := range []bool{true, false} {
+		for _, k := range sortedKeys(content) {
+			base := mediaBase(k)
+			if content[k] != nil && strings.HasPrefix(base, "text/") && (base == "text/plain") == plain {
+				return content[k], k
+			}
+		}
+	}
+	return nil, ""
+}
+
+// textBody maps a text request body (Orthanc's metadata values and log
+// levels, Zuora's CSV file) to one string argument, body, sent as it is
+// (body_format: text) with the document's media type. A text body
+// whose schema is not a string (an object declared as text/plain) is
+// skipped, as the gateway would not know how to write it.
+func (im *importer) textBody(t *tool, as *arguments, method, path string, required bool, mt *openapi3.MediaType, mime string) bool {
+	bs := as.conv.schema(mt.Schema, 0, nil)
+	if typ, _ := bs["type"].(string); typ != "" && typ != "string" || bs["type"] != nil && typ == "" || bs["properties"] != nil || bs["items"] != nil {
+		im.skip(method, path, "request body is %s but its schema is not a string", bound(mime, 80))
+		return false
+	}
+	m := strings.ToLower(strings.TrimSpace(mime))
+	if mediaBase(m) != "text/plain" && !sendableMedia.MatchString(m) {
+		im.skip(method, path, "request body is %q, which cannot be sent as a fixed Content-Type", bound(mime, 80))
+		return false
+	}
+	if as.taken["body"] {
+		im.skip(method, path, "a parameter is called body")
+		return false
+	}
+	bs["type"] = "string"
+	as.add(t, "body", "body", "", bs)
+	as.required = append(as.required, "body")
+	t.body = "{body}"
+	t.bodyFormat = "text"
+	if !required {
+		// A text template sends its argument; none to send is "".
+		t.notes = append(t.notes, "the optional text body is asked for: an empty string sends it empty")
+	}
+	if mediaBase(m) != "text/plain" {
+		t.headers["Content-Type"] = m
+	}
+	return true
+}
+
 // sendableMedia is a concrete media type the catalog may carry as a fixed
 // Content-Type header: no wildcard, nothing ${VAR} expansion would read
 // (a fixed header value is configuration, and expands).

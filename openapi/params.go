@@ -350,7 +350,10 @@ func (im *importer) requestBody(t *tool, as *arguments, method, path string, op 
 		mt, mime = formMedia(rb.Value.Content)
 	}
 	if mt == nil {
-		im.skip(method, path, "request body is %s, not JSON or a URL-encoded form", strings.Join(sortedKeys(rb.Value.Content), ", "))
+		if mt, mime = textMedia(rb.Value.Content); mt != nil {
+			return im.textBody(t, as, method, path, rb.Value.Required, mt, mime)
+		}
+		im.skip(method, path, "request body is %s, not JSON, a URL-encoded form or text", strings.Join(sortedKeys(rb.Value.Content), ", "))
 		return false
 	}
 	bs := as.conv.schema(mt.Schema, 0, nil)
