@@ -2979,8 +2979,10 @@ var phrasesApart = map[string][]string{stem("kick") + " off": stemAll([]string{"
 // phrasesTogether are the phrases that say it only with no word between
 // their two: "ping me" asks to be told, "ping the host for me" for a
 // health check; "power cycle" resets, "power use per billing cycle"
-// does not.
-var phrasesTogether = map[string]bool{stem("ping") + " me": true, stem("power") + " cycle": true, stem("power") + " cycling": true}
+// does not; "active directory" is LDAP, "active users in the
+// directory" are not.
+var phrasesTogether = map[string]bool{stem("ping") + " me": true, stem("power") + " cycle": true, stem("power") + " cycling": true,
+	stem("active") + " directory": true, stem("restore") + " point": true, stem("restore") + " points": true}
 
 // verbAlso are verbs that ask for another word only as the request's
 // own verb: "like status 5512" and "what have I liked?" ask for a
@@ -3012,7 +3014,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "how long": "duration", "power cycle": "reset restart", "power cycling": "reset restart", "ping me": "notification notify subscribe", "watch for": "subscribe subscription", "back up": "backup snapshot", "left off": "resume", "send later": "send schedule", "post later": "post schedule", "publish later": "publish schedule", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "how long": "duration", "power cycle": "reset restart", "power cycling": "reset restart", "ping me": "notification notify subscribe", "watch for": "subscribe subscription", "back up": "backup snapshot", "restore point": "snapshot", "restore points": "snapshot", "active directory": "ldap", "left off": "resume", "send later": "send schedule", "post later": "post schedule", "publish later": "publish schedule", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -3193,6 +3195,7 @@ func init() {
 		"replica": "scale", "unallocated": "available",
 		"backup": "snapshot", "scale": "resize", "gpu": "accelerator", "outdated": "deprecate deprecation",
 		"sku": "product", "language": "locale", "relationship": "association", "put": "add",
+		"litigation": "legal hold", "lawsuit": "legal hold", "flush": "invalidate purge", "siem": "syslog",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
 		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",
 		"apk": "release build", "ipa": "release build", "product": "item",
