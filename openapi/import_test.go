@@ -279,6 +279,10 @@ func FuzzImport(f *testing.F) {
 	// Stripe's shapes: an empty optional form body on a GET, deepObject
 	// query parameters and form fields, one under a field the path fixes.
 	f.Add([]byte("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /c?f[t]=1:\n    get:\n      parameters: [{name: f, in: query, style: deepObject, schema: {type: object}}, {name: created, in: query, required: true, style: deepObject, schema: {anyOf: [{type: object}, {type: integer}]}}]\n      requestBody: {content: {application/x-www-form-urlencoded: {schema: {type: object, properties: {}, additionalProperties: false}}}}\n      responses: {}\n    post:\n      requestBody: {required: true, content: {application/x-www-form-urlencoded: {encoding: {a: {style: deepObject}, 'a[b]': {style: form}}, schema: {type: object, required: [a], properties: {a: {type: object}, 'a[b]': {type: string}, e: {type: array, items: {type: string}}}}}}}\n      responses: {}\n"))
+	// Text bodies: an optional text/plain one that only describes itself,
+	// a text/csv beside a parameter called body, an object declared as
+	// text, a media type with parameters.
+	f.Add([]byte("openapi: 3.0.3\ninfo: {title: t, version: '1'}\npaths:\n  /m/{id}:\n    put:\n      parameters: [{name: id, in: path, required: true, schema: {type: string}}]\n      requestBody: {content: {text/plain: {schema: {description: a value}}}}\n      responses: {}\n    post:\n      parameters: [{name: body, in: query, schema: {type: string}}]\n      requestBody: {required: true, content: {'text/csv; header=present': {schema: {type: string}}}}\n      responses: {}\n  /s:\n    post:\n      requestBody: {content: {text/plain: {schema: {type: object, properties: {a: {type: string}}}}, text/xml: {schema: {type: string}}}}\n      responses: {}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		doc, err := openapi.Read(data)
 		if err != nil {
