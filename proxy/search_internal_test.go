@@ -1145,6 +1145,7 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		{"restore it to the point before the upgrade", "snapshot", false},
 		{"which Active Directory domains can sign in", "ldap", true},
 		{"list active users in the directory", "ldap", false},
+		{"hook up our Stripe source to Snowflake", "connection", true},
 		{"everything I've saved for later", "scheduled", false},
 		{"I would like to follow bob", "favorite", false},
 		{"shows like Breaking Bad", "favorite", false},
