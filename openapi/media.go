@@ -36,29 +36,40 @@ func formMedia(content openapi3.Content) (*openapi3.MediaType, string) {
 	return nil, ""
 }
 
-// textMedia picks a text media type of content: text/plain first, then
-// the others in name order (text/csv, text/x-markdown, text/xml).
-func textMedia(content openapi3.Content) (*openapi3.MediaType, string) {
+// textMedia lists the text media types of content: text/plain first,
+// then the others in name order (text/csv, text/x-markdown, text/xml).
+func textMedia(content openapi3.Content) []string {
+	var out []string
 	for _, plain := range []bool{true, false} {
 		for _, k := range sortedKeys(content) {
 			base := mediaBase(k)
 			if content[k] != nil && strings.HasPrefix(base, "text/") && (base == "text/plain") == plain {
-				return content[k], k
+				out = append(out, k)
 			}
 		}
 	}
-	return nil, ""
+	return out
 }
 
 // textBody maps a text request body (Orthanc's metadata values and log
 // levels, Zuora's CSV file) to one string argument, body, sent as it is
-// (body_format: text) with the document's media type. A text body
-// whose schema is not a string (an object declared as text/plain) is
-// skipped, as the gateway would not know how to write it.
-func (im *importer) textBody(t *tool, as *arguments, method, path string, required bool, mt *openapi3.MediaType, mime string) bool {
-	bs := as.conv.schema(mt.Schema, 0, nil)
-	if typ, _ := bs["type"].(string); typ != "" && typ != "string" || bs["type"] != nil && typ == "" || bs["properties"] != nil || bs["items"] != nil {
-		im.skip(method, path, "request body is %s but its schema is not a string", bound(mime, 80))
+// (body_format: text) with the document's media type: the first of
+// kinds whose schema is a string. A text body that no kind describes as
+// a string (an object declared as text/plain) is skipped, as the gateway
+// would not know how to write it. An optional body's argument defaults
+// to the empty string, which sends an empty body, when its schema lets
+// it be empty; otherwise it is asked for.
+func (im *importer) textBody(t *tool, as *arguments, method, path string, required bool, content openapi3.Content, kinds []string) bool {
+	var arg map[string]any
+	mime := ""
+	for _, k := range kinds {
+		if s, ok := textSchema(as.conv.schema(content[k].Schema, 0, nil)); ok {
+			arg, mime = s, k
+			break
+		}
+	}
+	if arg == nil {
+		im.skip(method, path, "request body is %q but its schema is not a string", bound(kinds[0], 80))
 		return false
 	}
 	m := strings.ToLower(strings.TrimSpace(mime))
@@ -70,19 +81,92 @@ func (im *importer) textBody(t *tool, as *arguments, method, path string, requir
 		im.skip(method, path, "a parameter is called body")
 		return false
 	}
-	bs["type"] = "string"
-	as.add(t, "body", "body", "", bs)
-	as.required = append(as.required, "body")
+	if _, ok := arg["default"]; !ok && !required && emptyFits(arg) {
+		arg["default"] = ""
+	} else if _, ok := arg["default"]; !ok {
+		// A text template sends its argument: an optional body that
+		// cannot be empty (an API key of 55 characters) is asked for.
+		as.required = append(as.required, "body")
+		if !required {
+			t.notes = append(t.notes, "the optional text body is asked for: it cannot be empty")
+		}
+	}
+	as.add(t, "body", "body", "", arg)
 	t.body = "{body}"
 	t.bodyFormat = "text"
-	if !required {
-		// A text template sends its argument; none to send is "".
-		t.notes = append(t.notes, "the optional text body is asked for: an empty string sends it empty")
-	}
 	if mediaBase(m) != "text/plain" {
+		// The argument is sent as UTF-8, which text/csv and text/xml
+		// do not assume.
+		if !strings.Contains(m, "charset=") {
+			m += "; charset=utf-8"
+		}
 		t.headers["Content-Type"] = m
 	}
 	return true
+}
+
+// emptyFits reports whether the empty string is a value of the string
+// schema s: no minimum length, pattern, enum or const that refuses it.
+func emptyFits(s map[string]any) bool {
+	if _, ok := s["minLength"]; ok { // set only when above 0
+		return false
+	}
+	if c, ok := s["const"]; ok && c != "" {
+		return false
+	}
+	if e, ok := s["enum"].([]any); ok && !slices.Contains(e, any("")) {
+		return false
+	}
+	_, pattern := s["pattern"]
+	return !pattern
+}
+
+// textSchema is the argument schema of a text body whose schema s
+// describes a string, or says nothing of its type: a string, with s's
+// description and string constraints. False when s may describe
+// anything else (an object, a list, a number, a choice among schemas,
+// an enum or const that is not all strings).
+func textSchema(s map[string]any) (map[string]any, bool) {
+	switch typ := s["type"].(type) {
+	case nil:
+	case string:
+		if typ != "string" {
+			return nil, false
+		}
+	case []any:
+		for _, x := range typ {
+			if x != "string" && x != "null" {
+				return nil, false
+			}
+		}
+	default:
+		return nil, false
+	}
+	for _, k := range []string{"properties", "items", "additionalProperties", "allOf", "anyOf", "oneOf", "not", "if", "prefixItems"} {
+		if _, ok := s[k]; ok {
+			return nil, false
+		}
+	}
+	if c, ok := s["const"]; ok {
+		if _, str := c.(string); !str {
+			return nil, false
+		}
+	}
+	if e, ok := s["enum"].([]any); ok && slices.ContainsFunc(e, func(v any) bool { _, str := v.(string); return !str }) {
+		return nil, false
+	}
+	out := map[string]any{"type": "string"}
+	for _, k := range []string{"description", "format", "pattern", "minLength", "maxLength", "enum", "const", "default", "examples"} {
+		if v, ok := s[k]; ok {
+			out[k] = v
+		}
+	}
+	if d, ok := out["default"]; ok {
+		if _, str := d.(string); !str {
+			delete(out, "default")
+		}
+	}
+	return out, true
 }
 
 // sendableMedia is a concrete media type the catalog may carry as a fixed

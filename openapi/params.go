@@ -350,8 +350,8 @@ func (im *importer) requestBody(t *tool, as *arguments, method, path string, op 
 		mt, mime = formMedia(rb.Value.Content)
 	}
 	if mt == nil {
-		if mt, mime = textMedia(rb.Value.Content); mt != nil {
-			return im.textBody(t, as, method, path, rb.Value.Required, mt, mime)
+		if kinds := textMedia(rb.Value.Content); len(kinds) > 0 {
+			return im.textBody(t, as, method, path, rb.Value.Required, rb.Value.Content, kinds)
 		}
 		im.skip(method, path, "request body is %s, not JSON, a URL-encoded form or text", strings.Join(sortedKeys(rb.Value.Content), ", "))
 		return false

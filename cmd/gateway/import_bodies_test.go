@@ -288,14 +288,19 @@ paths:
 // A text request body (Orthanc's metadata values and log levels, given
 // as text/plain with a schema that only describes them; Zuora's CSV
 // file) imports as one string argument, body, sent as it is with the
-// document's media type; those operations used to be skipped. An
-// optional one is asked for all the same, with a note. A body declared
-// as text but described as an object is still skipped: the gateway
-// would not know how to write it.
+// document's media type (UTF-8, as the argument is); those operations
+// used to be skipped. An optional one defaults to the empty string,
+// which sends an empty body. The first text type described as a string
+// is the one sent; a body that no text type describes as a string (an
+// object, a choice that may be one) is still skipped: the gateway would
+// not know how to write it.
 func TestImportSendsTextBodies(t *testing.T) {
 	d, err := openapi.Read([]byte(`openapi: 3.0.3
 info: { title: t, version: "1" }
 servers: [ { url: "https://pacs.example.com" } ]
+components:
+  schemas:
+    Program: { type: object, properties: { name: { type: string } } }
 paths:
   /instances/{id}/metadata/{name}:
     put:
@@ -317,8 +322,19 @@ paths:
         required: true
         content:
           text/csv:
-            schema: { type: string, description: The CSV file to be uploaded }
+            schema: { type: string, nullable: true, description: The CSV file to be uploaded }
       responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /transforms:
+    post:
+      operationId: transform
+      requestBody:
+        required: true
+        content:
+          text/plain:
+            schema: { $ref: "#/components/schemas/Program" }
+          text/xml:
+            schema: { type: string }
+      responses: { "200": { description: ok } }
   /schedules:
     post:
       operationId: createSchedule
@@ -328,6 +344,32 @@ paths:
           text/plain:
             schema: { type: object, properties: { name: { type: string } } }
       responses: { "200": { description: ok } }
+  /programs:
+    post:
+      operationId: createProgram
+      requestBody:
+        required: true
+        content:
+          text/plain:
+            schema: { allOf: [ { $ref: "#/components/schemas/Program" } ] }
+      responses: { "200": { description: ok } }
+  /authenticate:
+    post:
+      operationId: authenticate
+      requestBody:
+        content:
+          text/plain:
+            schema: { type: string, minLength: 10, description: API key }
+      responses: { "200": { description: ok } }
+  /levels:
+    put:
+      operationId: setLevel
+      requestBody:
+        required: true
+        content:
+          text/plain:
+            schema: { enum: [1, 2] }
+      responses: { "200": { description: ok } }
 `))
 	if err != nil {
 		t.Fatal(err)
@@ -336,11 +378,15 @@ paths:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Skipped) != 1 || res.Skipped[0].Path != "/schedules" || !strings.Contains(res.Skipped[0].Reason, "not a string") {
-		t.Fatalf("skipped %+v, want only POST /schedules, as its text body is an object", res.Skipped)
+	var skipped []string
+	for _, s := range res.Skipped {
+		if !strings.Contains(s.Reason, "not a string") {
+			t.Errorf("skipped %s %s: %s", s.Method, s.Path, s.Reason)
+		}
+		skipped = append(skipped, s.Path)
 	}
-	if !strings.Contains(string(res.YAML), "the optional text body is asked for") {
-		t.Errorf("no note on the optional text body:\n%s", res.YAML)
+	if want := []string{"/levels", "/programs", "/schedules"}; !reflect.DeepEqual(skipped, want) {
+		t.Fatalf("skipped %v, want %v: their text bodies are not strings", skipped, want)
 	}
 	type seen struct{ method, path, contentType, body string }
 	var mu sync.Mutex
@@ -362,7 +408,9 @@ paths:
 	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
 	for _, c := range []struct{ tool, args string }{
 		{"put_instances_by_id_metadata_by_name", `{"id":"a1b2","name":"1024","body":"reviewed by dr. lee\n"}`},
+		{"put_instances_by_id_metadata_by_name", `{"id":"a1b2","name":"1025"}`},
 		{"upload_job_file", `{"id":"j9","body":"name,qty\nbolt,12\n"}`},
+		{"transform", `{"body":"<a>1</a>"}`},
 	} {
 		if cat.Tool(c.tool) == nil {
 			t.Fatalf("%s was not imported (tools %v):\n%s", c.tool, names, res.YAML)
@@ -371,14 +419,22 @@ paths:
 			t.Fatalf("call %s: %v %s", c.tool, err, r.Text)
 		}
 	}
-	// The body is the agent's to give: without it the call is refused
-	// before anything is sent.
-	if r, err := core.Call(context.Background(), p, "upload_job_file", []byte(`{"id":"j9"}`)); err != nil || !r.IsError {
-		t.Errorf("a call with no body was not refused: %v %+v", err, r)
+	// A required body is the agent's to give, and so is an optional one
+	// that cannot be empty: without it the call is refused before
+	// anything is sent.
+	for name, args := range map[string]string{"upload_job_file": `{"id":"j9"}`, "authenticate": `{}`} {
+		if r, err := core.Call(context.Background(), p, name, []byte(args)); err != nil || !r.IsError || !strings.Contains(r.Text, "body") {
+			t.Errorf("%s: a call with no body was not refused for it: %v %+v", name, err, r)
+		}
+	}
+	if !strings.Contains(string(res.YAML), "the optional text body is asked for: it cannot be empty") {
+		t.Errorf("no note on the optional body that cannot be empty:\n%s", res.YAML)
 	}
 	want := []seen{
 		{"PUT", "/instances/a1b2/metadata/1024", "text/plain; charset=utf-8", "reviewed by dr. lee\n"},
-		{"POST", "/objects/jobs/j9/files", "text/csv", "name,qty\nbolt,12\n"},
+		{"PUT", "/instances/a1b2/metadata/1025", "text/plain; charset=utf-8", ""},
+		{"POST", "/objects/jobs/j9/files", "text/csv; charset=utf-8", "name,qty\nbolt,12\n"},
+		{"POST", "/transforms", "text/xml; charset=utf-8", "<a>1</a>"},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("upstream saw %+v, want %+v", got, want)
