@@ -72,8 +72,8 @@ func (im *importer) textBody(t *tool, as *arguments, method, path string, requir
 		im.skip(method, path, "request body is %q but its schema is not a string", bound(kinds[0], 80))
 		return false
 	}
-	m := strings.ToLower(strings.TrimSpace(mime))
-	if mediaBase(m) != "text/plain" && !sendableMedia.MatchString(m) {
+	m, sendable := fixedMedia(mime)
+	if mediaBase(m) != "text/plain" && !sendable {
 		im.skip(method, path, "request body is %q, which cannot be sent as a fixed Content-Type", bound(mime, 80))
 		return false
 	}
@@ -81,15 +81,19 @@ func (im *importer) textBody(t *tool, as *arguments, method, path string, requir
 		im.skip(method, path, "a parameter is called body")
 		return false
 	}
-	if _, ok := arg["default"]; !ok && !required && emptyFits(arg) {
-		arg["default"] = ""
-	} else if _, ok := arg["default"]; !ok {
-		// A text template sends its argument: an optional body that
-		// cannot be empty (an API key of 55 characters) is asked for.
+	// A text template sends its argument, or its default: an optional
+	// body defaults to the empty string, or, when it cannot be empty (an
+	// API key of 55 characters), is asked for.
+	_, hasDefault := arg["default"]
+	switch {
+	case hasDefault:
+	case required:
 		as.required = append(as.required, "body")
-		if !required {
-			t.notes = append(t.notes, "the optional text body is asked for: it cannot be empty")
-		}
+	case emptyFits(arg):
+		arg["default"] = ""
+	default:
+		as.required = append(as.required, "body")
+		t.notes = append(t.notes, "the optional text body is asked for: it cannot be empty")
 	}
 	as.add(t, "body", "body", "", arg)
 	t.body = "{body}"
@@ -169,6 +173,13 @@ func textSchema(s map[string]any) (map[string]any, bool) {
 	return out, true
 }
 
+// fixedMedia is mime as a fixed Content-Type header would carry it
+// (lower case, trimmed), and whether it may be one (sendableMedia).
+func fixedMedia(mime string) (string, bool) {
+	m := strings.ToLower(strings.TrimSpace(mime))
+	return m, sendableMedia.MatchString(m)
+}
+
 // sendableMedia is a concrete media type the catalog may carry as a fixed
 // Content-Type header: no wildcard, nothing ${VAR} expansion would read
 // (a fixed header value is configuration, and expands).
@@ -182,7 +193,7 @@ var sendableMedia = regexp.MustCompile(`^[a-z0-9][a-z0-9!#&^_.+-]*/[a-z0-9][a-z0
 func (im *importer) bodyMedia(t *tool, mime string, enc map[string]*openapi3.Encoding, props map[string]any, required []any) ([]any, string) {
 	if isJSONMedia(mime) {
 		if base := mediaBase(mime); base != "application/json" {
-			if m := strings.ToLower(strings.TrimSpace(mime)); sendableMedia.MatchString(m) {
+			if m, ok := fixedMedia(mime); ok {
 				t.headers["Content-Type"] = m
 			} else {
 				t.notes = append(t.notes, fmt.Sprintf("request body is %q, sent as application/json", bound(mime, 80)))

@@ -2977,12 +2977,15 @@ var phrasesByStem = map[string][]string{}
 var phrasesApart = map[string][]string{stem("kick") + " off": stemAll([]string{"remove"})}
 
 // phrasesTogether are the phrases that say it only with no word between
-// their two: "ping me" asks to be told, "ping the host for me" for a
-// health check; "power cycle" resets, "power use per billing cycle"
-// does not; "active directory" is LDAP, "active users in the
-// directory" are not.
-var phrasesTogether = map[string]bool{stem("ping") + " me": true, stem("power") + " cycle": true, stem("power") + " cycling": true,
-	stem("active") + " directory": true, stem("restore") + " point": true, stem("restore") + " points": true}
+// their two, by their first word's stem as phrasesApart: "ping me" asks
+// to be told, "ping the host for me" for a health check; "power cycle"
+// resets, "power use per billing cycle" does not; "active directory" is
+// LDAP, "active users in the directory" are not. Each is a phrase of
+// phrases (TestPhrasesTogetherArePhrases).
+var phrasesTogether = map[string]bool{}
+
+// togetherPhrases are phrasesTogether as written.
+var togetherPhrases = []string{"ping me", "power cycle", "power cycling", "active directory", "restore point", "restore points"}
 
 // verbAlso are verbs that ask for another word only as the request's
 // own verb: "like status 5512" and "what have I liked?" ask for a
@@ -3019,6 +3022,10 @@ func init() {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
 		phrasesByStem[stem(first)+" "+second] = phrases[phrase]
+	}
+	for _, phrase := range togetherPhrases {
+		first, second, _ := strings.Cut(phrase, " ")
+		phrasesTogether[stem(first)+" "+second] = true
 	}
 	for kind, verbs := range map[intent]string{
 		intentRead: `get fetch read retrieve show view describe inspect lookup look list enumerate browse find search query

@@ -1185,6 +1185,16 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 	}
 }
 
+// A phrase that counts only side by side is one of the phrases: one
+// dropped from the table must not linger here.
+func TestPhrasesTogetherArePhrases(t *testing.T) {
+	for _, p := range togetherPhrases {
+		if _, ok := phrases[p]; !ok {
+			t.Errorf("%q counts only side by side but is no phrase", p)
+		}
+	}
+}
+
 func TestWithoutIPs(t *testing.T) {
 	for in, want := range map[string]string{
 		"route 78.46.10.20 to web-3":        "route ip to web-3",

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -108,18 +109,7 @@ paths:
 	if !strings.Contains(string(res.YAML), "optional request body left out: the gateway sends no body with GET") {
 		t.Errorf("no note on the GET's optional body:\n%s", res.YAML)
 	}
-	type seen struct{ method, path, contentType, body string }
-	var mu sync.Mutex
-	var got []seen
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, seen{r.Method, r.URL.Path, r.Header.Get("Content-Type"), string(b)})
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"ok":true}`))
-	}))
-	defer up.Close()
+	up, seen := recordingUpstream(t)
 	cat, core := loadImported(t, res, map[string]string{"U_URL": up.URL})
 	for _, name := range []string{"get_customers_customer", "get_balance", "search_things"} {
 		tool := cat.Tool(name)
@@ -148,7 +138,8 @@ paths:
 			t.Fatalf("call %s: %v %s", c.tool, err, r.Text)
 		}
 	}
-	want := []seen{
+	got := seen()
+	want := []seenRequest{
 		{"GET", "/v1/customers/cus_1", "", ""},
 		{"GET", "/v1/balance", "", ""},
 		{"GET", "/v1/search", "", ""},
@@ -162,6 +153,31 @@ paths:
 		if got[i] != want[i] {
 			t.Errorf("request %d: %+v, want %+v", i, got[i], want[i])
 		}
+	}
+}
+
+// seenRequest is what a recording upstream saw of one request.
+type seenRequest struct{ method, path, contentType, body string }
+
+// recordingUpstream answers every request with {"ok":true} and records
+// it; seen gives what it has recorded so far, in order.
+func recordingUpstream(t *testing.T) (up *httptest.Server, seen func() []seenRequest) {
+	t.Helper()
+	var mu sync.Mutex
+	var got []seenRequest
+	up = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, seenRequest{r.Method, r.URL.Path, r.Header.Get("Content-Type"), string(b)})
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"ok":true}`))
+	}))
+	t.Cleanup(up.Close)
+	return up, func() []seenRequest {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(got)
 	}
 }
 
@@ -388,18 +404,7 @@ paths:
 	if want := []string{"/levels", "/programs", "/schedules"}; !reflect.DeepEqual(skipped, want) {
 		t.Fatalf("skipped %v, want %v: their text bodies are not strings", skipped, want)
 	}
-	type seen struct{ method, path, contentType, body string }
-	var mu sync.Mutex
-	var got []seen
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		b, _ := io.ReadAll(r.Body)
-		mu.Lock()
-		got = append(got, seen{r.Method, r.URL.Path, r.Header.Get("Content-Type"), string(b)})
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.Write([]byte(`{"ok":true}`))
-	}))
-	defer up.Close()
+	up, seen := recordingUpstream(t)
 	cat, core := loadImported(t, res, map[string]string{"U_URL": up.URL})
 	var names []string
 	for _, tool := range cat.Tools {
@@ -430,7 +435,8 @@ paths:
 	if !strings.Contains(string(res.YAML), "the optional text body is asked for: it cannot be empty") {
 		t.Errorf("no note on the optional body that cannot be empty:\n%s", res.YAML)
 	}
-	want := []seen{
+	got := seen()
+	want := []seenRequest{
 		{"PUT", "/instances/a1b2/metadata/1024", "text/plain; charset=utf-8", "reviewed by dr. lee\n"},
 		{"PUT", "/instances/a1b2/metadata/1025", "text/plain; charset=utf-8", ""},
 		{"POST", "/objects/jobs/j9/files", "text/csv; charset=utf-8", "name,qty\nbolt,12\n"},
