@@ -212,6 +212,7 @@ type SearchQuery struct {
 	one     bool             // whether Query points at one thing, set by check
 	whoami  bool             // whether Query asks who the caller is (asksWhoAmI), set by check
 	creates bool             // whether Query orders a thing made (asksToCreate), set by check
+	joined  []string         // Query's neighbouring words run together (runTogether), set by check
 }
 
 // ErrBadSearch marks a search whose query or bounds are unusable; the
@@ -260,6 +261,7 @@ func (q *SearchQuery) check() error {
 		q.want = intentRead
 	}
 	q.whoami = asksWhoAmI(clean)
+	q.joined = runTogether(words(strings.ToLower(clean)))
 	q.creates = q.want == intentWrite && asksToCreate(words(clean), clean)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")

@@ -285,7 +285,7 @@ func (ix *searchIndex) rank(v *searchView, q *SearchQuery, keep func(doc int32) 
 			}
 		}
 	}
-	weights := ix.related(v, terms)
+	weights := ix.related(v, terms, q.joined)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
 	scores, touched := sc.score, sc.touched[:0]
@@ -584,7 +584,7 @@ const maxNamedWords, maxNamedTries = 3, 512
 // word itself, and the name words that initials no visible tool uses
 // spell out (spelledOut). Only visible tools count, so what a caller
 // cannot see changes nothing.
-func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[string]qterm {
+func (ix *searchIndex) related(v *searchView, weights map[string]qterm, joined []string) map[string]qterm {
 	used := func(term string) bool {
 		return slices.ContainsFunc(ix.postings[term], func(p posting) bool { return v.visible[p.doc] })
 	}
@@ -629,6 +629,12 @@ func (ix *searchIndex) related(v *searchView, weights map[string]qterm) map[stri
 					next++
 				}
 			}
+		}
+	}
+	for _, t := range joined {
+		if _, ok := weights[t]; !ok && used(t) {
+			weights[t] = qterm{w: weightJoined, group: next, own: true}
+			next++
 		}
 	}
 	reached := map[int32]bool{} // groups some visible tool uses a term of
@@ -718,6 +724,32 @@ func maybeInitials(term string) bool {
 	return len(term) >= 2 && len(term) <= 4 && !hasVowel(term) && len(synonyms[term]) == 0 && !notInitials[term] &&
 		strings.IndexFunc(term, func(r rune) bool { return r < 'a' || r > 'z' }) < 0
 }
+
+// runTogether gives the stems of each two neighbouring words of ws run
+// together ("watch list": watchlist, "add-on": addon), for an API that
+// writes them as one: words, not numbers, the second no stop word but a
+// particle.
+func runTogether(ws []string) []string {
+	var out []string
+	for i := 0; i+1 < len(ws) && len(out) < maxQueryTerms; i++ {
+		a, b := ws[i], ws[i+1]
+		if stopWords[a] || stopWords[b] && !particles[b] || isNumber(a) || isNumber(b) {
+			continue
+		}
+		if t := stem(a + b); !slices.Contains(out, t) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// particles are the stop words that end a word run together: an add-on,
+// a check-in, a sign-up, a rollout.
+var particles = map[string]bool{"on": true, "in": true, "up": true, "out": true, "off": true, "over": true}
+
+// weightJoined is what two words run together weigh, as one more word
+// of the query; chosen among 0.5 and 1.0 on the read sets.
+const weightJoined = 0.5
 
 // maxSpelled bounds the terms one query tries as initials, as each try
 // reads the names of every visible tool; it adds at most four words.

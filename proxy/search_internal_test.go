@@ -1192,6 +1192,24 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 	}
 }
 
+func TestRunTogether(t *testing.T) {
+	for query, want := range map[string]string{
+		"delete the test redis add-on": "testredis redisadd addon",
+		"put it on my to-watch list":   "watchlist",
+		"check in for the flight":      "checkin",
+		"outside SalesLoft":            "outsidesalesloft", // SalesLoft is one word here
+		"job 42 of the last 7 days":    "",                 // no number, no stop word
+	} {
+		q := SearchQuery{Query: query}
+		if err := q.check(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := strings.Join(q.joined, " "), strings.Join(stemAll(strings.Fields(want)), " "); got != want {
+			t.Errorf("%q runs together as %q, want %q", query, got, want)
+		}
+	}
+}
+
 // A phrase that counts only side by side is one of the phrases: one
 // dropped from the table must not linger here.
 func TestPhrasesTogetherArePhrases(t *testing.T) {

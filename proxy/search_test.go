@@ -1422,3 +1422,23 @@ func TestSearchSpellsOutInitials(t *testing.T) {
 		{"pdb", "show the PDB of zookeeper", "read_policy_v1_namespaced_pod_disruption_budget"},
 	})
 }
+
+// Two words an API runs together are asked for as it writes them: a
+// to-watch list is its watchlist.
+func TestSearchRunsWordsTogether(t *testing.T) {
+	core := searchCore(t, "media.yaml", searchHead+`tools:
+  - { name: add_items_to_personal_list, description: Add one or more items to a personal list., kind: write, gate: up_write, input: { type: object, properties: { id: { type: string } }, required: [id] }, request: { upstream: up, method: POST, path: "/users/me/lists/{id}/items" } }
+  - { name: add_items_to_watched_history, description: Add items to the watched history., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /sync/history } }
+  - { name: add_items_to_collection, description: Add items to the collection., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /sync/collection } }
+  - { name: add_items_to_watchlist, description: Add one of more items to the watchlist., kind: write, gate: up_write, request: { upstream: up, method: POST, path: /sync/watchlist } }
+`)
+	// A list of one's own is a list too: the watchlist comes next to it,
+	// before the history and the collection.
+	found, err := core.SearchCatalog(proxy.SearchQuery{Query: "put Dune on my to-watch list so I don't forget it", Limit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names := listedNames(found); !slices.Contains(names, "add_items_to_watchlist") {
+		t.Errorf("a to-watch list found %v, want add_items_to_watchlist in the first two", names)
+	}
+}
