@@ -3238,6 +3238,7 @@ func init() {
 		"hierarchy": "tree", "promo": "coupon promotion", "subtitle": "caption", "genre": "category", "ban": "blocklist block",
 		"gradually": "phased", "country": "territory", "udid": "device", "iphone": "device",
 		"variable": "env environment", "upvote": "like vote reaction", "hostname": "domain vhost host", "totp": "mfa factor otp", "ping": "echo",
+		"pull": "retrieve", "total": "statistics stats", "biography": "person profile", "bio": "person profile",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
 		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",
 		"apk": "release build", "ipa": "release build", "product": "item",
