@@ -3017,13 +3017,13 @@ var phrasesApart = map[string][]string{stem("kick") + " off": stemAll([]string{"
 var phrasesTogether = map[string]bool{}
 
 // togetherPhrases are phrasesTogether as written.
-var togetherPhrases = []string{"ping me", "power cycle", "power cycling", "active directory", "restore point", "restore points"}
+var togetherPhrases = []string{"ping me", "power cycle", "power cycling", "active directory", "restore point", "restore points", "chat room", "group chat"}
 
 // verbAlso are verbs that ask for another word only as the request's
 // own verb: "like status 5512" and "what have I liked?" ask for a
 // favorite, "define an audience" for a create; "something like acme",
 // "I would like to follow bob" and "the variables we defined" do not.
-var verbAlso = map[string]string{stem("like"): stem("favorite"), stem("define"): stem("create")}
+var verbAlso = map[string]string{stem("like"): stem("favorite"), stem("define"): stem("create"), stem("link"): stem("connect")}
 
 // leads reports whether ws[i] is the first word other than a stop word,
 // and no "would" comes before it.
@@ -3049,7 +3049,7 @@ func init() {
 		"sign up": "register", "turn off": "disable", "switch off": "disable", "shut down": "disable",
 		"turn on": "enable", "switch on": "enable", "kick off": "trigger", "set up": "create",
 		"take away": "remove", "take out": "remove", "take off": "remove", "kick out": "remove", "look up": "get search",
-		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "how long": "duration", "power cycle": "reset restart", "power cycling": "reset restart", "ping me": "notification notify subscribe", "watch for": "subscribe subscription", "back up": "backup snapshot", "restore point": "snapshot", "restore points": "snapshot", "active directory": "ldap", "hook up": "connect connection add", "call off": "cancel", "send again": "resend notify", "money back": "refund", "on hand": "stock quantity", "left off": "resume", "send later": "send schedule", "post later": "post schedule", "publish later": "publish schedule", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like",
+		"bring back": "restore", "put back": "restore", "put on": "add", "put in": "add", "roll back": "rollback", "run again": "retry", "try again": "retry", "dry run": "test", "loop in": "add follower", "get rid": "delete remove", "get back": "restore", "hand over": "assign transfer", "spin up": "create start", "pull up": "get", "wake up": "start resume", "how many": "count", "how long": "duration", "power cycle": "reset restart", "power cycling": "reset restart", "ping me": "notification notify subscribe", "watch for": "subscribe subscription", "back up": "backup snapshot", "restore point": "snapshot", "restore points": "snapshot", "active directory": "ldap", "hook up": "connect connection add", "call off": "cancel", "send again": "resend notify", "money back": "refund", "on hand": "stock quantity", "left off": "resume", "send later": "send schedule", "post later": "post schedule", "publish later": "publish schedule", "pull request": "pull", "text message": "sms", "single sign": "sso", "one go": "batch", "at once": "batch", "fire off": "send", "swap out": "replace", "pay out": "payout", "pull into": "add", "get out": "leave", "throw on": "add", "throw onto": "add", "throw in": "add", "stop following": "unfollow", "tear down": "delete destroy", "break down": "breakdown", "broken down": "breakdown", "split by": "breakdown", "thumbs up": "reaction react rate rating like", "top up": "add fund balance", "chat room": "channel", "group chat": "channel",
 	} {
 		phrases[phrase] = stemAll(strings.Fields(ws))
 		first, second, _ := strings.Cut(phrase, " ")
@@ -3239,11 +3239,12 @@ func init() {
 		"gradually": "phased", "country": "territory", "udid": "device", "iphone": "device",
 		"variable": "env environment", "upvote": "like vote reaction", "hostname": "domain vhost host", "totp": "mfa factor otp", "ping": "echo",
 		"pull": "retrieve", "total": "statistics stats", "biography": "person profile", "bio": "person profile",
+		"throttle": "rate limit", "allowance": "quota limit",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
 		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",
 		"apk": "release build", "ipa": "release build", "product": "item",
 		"charged": "billable billing", "deliverable": "validate validation",
-		"play": "playback start", "heart": "save favorite like", "console": "log trace", "occurrence": "instance",
+		"play": "playback start", "heart": "save favorite like reaction", "console": "log trace", "occurrence": "instance",
 		"ram": "memory", "clash": "conflict", "inherit": "cascade", "look": "review", "hold": "reservation reserve",
 		"attribute": "schema", "pager": "oncall", "tablet": "device", "forecast": "preview", "valid": "validate validation",
 		"annotate": "note annotation", "room": "resource", "paperwork": "requirement document", "credit": "balance",
