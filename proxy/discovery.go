@@ -261,7 +261,7 @@ func (q *SearchQuery) check() error {
 		q.want = intentRead
 	}
 	q.whoami = asksWhoAmI(clean)
-	q.joined = runTogether(words(strings.ToLower(clean)))
+	q.joined = runTogether(clean)
 	q.creates = q.want == intentWrite && asksToCreate(words(clean), clean)
 	if len(q.terms) == 0 && len(q.Tags) == 0 && q.Kind == "" {
 		return badSearch("query has no words to search for (or give tags or kind)")

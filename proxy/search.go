@@ -107,7 +107,8 @@ const (
 	MaxSearchLimit = 20
 	// DefaultSearchLimit is the number returned when limit is absent.
 	DefaultSearchLimit = 5
-	// maxQueryTerms bounds the distinct terms of a query that are scored.
+	// maxQueryTerms bounds the distinct terms of a query that are scored,
+	// and apart from them the pairs of its words run together.
 	maxQueryTerms = 32
 	// maxPhraseGap is how many words may part a phrasal verb's two words.
 	maxPhraseGap = 3
@@ -582,8 +583,9 @@ const maxNamedWords, maxNamedTries = 3, 512
 // root that a visible tool uses ("contributes": contributors, "review":
 // reviewers, "automate": automation), at weightDerived, scored with the
 // word itself, and the name words that initials no visible tool uses
-// spell out (spelledOut). Only visible tools count, so what a caller
-// cannot see changes nothing.
+// spell out (spelledOut), and the query's neighbouring words run
+// together (runTogether) that a visible tool uses, at weightJoined. Only
+// visible tools count, so what a caller cannot see changes nothing.
 func (ix *searchIndex) related(v *searchView, weights map[string]qterm, joined []string) map[string]qterm {
 	used := func(term string) bool {
 		return slices.ContainsFunc(ix.postings[term], func(p posting) bool { return v.visible[p.doc] })
@@ -725,15 +727,22 @@ func maybeInitials(term string) bool {
 		strings.IndexFunc(term, func(r rune) bool { return r < 'a' || r > 'z' }) < 0
 }
 
-// runTogether gives the stems of each two neighbouring words of ws run
-// together ("watch list": watchlist, "add-on": addon), for an API that
-// writes them as one: words, not numbers, the second no stop word but a
-// particle.
-func runTogether(ws []string) []string {
+// runTogether gives the stems of each two neighbouring words of query
+// run together ("watch list": watchlist, "add-on": addon), for an API
+// that writes them as one: words, not numbers, the second no stop word
+// but a particle, and no phrase ("set up" asks for a create, "pull
+// request" for a pull), nor inside a quoted name. The query is read
+// lower-cased, so a camelCase word ("SalesLoft") stays one word.
+func runTogether(query string) []string {
+	_, rest := splitQuoted(query)
+	ws := words(strings.ToLower(rest))
 	var out []string
 	for i := 0; i+1 < len(ws) && len(out) < maxQueryTerms; i++ {
 		a, b := ws[i], ws[i+1]
 		if stopWords[a] || stopWords[b] && !particles[b] || isNumber(a) || isNumber(b) {
+			continue
+		}
+		if _, phrase := phrasesByStem[stem(a)+" "+b]; phrase {
 			continue
 		}
 		if t := stem(a + b); !slices.Contains(out, t) {
@@ -2961,7 +2970,8 @@ var indexedStopWords = map[string]bool{"me": true}
 // short ("PRs", "IPs"), and of words whose plural ends like a Latin
 // singular ("APIs", "menus", "SKUs"); "cookies" is no cooky.
 var shortPlurals = map[string]string{"apis": "api", "uris": "uri", "kpis": "kpi", "wikis": "wiki", "emojis": "emoji",
-	"menus": "menu", "skus": "sku", "cpus": "cpu", "vcpus": "vcpu", "gpus": "gpu", "cookies": "cooki", "prs": "pr", "ips": "ip", "ids": "id", "vms": "vm", "mrs": "mr", "uis": "ui"}
+	"menus": "menu", "skus": "sku", "cpus": "cpu", "vcpus": "vcpu", "gpus": "gpu", "cookies": "cooki", "prs": "pr", "ips": "ip", "ids": "id", "vms": "vm", "mrs": "mr", "uis": "ui",
+	"stats": "statistic"}
 
 // spellings bring a British spelling's stem to the American one, which
 // API documents mostly use: "colour" meets "color", "organise" and
@@ -3155,7 +3165,7 @@ func init() {
 		{"move", "shift", "drag", "relocate"},
 		{"problem", "issue"},
 		{"volume", "disk"},
-		{"region", "datacenter", "zone"},
+		{"region", "datacenter"},
 		{"instance", "server", "vm", "machine"},
 		{"traffic", "bandwidth"},
 		{"mfa", "factor", "authenticator"},
@@ -3237,8 +3247,8 @@ func init() {
 		"litigation": "legal hold", "lawsuit": "legal hold", "flush": "invalidate purge", "siem": "syslog",
 		"hierarchy": "tree", "promo": "coupon promotion", "subtitle": "caption", "genre": "category", "ban": "blocklist block",
 		"gradually": "phased", "country": "territory", "udid": "device", "iphone": "device",
-		"variable": "env environment", "upvote": "like vote reaction", "hostname": "domain vhost host", "totp": "mfa factor otp", "ping": "echo",
-		"pull": "retrieve", "total": "statistics stats", "biography": "person profile", "bio": "person profile",
+		"variable": "env", "upvote": "like vote reaction", "hostname": "domain vhost host", "totp": "mfa factor otp", "ping": "echo", "zone": "region datacenter", "datacenter": "zone",
+		"total": "statistics", "biography": "person profile", "bio": "person profile",
 		"throttle": "rate limit", "allowance": "quota limit",
 		"reboot": "restart", "recently": "latest", "newest": "latest", "artwork": "image", "hot": "trend",
 		"unlike": "favorite like save delete remove", "scrub": "anonymize delete", "stage": "section step phase",

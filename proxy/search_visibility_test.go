@@ -15,7 +15,8 @@ import (
 var visibilityVocab = strings.Fields(`job run workflow deployment cancel retry list get create delete update alert rule silence metric
 	review reviewer automation automate contributor contributes item entry row record salary bonus payroll homepage ticker
 	user member people secret token key pool history audit log who which what my me this 42 stuck pending
-	reference referenc configuration config setting error failure file image upload table column field`)
+	reference referenc configuration config setting error failure file image upload table column field
+	watch watchlist add on addon`)
 
 // visibilityCatalog writes n tools at random (a fixed seed), with output
 // schemas two levels deep; every third is behind gate secret, or left
