@@ -77,12 +77,12 @@ func (im *importer) upstream() *yaml.Node {
 			add(u, "base_url", "${"+env+"_URL}").LineComment = "placeholder: the document names no absolute server URL"
 		}
 	}
-	if hdr, val, note := im.credentials(); hdr != "" {
+	hdr, val, note := im.credentials()
+	if keys := im.headerKeys(); hdr != "" || len(keys) > 0 {
 		h := mapping()
-		add(h, hdr, val).LineComment = note
-		add(u, "headers", h)
-	} else if keys := im.headerKeys(); len(keys) > 0 {
-		h := mapping()
+		if hdr != "" {
+			add(h, hdr, val).LineComment = note
+		}
 		for _, n := range sortedKeys(keys) {
 			add(h, keys[n].name, keys[n].value).LineComment = keys[n].note
 		}

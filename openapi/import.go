@@ -329,10 +329,11 @@ func (im *importer) queryCredentials() map[string]string {
 	return im.queryCred
 }
 
-// headerKeys are the API keys a document with no security scheme the
-// import maps (no header, no query key) sends as header parameters on
-// at least half of its operations, as VictorOps's X-VO-Api-Key with
-// its X-VO-Api-Id does on all of them: by each header's words
+// headerKeys are the API keys a document with no query key sends as
+// header parameters on at least half of its operations, as VictorOps's
+// X-VO-Api-Key with its X-VO-Api-Id does on all of them, and Trakt's
+// trakt-api-key (its app's client id) beside its OAuth scheme's bearer
+// token: by each header's words
 // (headerNorm), the ${VAR} placeholder the upstream's headers set it
 // to. Made arguments, they would put the gateway's credential in the
 // agent's hands, ask for it on every call, and mark every tool as
@@ -351,15 +352,20 @@ func (im *importer) queryCredentials() map[string]string {
 // NAME_API_ID (with the same number) for an id, never from the
 // document's text. A header the workspace binding sets, one that looks
 // like a tenant (which an argument would be refused for), the actor
-// header, and one that steers the request stay out.
+// header, and one that steers the request stay out. Beside a security
+// scheme the import maps to a header, that header and Authorization
+// stay out too, as does another way to send a bearer scheme's token
+// (credentialAgain's parameters: DRACOON's X-Sds-Auth-Token), which the
+// scheme's header already carries.
 func (im *importer) headerKeys() map[string]headerKey {
 	if im.headerKeyDone {
 		return im.headerKey
 	}
 	im.headerKeyDone = true
-	if h, _, _ := im.headerCredential(); h != "" || len(im.queryCredentials()) > 0 {
+	if len(im.queryCredentials()) > 0 {
 		return nil
 	}
+	mapped, mappedValue, _ := im.headerCredential()
 	type declared struct {
 		ops       int            // operations declaring it
 		spellings map[string]int // canonical spelling: operations declaring it so
@@ -380,7 +386,7 @@ func (im *importer) headerKeys() map[string]headerKey {
 				d = &declared{spellings: map[string]int{}}
 				decls[n] = d
 			}
-			d.described = d.described || keyDescribed(p.Description)
+			d.described = d.described || keyDescribed(p.Description) || im.keyScheme(p.Name)
 			if s := http.CanonicalHeaderKey(p.Name); !seenSpelling[s] {
 				seenSpelling[s] = true
 				d.spellings[s]++
@@ -406,8 +412,14 @@ func (im *importer) headerKeys() map[string]headerKey {
 		if d == nil || 2*d.ops < ops || n == headerNorm(im.opts.ActorHeader) {
 			return false
 		}
+		if mapped != "" && (n == headerNorm(mapped) || n == headerNorm("Authorization")) {
+			return false
+		}
 		for s := range d.spellings {
 			if im.ws.binds(openapi3.ParameterInHeader, s) || im.ws.looksLike(s) || overrideParam(openapi3.ParameterInHeader, s) {
+				return false
+			}
+			if bearerValue(mappedValue) && im.d.credentialSpread()[strings.ToLower(s)] {
 				return false
 			}
 		}
@@ -445,10 +457,16 @@ func (im *importer) headerKeys() map[string]headerKey {
 		k.note += ` to the whole value ("Bearer ...")`
 		im.headerKey[auth] = k
 	}
+	// An API-key scheme's header holds NAME_API_KEY already: the keys
+	// beside it are numbered from 2.
+	first := 0
+	if mappedValue == "${"+env+"_API_KEY}" {
+		first = 1
+	}
 	for i, n := range keys {
 		num := ""
-		if i > 0 {
-			num = fmt.Sprintf("_%d", i+1)
+		if i+first > 0 {
+			num = fmt.Sprintf("_%d", i+first+1)
 		}
 		set(n, env+"_API_KEY"+num, "is the service's API key")
 		w := headerWords(n)
@@ -458,6 +476,24 @@ func (im *importer) headerKeys() map[string]headerKey {
 		}
 	}
 	return im.headerKey
+}
+
+// keyScheme reports whether the document declares an API-key scheme
+// sent in a header of that name: envoice's x-auth-secret, "Your account
+// API secret", a scheme beside its x-auth-key, which headerCredential
+// maps, and a parameter with no description on every operation.
+func (im *importer) keyScheme(header string) bool {
+	c := im.d.doc.Components
+	if c == nil {
+		return false
+	}
+	for _, ref := range c.SecuritySchemes {
+		if ref != nil && ref.Value != nil && strings.EqualFold(ref.Value.Type, "apikey") &&
+			strings.EqualFold(ref.Value.In, "header") && headerNorm(ref.Value.Name) == headerNorm(header) {
+			return true
+		}
+	}
+	return false
 }
 
 // maxHeaderKeys is the most API key headers headerKeys maps; a document
@@ -516,7 +552,7 @@ func keyHeader(name string) bool {
 // credential.
 func keyDescribed(d string) bool {
 	d = strings.ToLower(d)
-	for _, w := range []string{"authenticat", "authoriz", "authoris", "api key", "apikey", "api token", "access token", "auth token", "secret", "credential", "your key", "your token"} {
+	for _, w := range []string{"authenticat", "authoriz", "authoris", "api key", "apikey", "api token", "access token", "auth token", "secret", "credential", "your key", "your token", "client id", "client_id"} {
 		if strings.Contains(d, w) {
 			return true
 		}

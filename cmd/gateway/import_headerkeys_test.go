@@ -140,6 +140,111 @@ func TestImportHeaderKeysOnlyWhenTheServiceTakesThem(t *testing.T) {
 	}
 }
 
+// An API key header beside a security scheme the import maps (Trakt's
+// trakt-api-key, "e.g. [client_id]", on 178 of its 183 operations,
+// beside its OAuth scheme) is the upstream's too: the call carries the
+// scheme's bearer token and the key from the environment, and no tool
+// asks for the key or is marked sensitive for naming it (Trakt had 179
+// of 181 tools hidden so). Another way to send the bearer token
+// (DRACOON's X-Sds-Auth-Token, "Authentication token") is left out, not
+// sent twice; beside an API-key scheme, whose header holds U_API_KEY,
+// the next key is U_API_KEY_2; and a second API-key scheme's header is
+// a key however its parameters are described.
+func TestImportHeaderKeysBesideAScheme(t *testing.T) {
+	const ops = `paths:
+  /movies/trending:
+    get:
+      operationId: getTrending
+      parameters:
+        - { name: trakt-api-key, in: header, description: "e.g. [client_id]", schema: { type: string } }
+        - { name: X-Sds-Auth-Token, in: header, description: Authentication token, schema: { type: string } }
+        - { name: limit, in: query, schema: { type: integer } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+  /sync/watchlist:
+    post:
+      operationId: addToWatchlist
+      parameters:
+        - { name: trakt-api-key, in: header, description: "e.g. [client_id]", schema: { type: string } }
+        - { name: X-Sds-Auth-Token, in: header, description: Authentication token, schema: { type: string } }
+      requestBody: { content: { application/json: { schema: { type: object, properties: { title: { type: string } } } } } }
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`
+	head := `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+security: [ { oauth: [] } ]
+components:
+  securitySchemes:
+    oauth: { type: oauth2, flows: { authorizationCode: { authorizationUrl: "https://example.com/auth", tokenUrl: "https://example.com/token", scopes: {} } } }
+`
+	res := importWithWrites(t, head+ops, "u")
+	y := string(res.YAML)
+	for _, want := range []string{"Authorization: Bearer ${U_TOKEN}", "Trakt-Api-Key: ${U_API_KEY}"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("the upstream does not set %s:\n%s", want, y)
+		}
+	}
+	if strings.Contains(y, "X-Sds-Auth-Token:") || strings.Contains(y, "x_sds_auth_token") {
+		t.Errorf("the bearer token's other way became the upstream's or an argument:\n%s", y)
+	}
+	upURL, seen := headerRecorder(t)
+	cat, core := loadImported(t, res, map[string]string{"U_URL": upURL, "U_TOKEN": "tok-1", "U_API_KEY": "client-id-1"})
+	p := authz.NewPrincipal("agent", "", "", []string{"u:write"}, nil)
+	for tool, args := range map[string]string{"get_trending": `{"limit":3}`, "add_to_watchlist": `{"title":"Dune"}`} {
+		def := cat.Tool(tool)
+		if def == nil {
+			t.Fatalf("%s was not imported (skipped: %v)\n%s", tool, res.Skipped, y)
+		}
+		if in := strings.ToLower(string(def.InputJSON)); strings.Contains(in, "api_key") || strings.Contains(in, "auth_token") {
+			t.Errorf("%s asks the agent for a credential: %s", tool, in)
+		}
+		if def.Sensitive {
+			t.Errorf("%s is marked sensitive for naming the upstream's key", tool)
+		}
+		*seen = nil
+		r, err := core.Call(context.Background(), p, tool, []byte(args))
+		if err != nil || r.IsError {
+			t.Fatalf("call %s: %v %s", tool, err, r.Text)
+		}
+		if seen.Get("Authorization") != "Bearer tok-1" || seen.Get("Trakt-Api-Key") != "client-id-1" || seen.Get("X-Sds-Auth-Token") != "" {
+			t.Errorf("%s reached the upstream with headers %v, want the bearer token and the key from the environment", tool, *seen)
+		}
+	}
+
+	keyed := strings.Replace(head, "security: [ { oauth: [] } ]", "security: [ { key: [] } ]", 1) +
+		"    key: { type: apiKey, in: header, name: X-Api-Key }\n"
+	res = importWithWrites(t, keyed+ops, "u")
+	y = string(res.YAML)
+	for _, want := range []string{"X-Api-Key: ${U_API_KEY}", "Trakt-Api-Key: ${U_API_KEY_2}"} {
+		if !strings.Contains(y, want) {
+			t.Errorf("the upstream does not set %s:\n%s", want, y)
+		}
+	}
+
+	// A second API-key scheme's header, declared on every operation with
+	// no description (envoice's x-auth-secret beside x-auth-key), is the
+	// document's own word that it is a credential.
+	two := `openapi: 3.0.3
+info: { title: t, version: "1" }
+servers: [ { url: "https://api.example.com" } ]
+components:
+  securitySchemes:
+    key: { type: apiKey, in: header, name: x-auth-key }
+    secret: { type: apiKey, in: header, name: x-auth-secret, description: Your account API secret }
+paths:
+  /clients:
+    get:
+      operationId: listClients
+      parameters: [ { name: x-auth-key, in: header, schema: { type: string } }, { name: x-auth-secret, in: header, schema: { type: string } } ]
+      responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
+`
+	res = importWithWrites(t, two, "u")
+	y = string(res.YAML)
+	if !strings.Contains(y, "x-auth-key: ${U_API_KEY}") || !strings.Contains(y, "X-Auth-Secret: ${U_API_KEY_2}") || strings.Contains(y, "x_auth_secret") {
+		t.Errorf("want both schemes' headers on the upstream and neither as an argument:\n%s", y)
+	}
+}
+
 // importWithWrites imports an OpenAPI document written inline for
 // upstream name, its writes included.
 func importWithWrites(t *testing.T, doc, name string) *openapi.Result {
