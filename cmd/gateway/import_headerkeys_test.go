@@ -155,17 +155,12 @@ func TestImportHeaderKeysBesideAScheme(t *testing.T) {
   /movies/trending:
     get:
       operationId: getTrending
-      parameters:
-        - { name: trakt-api-key, in: header, description: "e.g. [client_id]", schema: { type: string } }
-        - { name: X-Sds-Auth-Token, in: header, description: Authentication token, schema: { type: string } }
-        - { name: limit, in: query, schema: { type: integer } }
+      parameters: [ { $ref: "#/components/parameters/traktKey" }, { $ref: "#/components/parameters/sdsToken" }, { name: limit, in: query, schema: { type: integer } } ]
       responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
   /sync/watchlist:
     post:
       operationId: addToWatchlist
-      parameters:
-        - { name: trakt-api-key, in: header, description: "e.g. [client_id]", schema: { type: string } }
-        - { name: X-Sds-Auth-Token, in: header, description: Authentication token, schema: { type: string } }
+      parameters: [ { $ref: "#/components/parameters/traktKey" }, { $ref: "#/components/parameters/sdsToken" } ]
       requestBody: { content: { application/json: { schema: { type: object, properties: { title: { type: string } } } } } }
       responses: { "200": { description: ok, content: { application/json: { schema: { type: object } } } } }
 `
@@ -174,6 +169,9 @@ info: { title: t, version: "1" }
 servers: [ { url: "https://api.example.com" } ]
 security: [ { oauth: [] } ]
 components:
+  parameters:
+    traktKey: { name: trakt-api-key, in: header, description: "e.g. [client_id]", schema: { type: string } }
+    sdsToken: { name: X-Sds-Auth-Token, in: header, description: Authentication token, schema: { type: string } }
   securitySchemes:
     oauth: { type: oauth2, flows: { authorizationCode: { authorizationUrl: "https://example.com/auth", tokenUrl: "https://example.com/token", scopes: {} } } }
 `
