@@ -171,17 +171,23 @@ func chainDocument(n, ops int, loop, swagger bool) []byte {
 // read as what it stands for, the schema at its end, in JSON, in YAML
 // and in Swagger 2.0; a chain that loops without reaching a schema skips
 // the operations that need it, saying so. Neither walks the chain once
-// per link (which took over a minute here): a deadline far above the
-// second it takes bounds it.
+// per link (which took over a minute here, alone): each document gets its
+// own deadline, a minute, far above the second it takes even on a busy
+// machine running every package at once (a deadline shared by the four
+// once ran out there with nothing wrong).
 func TestImportReadsLongChainsOfReferences(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	deadline := func(t *testing.T) context.Context {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		t.Cleanup(cancel)
+		return ctx
+	}
 	js := chainDocument(8000, 200, false, false)
 	var tree any
 	json.Unmarshal(js, &tree)
 	yml, _ := yaml.Marshal(tree)
 	for name, data := range map[string][]byte{"json": js, "yaml": yml, "swagger": chainDocument(8000, 200, false, true)} {
 		t.Run(name, func(t *testing.T) {
+			ctx := deadline(t)
 			doc, err := openapi.ReadContext(ctx, data)
 			if err != nil {
 				t.Fatalf("Read = %v", err)
@@ -204,6 +210,7 @@ func TestImportReadsLongChainsOfReferences(t *testing.T) {
 	}
 	t.Run("loop", func(t *testing.T) {
 		for _, swagger := range []bool{false, true} {
+			ctx := deadline(t)
 			doc, err := openapi.ReadContext(ctx, chainDocument(8000, 200, true, swagger))
 			if err != nil {
 				t.Fatalf("Read = %v", err)
