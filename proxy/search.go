@@ -286,7 +286,10 @@ func (ix *searchIndex) rank(v *searchView, q *SearchQuery, keep func(doc int32) 
 			}
 		}
 	}
-	weights := ix.related(v, terms, q.joined)
+	// related adds to what it is given the terms this view's tools use;
+	// they are this view's, so a copy: the checked query stays as it was,
+	// to be ranked again over another caller's tools.
+	weights := ix.related(v, maps.Clone(terms), q.joined)
 	sc := ix.scratch()
 	defer ix.scores.Put(sc)
 	scores, touched := sc.score, sc.touched[:0]

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -1317,5 +1318,39 @@ func TestSpelledOut(t *testing.T) {
 	hidden.visible[2], hidden.visible[3] = false, false
 	if got := ix.spelledOut(hidden, "pdb"); got != nil {
 		t.Errorf("spelledOut(pdb) with its tools hidden = %q", got)
+	}
+}
+
+// Ranking a checked query leaves it as it was: the terms one view's
+// tools add (a pair run together, a word's derived form) are that view's,
+// and ranking the same query over another caller's tools starts from the
+// query's own words.
+func TestRankLeavesTheQueryAsItWas(t *testing.T) {
+	var tools []*tool
+	for i, name := range []string{"add_items_to_watchlist", "list_organizations", "get_user"} {
+		tools = append(tools, &tool{index: i, def: &catalog.Tool{Name: name, Kind: catalog.KindRead}})
+	}
+	ix := newSearchIndex(tools)
+	q := SearchQuery{Query: "put it on my to-watch list and show the organization", Limit: 5}
+	if err := q.check(); err != nil {
+		t.Fatal(err)
+	}
+	before := slices.Sorted(maps.Keys(q.terms))
+	all := func(int32) bool { return true }
+	first := ix.rank(ix.view(tools), &q, all)
+	if !slices.Contains(first, 0) {
+		t.Fatalf("ranked %v over every tool, want add_items_to_watchlist (0) among them", first)
+	}
+	if after := slices.Sorted(maps.Keys(q.terms)); !slices.Equal(after, before) {
+		t.Errorf("ranking changed the query's terms from %v to %v", before, after)
+	}
+	// Ranked again over a view without the watchlist: the same as a query
+	// checked afresh.
+	fresh := SearchQuery{Query: q.Query, Limit: 5}
+	if err := fresh.check(); err != nil {
+		t.Fatal(err)
+	}
+	if again, want := ix.rank(ix.view(tools[1:]), &q, all), ix.rank(ix.view(tools[1:]), &fresh, all); !slices.Equal(again, want) {
+		t.Errorf("ranked again over two tools: %v, want %v as a fresh query ranks", again, want)
 	}
 }
