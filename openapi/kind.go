@@ -30,13 +30,25 @@ import (
 var queryWords = []string{"filter", "search", "query", "count", "list"}
 
 // writeVerbs in a name make a POST a write whatever its last word:
-// POST /things/delete_by_filter deletes, POST /lists/createList creates.
+// POST /things/delete_by_filter deletes, POST /lists/createList creates,
+// POST /repositories/{r}/reindex-search rebuilds an index, POST
+// /answerCallbackQuery answers. A verb missing here lets a write that
+// ends in a query word pass for an ungated read, so the list errs long,
+// less the verbs that are as often the thing listed: block
+// (ContractBlockHourFactors/query), sync (sync-jobs-list) and transfer
+// (Plaid's /transfer/list).
 var writeVerbs = []string{
-	"add", "apply", "approve", "archive", "assign", "cancel", "clear", "copy", "create", "delete",
-	"destroy", "disable", "drop", "edit", "enable", "execute", "grant", "import", "insert", "merge",
-	"modify", "move", "patch", "pause", "purge", "put", "reject", "remove", "replace", "reset",
-	"resume", "revoke", "run", "save", "send", "set", "start", "stop", "trigger", "update",
-	"upload", "upsert", "write",
+	"abort", "accept", "acknowledge", "activate", "add", "answer", "apply", "approve", "archive", "assign",
+	"attach", "cancel", "capture", "charge", "clear", "close", "confirm", "copy", "create",
+	"deactivate", "decline", "delete", "deny", "deploy", "deprovision", "destroy", "detach", "disable",
+	"dismiss", "downgrade", "drop", "edit", "enable", "execute", "generate", "grant", "import", "insert",
+	"install", "invite", "kill", "lock", "merge", "modify", "move", "patch", "pause", "provision",
+	"publish", "purge", "put", "rebuild", "recalculate", "recover", "refresh", "refund", "regenerate",
+	"register", "reindex", "reject", "remove", "reopen", "replace", "reply", "rerun", "rescan", "reset",
+	"resolve", "restart", "restore", "resume", "retry", "revert", "revoke", "rollback", "rotate", "run",
+	"save", "send", "set", "start", "stop", "submit", "subscribe", "suspend", "terminate",
+	"trigger", "unarchive", "unblock", "undo", "uninstall", "unlock", "unpublish",
+	"unregister", "unsubscribe", "update", "upgrade", "upload", "upsert", "void", "write",
 }
 
 // readPattern is one --reads pattern: a method ("*" for any) and a
