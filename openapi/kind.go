@@ -39,15 +39,15 @@ var queryWords = []string{"filter", "search", "query", "count", "list"}
 // (Plaid's /transfer/list).
 var writeVerbs = []string{
 	"abort", "accept", "acknowledge", "activate", "add", "answer", "apply", "approve", "archive", "assign",
-	"attach", "cancel", "capture", "charge", "clear", "close", "confirm", "copy", "create",
+	"attach", "cancel", "capture", "charge", "clear", "close", "configure", "confirm", "copy", "create",
 	"deactivate", "decline", "delete", "deny", "deploy", "deprovision", "destroy", "detach", "disable",
 	"dismiss", "downgrade", "drop", "edit", "enable", "execute", "generate", "grant", "import", "insert",
-	"install", "invite", "kill", "lock", "merge", "modify", "move", "patch", "pause", "provision",
+	"install", "invite", "kill", "like", "lock", "merge", "modify", "move", "patch", "pause", "provision",
 	"publish", "purge", "put", "rebuild", "recalculate", "recover", "refresh", "refund", "regenerate",
-	"register", "reindex", "reject", "remove", "reopen", "replace", "reply", "rerun", "rescan", "reset",
+	"register", "reindex", "reject", "remove", "reopen", "reorder", "replace", "reply", "rerun", "rescan", "reset",
 	"resolve", "restart", "restore", "resume", "retry", "revert", "revoke", "rollback", "rotate", "run",
 	"save", "send", "set", "start", "stop", "submit", "subscribe", "suspend", "terminate",
-	"trigger", "unarchive", "unblock", "undo", "uninstall", "unlock", "unpublish",
+	"trigger", "unarchive", "unblock", "undo", "uninstall", "unlike", "unlock", "unpublish",
 	"unregister", "unsubscribe", "update", "upgrade", "upload", "upsert", "void", "write",
 }
 
@@ -141,7 +141,15 @@ func queryName(p, operationID string) string {
 	segs := strings.Split(strings.Trim(p, "/"), "/")
 	last := segs[len(segs)-1]
 	if strings.HasPrefix(last, "{") {
-		last = "" // a parameter names a resource, not an action
+		// A POST to a resource the path names changes it, whatever its
+		// operationId ends in (Stripe's PostRadarValueListsValueList
+		// updates a value list), unless a custom method follows the
+		// parameter, as Google's APIs write it: /v1/{parent}:search.
+		_, method, ok := strings.Cut(last, "}:")
+		if !ok {
+			return ""
+		}
+		last = method
 	}
 	pathWords := strings.Split(snake(last), "_")
 	idWords := strings.Split(snake(operationID), "_")
