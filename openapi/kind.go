@@ -20,9 +20,10 @@ import (
 //     PUT, PATCH or DELETE into an ungated read.
 //  3. GET and HEAD are reads.
 //  4. A POST named like a query (its last path segment or its
-//     operationId ends in filter, search, query, count or list, and no
+//     operationId ends in filter, search, query, count or list, no
 //     word of either, nor of a query written into its path, is a write
-//     verb) is a read, marked as a guess.
+//     verb, and the path ends in no parameter but one a custom method
+//     follows, /v1/{parent}:search) is a read, marked as a guess.
 //  5. Everything else is a write.
 
 // queryWords end the name of a POST that only reads (POST /flow_runs/filter,
