@@ -436,14 +436,15 @@ func sendsBearer(u *catalog.Upstream) bool {
 
 // apiKeyNames returns the headers or query parameters (in) that the
 // document's API key security schemes name, lower case: a tool may set
-// them (a fixed credential, or one from the environment).
+// them (a fixed credential, or one from the environment). The scheme's
+// type and place are read in any case, as the import maps them.
 func apiKeyNames(d *Document, in string) map[string]bool {
 	out := map[string]bool{}
 	if d.doc.Components == nil {
 		return out
 	}
 	for _, s := range d.doc.Components.SecuritySchemes {
-		if s != nil && s.Value != nil && s.Value.Type == "apiKey" && s.Value.In == in {
+		if s != nil && s.Value != nil && strings.EqualFold(s.Value.Type, "apiKey") && strings.EqualFold(s.Value.In, in) {
 			out[strings.ToLower(s.Value.Name)] = true
 		}
 	}

@@ -372,6 +372,12 @@ func (im *importer) headerKeys() map[string]headerKey {
 		described bool           // some declaration describes it as a credential
 	}
 	decls := map[string]*declared{}
+	// A header an API-key scheme names is a key however it is described
+	// (envoice's x-auth-secret beside its mapped x-auth-key).
+	schemeKeys := map[string]bool{}
+	for name := range apiKeyNames(im.d, openapi3.ParameterInHeader) {
+		schemeKeys[headerNorm(name)] = true
+	}
 	ops := 0
 	eachOperation(im.d.doc, func(params []*openapi3.Parameter) {
 		ops++
@@ -386,7 +392,7 @@ func (im *importer) headerKeys() map[string]headerKey {
 				d = &declared{spellings: map[string]int{}}
 				decls[n] = d
 			}
-			d.described = d.described || keyDescribed(p.Description) || im.keyScheme(p.Name)
+			d.described = d.described || keyDescribed(p.Description) || schemeKeys[n]
 			if s := http.CanonicalHeaderKey(p.Name); !seenSpelling[s] {
 				seenSpelling[s] = true
 				d.spellings[s]++
@@ -476,24 +482,6 @@ func (im *importer) headerKeys() map[string]headerKey {
 		}
 	}
 	return im.headerKey
-}
-
-// keyScheme reports whether the document declares an API-key scheme
-// sent in a header of that name: envoice's x-auth-secret, "Your account
-// API secret", a scheme beside its x-auth-key, which headerCredential
-// maps, and a parameter with no description on every operation.
-func (im *importer) keyScheme(header string) bool {
-	c := im.d.doc.Components
-	if c == nil {
-		return false
-	}
-	for _, ref := range c.SecuritySchemes {
-		if ref != nil && ref.Value != nil && strings.EqualFold(ref.Value.Type, "apikey") &&
-			strings.EqualFold(ref.Value.In, "header") && headerNorm(ref.Value.Name) == headerNorm(header) {
-			return true
-		}
-	}
-	return false
 }
 
 // maxHeaderKeys is the most API key headers headerKeys maps; a document
