@@ -3274,7 +3274,8 @@ func init() {
 		"disconnect": "unlink remove delete", "permission": "consent", "suggestion": "insight recommendation",
 		"recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export",
 		"docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing",
-		"month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily"} {
+		"month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily",
+		"vat": "tax", "province": "region"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

